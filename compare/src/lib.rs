@@ -1,0 +1,1 @@
+//! Statistics for commit-versus-commit comparisons.

@@ -1,0 +1,239 @@
+//! quiescent's input side: parsers for kernel benchmark and tracer outputs, format detection,
+//! and the import of parsed runs into SQLite.
+//!
+//! Data flows one way: bytes -> [`detect`](formats::detect) -> [`Format::parse`] into a
+//! [`Sink`] -> (a [`Dataset`] in memory, or the [`store`] streaming into one transaction).
+
+pub mod error;
+pub mod formats;
+pub mod lines;
+pub mod model;
+pub mod store;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+pub use error::{Error, ErrorKind, ParseError, Position};
+pub use formats::Format;
+pub use model::{Ctx, Dataset, Direction, Series, SeriesKey, SeriesSpec, Sink, Unit, Warning};
+
+use lines::Lines;
+
+/// What parsing one input produced, besides what went into the sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseSummary {
+    pub format: &'static str,
+    pub samples: u64,
+    pub warnings: u64,
+}
+
+/// A parsed file as `quiescent parse --json` prints it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ParsedFile {
+    pub path: String,
+    pub format: &'static str,
+    #[serde(flatten)]
+    pub dataset: Dataset,
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Parses a reader into `sink`. `name` names the input in errors and gives parsers the file
+/// name (`function3` -> CPU 3). `format` forces a format; otherwise the content is sniffed.
+/// Gzip input is decompressed transparently.
+pub fn parse_reader(
+    name: &Path,
+    reader: impl Read,
+    format: Option<&str>,
+    sink: &mut dyn Sink,
+) -> Result<ParseSummary, Error> {
+    let mut reader = BufReader::with_capacity(256 * 1024, reader);
+    let head = reader.fill_buf().map_err(|source| Error::Io {
+        path: name.to_path_buf(),
+        source,
+    })?;
+    if head.starts_with(&GZIP_MAGIC) {
+        let gz = flate2::read::MultiGzDecoder::new(reader);
+        return parse_plain(name, gz, format, sink);
+    }
+    parse_plain(name, reader, format, sink)
+}
+
+fn parse_plain(
+    name: &Path,
+    reader: impl Read,
+    format: Option<&str>,
+    sink: &mut dyn Sink,
+) -> Result<ParseSummary, Error> {
+    let mut reader = BufReader::with_capacity(256 * 1024, reader);
+    let head = fill_head(&mut reader).map_err(|source| Error::Io {
+        path: name.to_path_buf(),
+        source,
+    })?;
+    let parse_err = |format: &'static str, source: ParseError| Error::Parse {
+        path: name.to_path_buf(),
+        format,
+        source,
+    };
+    if head.is_empty() {
+        return Err(parse_err(
+            format.and_then(formats::by_name).map_or("unknown", |f| f.name()),
+            ParseError::new(ErrorKind::Empty, 0),
+        ));
+    }
+    if let Some(pos) = memchr::memchr(0, &head) {
+        return Err(parse_err(
+            "unknown",
+            ParseError::new(ErrorKind::Binary { offset: pos as u64 }, 0),
+        ));
+    }
+    let fmt: &'static dyn Format = match format {
+        Some(n) => formats::by_name(n).ok_or_else(|| Error::UnknownFormat {
+            path: name.to_path_buf(),
+            name: n.to_string(),
+            supported: formats::supported_names(),
+        })?,
+        None => {
+            let text = String::from_utf8_lossy(&head);
+            formats::detect(&text).map_err(|reason| Error::Detect {
+                path: name.to_path_buf(),
+                reason,
+            })?
+        }
+    };
+    let file_name = name
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned());
+    let mut chained = std::io::Cursor::new(head).chain(reader);
+    let mut buffered = BufReader::with_capacity(256 * 1024, &mut chained);
+    let mut lines = Lines::new(&mut buffered);
+    let mut ctx = Ctx::new(sink, file_name);
+    fmt.parse(&mut lines, &mut ctx)
+        .map_err(|e| parse_err(fmt.name(), e))?;
+    Ok(ParseSummary {
+        format: fmt.name(),
+        samples: ctx.samples(),
+        warnings: ctx.warnings(),
+    })
+}
+
+/// Reads up to [`formats::SNIFF_BYTES`] from the start without consuming the rest.
+fn fill_head(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(formats::SNIFF_BYTES);
+    while head.len() < formats::SNIFF_BYTES {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let take = buf.len().min(formats::SNIFF_BYTES - head.len());
+        head.extend_from_slice(&buf[..take]);
+        reader.consume(take);
+    }
+    Ok(head)
+}
+
+/// Parses bytes into a [`Dataset`].
+pub fn parse_bytes(
+    name: &Path,
+    bytes: &[u8],
+    format: Option<&str>,
+) -> Result<(ParseSummary, Dataset), Error> {
+    let mut ds = Dataset::new();
+    let summary = parse_reader(name, bytes, format, &mut ds)?;
+    Ok((summary, ds))
+}
+
+/// Parses one file into a [`Dataset`].
+pub fn parse_file(path: &Path, format: Option<&str>) -> Result<ParsedFile, Error> {
+    let file = File::open(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut ds = Dataset::new();
+    let summary = parse_reader(path, file, format, &mut ds)?;
+    Ok(ParsedFile {
+        path: path.display().to_string(),
+        format: summary.format,
+        dataset: ds,
+    })
+}
+
+/// Expands directories into the regular files below them, sorted by a natural order (so
+/// `function10` follows `function9`). Hidden files are skipped.
+pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for p in paths {
+        let md = std::fs::metadata(p).map_err(|source| Error::Io {
+            path: p.clone(),
+            source,
+        })?;
+        if md.is_dir() {
+            let mut files = Vec::new();
+            walk(p, &mut files)?;
+            files.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in rd {
+        let entry = entry.map_err(|source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let ft = entry.file_type().map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if ft.is_dir() {
+            walk(&path, out)?;
+        } else if ft.is_file() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Compares strings so that runs of digits order by value.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a.first(), b.first()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, _) => return std::cmp::Ordering::Less,
+            (_, None) => return std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let na = a.iter().take_while(|c| c.is_ascii_digit()).count();
+                let nb = b.iter().take_while(|c| c.is_ascii_digit()).count();
+                let da = std::str::from_utf8(&a[..na]).unwrap_or("0").trim_start_matches('0');
+                let db = std::str::from_utf8(&b[..nb]).unwrap_or("0").trim_start_matches('0');
+                let ord = da.len().cmp(&db.len()).then_with(|| da.cmp(db));
+                if ord != std::cmp::Ordering::Equal {
+                    return ord;
+                }
+                a = &a[na..];
+                b = &b[nb..];
+            }
+            (Some(x), Some(y)) => {
+                if x != y {
+                    return x.cmp(y);
+                }
+                a = &a[1..];
+                b = &b[1..];
+            }
+        }
+    }
+}

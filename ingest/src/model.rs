@@ -1,0 +1,388 @@
+//! What a parser produces: series of samples in canonical units, file metadata and warnings.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ParseError;
+
+/// Canonical units. Durations are seconds, variances of durations s^2, counts are counts,
+/// memory is bytes. Anything else keeps the unit the input named (`Other`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum Unit {
+    Seconds,
+    SecondsSquared,
+    Count,
+    Bytes,
+    Percent,
+    Other(String),
+}
+
+impl Unit {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Unit::Seconds => "s",
+            Unit::SecondsSquared => "s^2",
+            Unit::Count => "count",
+            Unit::Bytes => "bytes",
+            Unit::Percent => "%",
+            Unit::Other(s) => s,
+        }
+    }
+
+    /// Whether values of this unit are durations that cannot be negative.
+    pub fn is_nonnegative(&self) -> bool {
+        matches!(
+            self,
+            Unit::Seconds | Unit::SecondsSquared | Unit::Bytes | Unit::Count
+        )
+    }
+}
+
+impl From<String> for Unit {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "s" => Unit::Seconds,
+            "s^2" => Unit::SecondsSquared,
+            "count" => Unit::Count,
+            "bytes" => Unit::Bytes,
+            "%" => Unit::Percent,
+            _ => Unit::Other(s),
+        }
+    }
+}
+
+impl From<Unit> for String {
+    fn from(u: Unit) -> Self {
+        u.as_str().to_string()
+    }
+}
+
+impl std::fmt::Display for Unit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which way is better for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    LowerIsBetter,
+    HigherIsBetter,
+    Neutral,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::LowerIsBetter => "lower_is_better",
+            Direction::HigherIsBetter => "higher_is_better",
+            Direction::Neutral => "neutral",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "lower_is_better" | "lower" => Some(Direction::LowerIsBetter),
+            "higher_is_better" | "higher" => Some(Direction::HigherIsBetter),
+            "neutral" => Some(Direction::Neutral),
+            _ => None,
+        }
+    }
+}
+
+/// The identity of a series inside one parsed input.
+///
+/// `label` names a block of the input when one file holds several labelled measurements
+/// (`original:` / `apply patch:`, `BEFORE` / `AFTER`); `params` carries a parameter sweep
+/// (`param.NAME` columns of the generic format); `statistic` marks pre-computed summaries
+/// (`"p99"`, `"median"`, ...): those values are not samples.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SeriesKey {
+    pub metric: String,
+    pub scope: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistic: Option<String>,
+}
+
+impl SeriesKey {
+    /// A plain series: `metric` over scope `all`.
+    pub fn new(metric: impl Into<String>) -> Self {
+        SeriesKey {
+            metric: metric.into(),
+            scope: "all".into(),
+            label: None,
+            params: BTreeMap::new(),
+            statistic: None,
+        }
+    }
+
+    pub fn scope(mut self, scope: impl Into<String>) -> Self {
+        self.scope = scope.into();
+        self
+    }
+
+    pub fn label(mut self, label: Option<String>) -> Self {
+        self.label = label;
+        self
+    }
+
+    pub fn statistic(mut self, statistic: impl Into<String>) -> Self {
+        self.statistic = Some(statistic.into());
+        self
+    }
+
+    pub fn param(mut self, k: impl Into<String>, v: impl Into<String>) -> Self {
+        self.params.insert(k.into(), v.into());
+        self
+    }
+}
+
+/// A series as declared by a parser: its key plus unit and direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesSpec {
+    #[serde(flatten)]
+    pub key: SeriesKey,
+    pub unit: Unit,
+    pub direction: Direction,
+}
+
+impl SeriesSpec {
+    pub fn new(key: SeriesKey, unit: Unit, direction: Direction) -> Self {
+        SeriesSpec {
+            key,
+            unit,
+            direction,
+        }
+    }
+
+    /// A duration in seconds, lower is better.
+    pub fn duration(key: SeriesKey) -> Self {
+        Self::new(key, Unit::Seconds, Direction::LowerIsBetter)
+    }
+
+    /// A count, neutral.
+    pub fn count(key: SeriesKey) -> Self {
+        Self::new(key, Unit::Count, Direction::Neutral)
+    }
+}
+
+/// A parsed series with its samples, in the order they appeared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    #[serde(flatten)]
+    pub spec: SeriesSpec,
+    pub samples: Vec<f64>,
+}
+
+/// A line that was not understood inside an otherwise valid file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// 1-based line number (0: about the whole file).
+    pub line: u64,
+    pub message: String,
+}
+
+/// Index of a series declared on a [`Sink`].
+pub type SeriesId = usize;
+
+/// Receives what a parser finds. Parsers stream into a sink so that storing a large file needs
+/// memory proportional to the number of series, not samples.
+pub trait Sink {
+    /// Declares a series (or finds the one with the same key) and returns its id.
+    fn series(&mut self, spec: SeriesSpec) -> SeriesId;
+    /// Appends one sample to a declared series. Values are already validated.
+    fn sample(&mut self, id: SeriesId, value: f64);
+    fn meta(&mut self, key: &str, value: String);
+    fn warning(&mut self, warning: Warning);
+    /// Structured detail kept alongside the run (e.g. the entries of a latency trace).
+    fn extra(&mut self, key: &str, value: serde_json::Value);
+}
+
+/// Everything parsed from one input, collected in memory: what `quiescent parse` prints.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dataset {
+    pub meta: BTreeMap<String, String>,
+    pub series: Vec<Series>,
+    pub warnings: Vec<Warning>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, serde_json::Value>,
+    #[serde(skip)]
+    index: HashMap<SeriesKey, SeriesId>,
+}
+
+impl Dataset {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The series with this metric and scope (first match, any label).
+    pub fn get(&self, metric: &str, scope: &str) -> Option<&Series> {
+        self.series
+            .iter()
+            .find(|s| s.spec.key.metric == metric && s.spec.key.scope == scope)
+    }
+
+    /// The series with this metric, scope and block label.
+    pub fn get_labelled(&self, metric: &str, scope: &str, label: &str) -> Option<&Series> {
+        self.series.iter().find(|s| {
+            s.spec.key.metric == metric
+                && s.spec.key.scope == scope
+                && s.spec.key.label.as_deref() == Some(label)
+        })
+    }
+
+    /// Distinct block labels in order of first appearance.
+    pub fn labels(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in &self.series {
+            if let Some(l) = &s.spec.key.label
+                && !out.contains(l)
+            {
+                out.push(l.clone());
+            }
+        }
+        out
+    }
+
+    pub fn sample_count(&self) -> usize {
+        self.series.iter().map(|s| s.samples.len()).sum()
+    }
+}
+
+impl Sink for Dataset {
+    fn series(&mut self, spec: SeriesSpec) -> SeriesId {
+        if let Some(&id) = self.index.get(&spec.key) {
+            return id;
+        }
+        let id = self.series.len();
+        self.index.insert(spec.key.clone(), id);
+        self.series.push(Series {
+            spec,
+            samples: Vec::new(),
+        });
+        id
+    }
+
+    fn sample(&mut self, id: SeriesId, value: f64) {
+        self.series[id].samples.push(value);
+    }
+
+    fn meta(&mut self, key: &str, value: String) {
+        self.meta.insert(key.to_string(), value);
+    }
+
+    fn warning(&mut self, warning: Warning) {
+        self.warnings.push(warning);
+    }
+
+    fn extra(&mut self, key: &str, value: serde_json::Value) {
+        self.extra.insert(key.to_string(), value);
+    }
+}
+
+/// What a parser writes through: validates every sample (finite; not negative where the unit
+/// forbids it) and stamps warnings and errors with the current line.
+pub struct Ctx<'a> {
+    sink: &'a mut dyn Sink,
+    /// Non-negative flags of declared series, by id.
+    nonneg: Vec<bool>,
+    names: Vec<String>,
+    /// The line the parser is on (1-based), for errors and warnings.
+    pub line: u64,
+    /// File name of the input (e.g. `function3`), which some formats read the CPU from.
+    pub file_name: Option<String>,
+    samples: u64,
+    warnings: u64,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(sink: &'a mut dyn Sink, file_name: Option<String>) -> Self {
+        Ctx {
+            sink,
+            nonneg: Vec::new(),
+            names: Vec::new(),
+            line: 0,
+            file_name,
+            samples: 0,
+            warnings: 0,
+        }
+    }
+
+    pub fn series(&mut self, spec: SeriesSpec) -> SeriesId {
+        let nonneg = spec.unit.is_nonnegative();
+        let name = spec.key.metric.clone();
+        let id = self.sink.series(spec);
+        if id >= self.nonneg.len() {
+            self.nonneg.resize(id + 1, false);
+            self.names.resize(id + 1, String::new());
+        }
+        self.nonneg[id] = nonneg;
+        self.names[id] = name;
+        id
+    }
+
+    /// Adds a sample after checking it; the error names the current line.
+    pub fn sample(&mut self, id: SeriesId, value: f64) -> Result<(), ParseError> {
+        if !value.is_finite() {
+            return Err(ParseError::bad_value(
+                self.line,
+                &self.names[id],
+                value,
+                "expected a finite number",
+            ));
+        }
+        if value < 0.0 && self.nonneg[id] {
+            return Err(ParseError::bad_value(
+                self.line,
+                &self.names[id],
+                value,
+                "expected a value that is not negative",
+            ));
+        }
+        self.samples += 1;
+        self.sink.sample(id, value);
+        Ok(())
+    }
+
+    /// Declares the series and adds one sample in one call.
+    pub fn push(&mut self, spec: SeriesSpec, value: f64) -> Result<(), ParseError> {
+        let id = self.series(spec);
+        self.sample(id, value)
+    }
+
+    pub fn meta(&mut self, key: &str, value: impl Into<String>) {
+        self.sink.meta(key, value.into());
+    }
+
+    /// A line that was not understood: reported, never silently dropped.
+    pub fn warn(&mut self, message: impl Into<String>) {
+        self.warn_at(self.line, message);
+    }
+
+    pub fn warn_at(&mut self, line: u64, message: impl Into<String>) {
+        self.warnings += 1;
+        self.sink.warning(Warning {
+            line,
+            message: message.into(),
+        });
+    }
+
+    pub fn extra(&mut self, key: &str, value: serde_json::Value) {
+        self.sink.extra(key, value);
+    }
+
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    pub fn warnings(&self) -> u64 {
+        self.warnings
+    }
+}

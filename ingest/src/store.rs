@@ -1,0 +1,801 @@
+//! The import into SQLite: one run (or one run per parameter combination of a sweep) per call,
+//! in one transaction, with the raw files kept byte for byte.
+//!
+//! Parsing runs on a blocking thread and streams batches of samples over a bounded channel to
+//! the transaction, so memory stays flat whatever the size of the input.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{AssertSqlSafe, Row, Sqlite, SqlitePool, Transaction};
+use tokio::sync::mpsc;
+
+use crate::error::Error;
+use crate::model::{SeriesId, SeriesKey, SeriesSpec, Sink, Warning};
+
+/// The embedded migrations.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+
+/// Bytes per stored artifact chunk.
+const CHUNK: usize = 1 << 20;
+/// Samples per channel message and per multi-row INSERT.
+const BATCH: usize = 4096;
+/// Rows per INSERT statement (3 bound values each, well under SQLite's variable limit).
+const ROWS_PER_STMT: usize = 500;
+/// Warnings kept per file; the count beyond is still reported.
+const MAX_WARNINGS_KEPT: usize = 1000;
+
+/// Opens (creating if needed) the database at `path` with WAL, foreign keys and a busy timeout,
+/// and applies the migrations. `path` may be a file path or a `sqlite:` URL.
+pub async fn open(path: &str) -> Result<SqlitePool, Error> {
+    let url = if path.starts_with("sqlite:") {
+        path.to_string()
+    } else {
+        format!("sqlite://{path}")
+    };
+    let opts = SqliteConnectOptions::from_str(&url)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .foreign_keys(true)
+        .busy_timeout(Duration::from_secs(30));
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        .connect_with(opts)
+        .await?;
+    MIGRATOR.run(&pool).await?;
+    Ok(pool)
+}
+
+/// Unix seconds now.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// The kernel under test, as given on import.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BuildMeta {
+    pub label: String,
+    pub commit: Option<String>,
+    pub kernel_version: Option<String>,
+    pub config: Option<String>,
+    pub cmdline: Option<String>,
+}
+
+/// Everything about a run except its files.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RunMeta {
+    pub build: BuildMeta,
+    pub machine: String,
+    pub machine_facts: BTreeMap<String, String>,
+    pub benchmark: String,
+    pub params: BTreeMap<String, String>,
+    /// The upload token that sent it, if any.
+    pub token_id: Option<i64>,
+}
+
+/// Where an input file's bytes come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Path(PathBuf),
+    Bytes(Arc<[u8]>),
+}
+
+/// One input file of a run.
+#[derive(Debug, Clone)]
+pub struct InputFile {
+    /// The name stored with the artifact (and that parsers see, e.g. `function3`).
+    pub name: String,
+    pub source: Source,
+    /// A forced format; `None` sniffs the content.
+    pub format: Option<String>,
+}
+
+impl InputFile {
+    pub fn path(path: impl Into<PathBuf>, format: Option<String>) -> Self {
+        let path = path.into();
+        InputFile {
+            name: path.display().to_string(),
+            source: Source::Path(path),
+            format,
+        }
+    }
+
+    pub fn bytes(name: impl Into<String>, bytes: impl Into<Arc<[u8]>>, format: Option<String>) -> Self {
+        InputFile {
+            name: name.into(),
+            source: Source::Bytes(bytes.into()),
+            format,
+        }
+    }
+
+    fn open(&self) -> Result<Box<dyn Read + Send>, Error> {
+        match &self.source {
+            Source::Path(p) => Ok(Box::new(std::fs::File::open(p).map_err(|source| {
+                Error::Io {
+                    path: p.clone(),
+                    source,
+                }
+            })?)),
+            Source::Bytes(b) => Ok(Box::new(std::io::Cursor::new(b.clone()))),
+        }
+    }
+
+    fn display_path(&self) -> PathBuf {
+        PathBuf::from(&self.name)
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ImportOutcome {
+    /// The runs created (or found, when `created` is false), one per parameter combination.
+    pub run_ids: Vec<i64>,
+    /// False when the same content with the same metadata was already stored.
+    pub created: bool,
+    pub series: u64,
+    pub samples: u64,
+    /// Warnings per file name.
+    pub warnings: Vec<(String, Warning)>,
+    pub warning_count: u64,
+    /// The format of each file, in order.
+    pub formats: Vec<(String, String)>,
+}
+
+enum Msg {
+    Series(SeriesId, SeriesSpec),
+    Samples(Vec<(SeriesId, f64)>),
+    Meta(String, String),
+    Warning(Warning),
+    Extra(String, serde_json::Value),
+}
+
+/// A sink that forwards everything to the importing transaction in batches.
+struct ChannelSink {
+    tx: mpsc::Sender<Msg>,
+    index: HashMap<SeriesKey, SeriesId>,
+    buf: Vec<(SeriesId, f64)>,
+    closed: bool,
+}
+
+impl ChannelSink {
+    fn send(&mut self, msg: Msg) {
+        if !self.closed && self.tx.blocking_send(msg).is_err() {
+            // The receiver gave up (an error on the database side); parsing continues to its
+            // end cheaply and the import reports the database error.
+            self.closed = true;
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.buf.is_empty() {
+            let batch = std::mem::replace(&mut self.buf, Vec::with_capacity(BATCH));
+            self.send(Msg::Samples(batch));
+        }
+    }
+}
+
+impl Sink for ChannelSink {
+    fn series(&mut self, spec: SeriesSpec) -> SeriesId {
+        if let Some(&id) = self.index.get(&spec.key) {
+            return id;
+        }
+        let id = self.index.len();
+        self.index.insert(spec.key.clone(), id);
+        self.flush();
+        self.send(Msg::Series(id, spec));
+        id
+    }
+
+    fn sample(&mut self, id: SeriesId, value: f64) {
+        self.buf.push((id, value));
+        if self.buf.len() >= BATCH {
+            self.flush();
+        }
+    }
+
+    fn meta(&mut self, key: &str, value: String) {
+        self.flush();
+        self.send(Msg::Meta(key.to_string(), value));
+    }
+
+    fn warning(&mut self, warning: Warning) {
+        self.flush();
+        self.send(Msg::Warning(warning));
+    }
+
+    fn extra(&mut self, key: &str, value: serde_json::Value) {
+        self.flush();
+        self.send(Msg::Extra(key.to_string(), value));
+    }
+}
+
+/// Counts bytes read, for progress bars.
+struct Counting<R> {
+    inner: R,
+    counter: Option<Arc<AtomicU64>>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(c) = &self.counter {
+            c.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        Ok(n)
+    }
+}
+
+/// Canonical `k=v&k=v` form of parameters (sorted by key).
+pub fn params_key(params: &BTreeMap<String, String>) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// The series of one run being written.
+struct RunState {
+    run_id: i64,
+    series: HashMap<SeriesKey, (i64, i64)>, // db id, next idx
+}
+
+/// Imports one run from `files` in one transaction. `progress`, when given, counts the input
+/// bytes parsed so far.
+pub async fn import_run(
+    pool: &SqlitePool,
+    meta: &RunMeta,
+    files: &[InputFile],
+    progress: Option<Arc<AtomicU64>>,
+) -> Result<ImportOutcome, Error> {
+    validate_meta(meta)?;
+    if files.is_empty() {
+        return Err(Error::Invalid("no input files".into()));
+    }
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+
+    // Pass 1: hash every file and store its bytes (content-addressed).
+    let mut artifacts = Vec::with_capacity(files.len());
+    for f in files {
+        artifacts.push(store_artifact(&mut tx, f).await?);
+    }
+    let import_hash = import_hash(meta, files, &artifacts);
+    let existing: Vec<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = ? ORDER BY id")
+        .bind(&import_hash)
+        .fetch_all(&mut *tx)
+        .await?;
+    if !existing.is_empty() {
+        tx.rollback().await?;
+        return existing_outcome(pool, existing).await;
+    }
+
+    let build_id = upsert_build(&mut tx, &meta.build).await?;
+    let machine_id = upsert_machine(&mut tx, &meta.machine, &meta.machine_facts).await?;
+
+    // Pass 2: parse each file and stream its series into the run(s).
+    let created_at = now();
+    let mut runs: BTreeMap<String, RunState> = BTreeMap::new();
+    let mut outcome = ImportOutcome {
+        run_ids: Vec::new(),
+        created: true,
+        series: 0,
+        samples: 0,
+        warnings: Vec::new(),
+        warning_count: 0,
+        formats: Vec::new(),
+    };
+    for (seq, (file, artifact_id)) in files.iter().zip(&artifacts).enumerate() {
+        let (tx_msgs, mut rx) = mpsc::channel::<Msg>(16);
+        let reader = file.open()?;
+        let name = file.display_path();
+        let format = file.format.clone();
+        let counter = progress.clone();
+        let parse = tokio::task::spawn_blocking(move || {
+            let mut sink = ChannelSink {
+                tx: tx_msgs,
+                index: HashMap::new(),
+                buf: Vec::with_capacity(BATCH),
+                closed: false,
+            };
+            let reader = Counting {
+                inner: reader,
+                counter,
+            };
+            let r = crate::parse_reader(&name, reader, format.as_deref(), &mut sink);
+            sink.flush();
+            r
+        });
+
+        let mut local: HashMap<SeriesId, (SeriesKey, i64, i64)> = HashMap::new(); // -> key, db id, run
+        let mut file_meta = BTreeMap::new();
+        let mut file_warnings = Vec::new();
+        let mut warning_count = 0u64;
+        let mut extra = serde_json::Map::new();
+        let mut pending: Vec<(i64, i64, f64)> = Vec::with_capacity(BATCH);
+        let mut db_err: Option<Error> = None;
+        while let Some(msg) = rx.recv().await {
+            if db_err.is_some() {
+                continue;
+            }
+            let r: Result<(), Error> = async {
+                match msg {
+                    Msg::Series(id, spec) => {
+                        let mut params = meta.params.clone();
+                        params.extend(spec.key.params.clone());
+                        let pkey = params_key(&params);
+                        if !runs.contains_key(&pkey) {
+                            let run_id = insert_run(
+                                &mut tx, build_id, machine_id, meta, &params, &pkey, &import_hash, created_at,
+                            )
+                            .await?;
+                            runs.insert(
+                                pkey.clone(),
+                                RunState {
+                                    run_id,
+                                    series: HashMap::new(),
+                                },
+                            );
+                        }
+                        let run = runs.get_mut(&pkey).expect("inserted above");
+                        let (db_id, _) = match run.series.get(&spec.key) {
+                            Some(v) => *v,
+                            None => {
+                                let db_id: i64 = sqlx::query_scalar(
+                                    "INSERT INTO series (run_id, metric, unit, direction, scope, label, statistic) \
+                                     VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                                )
+                                .bind(run.run_id)
+                                .bind(&spec.key.metric)
+                                .bind(spec.unit.as_str())
+                                .bind(spec.direction.as_str())
+                                .bind(&spec.key.scope)
+                                .bind(&spec.key.label)
+                                .bind(&spec.key.statistic)
+                                .fetch_one(&mut *tx)
+                                .await?;
+                                run.series.insert(spec.key.clone(), (db_id, 0));
+                                (db_id, 0)
+                            }
+                        };
+                        local.insert(id, (spec.key, db_id, run.run_id));
+                        let _ = pkey;
+                    }
+                    Msg::Samples(batch) => {
+                        for (id, v) in batch {
+                            let (key, db_id, run_id) = &local[&id];
+                            let run = runs
+                                .values_mut()
+                                .find(|r| r.run_id == *run_id)
+                                .expect("run of a declared series");
+                            let slot = run.series.get_mut(key).expect("declared series");
+                            pending.push((*db_id, slot.1, v));
+                            slot.1 += 1;
+                            if pending.len() >= BATCH {
+                                insert_samples(&mut tx, &pending).await?;
+                                outcome.samples += pending.len() as u64;
+                                pending.clear();
+                            }
+                        }
+                    }
+                    Msg::Meta(k, v) => {
+                        file_meta.insert(k, v);
+                    }
+                    Msg::Warning(w) => {
+                        warning_count += 1;
+                        if file_warnings.len() < MAX_WARNINGS_KEPT {
+                            file_warnings.push(w);
+                        }
+                    }
+                    Msg::Extra(k, v) => {
+                        extra.insert(k, v);
+                    }
+                }
+                Ok(())
+            }
+            .await;
+            if let Err(e) = r {
+                db_err = Some(e);
+            }
+        }
+        let summary = parse
+            .await
+            .map_err(|e| Error::Invalid(format!("parser thread failed: {e}")))??;
+        if let Some(e) = db_err {
+            return Err(e);
+        }
+        if !pending.is_empty() {
+            insert_samples(&mut tx, &pending).await?;
+            outcome.samples += pending.len() as u64;
+        }
+        if local.is_empty() {
+            return Err(Error::Parse {
+                path: file.display_path(),
+                format: summary.format,
+                source: crate::ParseError::nothing("measurement"),
+            });
+        }
+        // Attach the artifact to every run this file fed.
+        let mut fed: Vec<i64> = local.values().map(|(_, _, r)| *r).collect();
+        fed.sort_unstable();
+        fed.dedup();
+        let meta_json = serde_json::to_string(&file_meta).unwrap_or_else(|_| "{}".into());
+        let warnings_json = serde_json::to_string(&file_warnings).unwrap_or_else(|_| "[]".into());
+        let extra_json = serde_json::to_string(&extra).unwrap_or_else(|_| "{}".into());
+        for run_id in fed {
+            sqlx::query(
+                "INSERT INTO run_artifacts (run_id, artifact_id, seq, file_name, format, meta_json, warnings_json, warning_count, extra_json) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(run_id)
+            .bind(artifact_id)
+            .bind(seq as i64)
+            .bind(&file.name)
+            .bind(summary.format)
+            .bind(&meta_json)
+            .bind(&warnings_json)
+            .bind(warning_count as i64)
+            .bind(&extra_json)
+            .execute(&mut *tx)
+            .await?;
+        }
+        outcome.warning_count += warning_count;
+        outcome
+            .warnings
+            .extend(file_warnings.into_iter().map(|w| (file.name.clone(), w)));
+        outcome
+            .formats
+            .push((file.name.clone(), summary.format.to_string()));
+    }
+
+    for run in runs.values() {
+        for (db_id, n) in run.series.values() {
+            sqlx::query("UPDATE series SET n = ? WHERE id = ?")
+                .bind(n)
+                .bind(db_id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        outcome.series += run.series.len() as u64;
+        outcome.run_ids.push(run.run_id);
+    }
+    outcome.run_ids.sort_unstable();
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+fn validate_meta(meta: &RunMeta) -> Result<(), Error> {
+    let check = |what: &str, v: &str| {
+        if v.trim().is_empty() {
+            Err(Error::Invalid(format!("{what} must not be empty")))
+        } else if v.len() > 256 {
+            Err(Error::Invalid(format!("{what} is longer than 256 bytes")))
+        } else if v.chars().any(|c| c.is_control()) {
+            Err(Error::Invalid(format!("{what} must not contain control characters")))
+        } else {
+            Ok(())
+        }
+    };
+    check("build label", &meta.build.label)?;
+    check("machine name", &meta.machine)?;
+    check("benchmark name", &meta.benchmark)?;
+    for (k, v) in meta.params.iter().chain(meta.machine_facts.iter()) {
+        check("parameter name", k)?;
+        if v.len() > 4096 {
+            return Err(Error::Invalid(format!("value of {k} is longer than 4096 bytes")));
+        }
+    }
+    Ok(())
+}
+
+fn import_hash(meta: &RunMeta, files: &[InputFile], artifacts: &[i64]) -> String {
+    // Artifact ids are content-addressed (one id per sha256), so ids stand for content here.
+    let mut h = Sha256::new();
+    let meta_json = serde_json::to_string(&(
+        &meta.build,
+        &meta.machine,
+        &meta.machine_facts,
+        &meta.benchmark,
+        &meta.params,
+    ))
+    .unwrap_or_default();
+    h.update(meta_json.as_bytes());
+    for (f, a) in files.iter().zip(artifacts) {
+        h.update(b"\0");
+        h.update(f.format.as_deref().unwrap_or("").as_bytes());
+        h.update(b"\0");
+        h.update(a.to_le_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+async fn existing_outcome(pool: &SqlitePool, run_ids: Vec<i64>) -> Result<ImportOutcome, Error> {
+    let mut series = 0u64;
+    let mut samples = 0u64;
+    for id in &run_ids {
+        let row = sqlx::query("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM series WHERE run_id = ?")
+            .bind(id)
+            .fetch_one(pool)
+            .await?;
+        series += row.get::<i64, _>(0) as u64;
+        samples += row.get::<i64, _>(1) as u64;
+    }
+    Ok(ImportOutcome {
+        run_ids,
+        created: false,
+        series,
+        samples,
+        warnings: Vec::new(),
+        warning_count: 0,
+        formats: Vec::new(),
+    })
+}
+
+/// Stores a file's bytes (if not already stored) and returns the artifact id.
+async fn store_artifact(tx: &mut Transaction<'_, Sqlite>, file: &InputFile) -> Result<i64, Error> {
+    // Hash first so that a file already stored is not written again.
+    let mut hasher = Sha256::new();
+    let mut size = 0u64;
+    {
+        let mut r = file.open()?;
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let n = read_full(&mut r, &mut buf).map_err(|source| Error::Io {
+                path: file.display_path(),
+                source,
+            })?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            size += n as u64;
+        }
+    }
+    let sha = hex::encode(hasher.finalize());
+    if let Some(id) = sqlx::query_scalar::<_, i64>("SELECT id FROM artifacts WHERE sha256 = ?")
+        .bind(&sha)
+        .fetch_optional(&mut **tx)
+        .await?
+    {
+        return Ok(id);
+    }
+    let id: i64 = sqlx::query_scalar("INSERT INTO artifacts (sha256, size) VALUES (?, ?) RETURNING id")
+        .bind(&sha)
+        .bind(size as i64)
+        .fetch_one(&mut **tx)
+        .await?;
+    let mut r = file.open()?;
+    let mut buf = vec![0u8; CHUNK];
+    let mut seq = 0i64;
+    loop {
+        let n = read_full(&mut r, &mut buf).map_err(|source| Error::Io {
+            path: file.display_path(),
+            source,
+        })?;
+        if n == 0 {
+            break;
+        }
+        sqlx::query("INSERT INTO artifact_chunks (artifact_id, seq, data) VALUES (?, ?, ?)")
+            .bind(id)
+            .bind(seq)
+            .bind(&buf[..n])
+            .execute(&mut **tx)
+            .await?;
+        seq += 1;
+    }
+    Ok(id)
+}
+
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+async fn upsert_build(tx: &mut Transaction<'_, Sqlite>, b: &BuildMeta) -> Result<i64, Error> {
+    let row = sqlx::query(
+        "SELECT id, commit_sha, kernel_version, config, cmdline FROM builds WHERE label = ?",
+    )
+    .bind(&b.label)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(row) = row else {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO builds (label, commit_sha, kernel_version, config, cmdline, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&b.label)
+        .bind(&b.commit)
+        .bind(&b.kernel_version)
+        .bind(&b.config)
+        .bind(&b.cmdline)
+        .bind(now())
+        .fetch_one(&mut **tx)
+        .await?;
+        return Ok(id);
+    };
+    let id: i64 = row.get(0);
+    let fields = [
+        ("commit", "commit_sha", &b.commit, row.get::<Option<String>, _>(1)),
+        ("kernel version", "kernel_version", &b.kernel_version, row.get(2)),
+        ("config", "config", &b.config, row.get(3)),
+        ("boot command line", "cmdline", &b.cmdline, row.get(4)),
+    ];
+    for (what, col, given, stored) in fields {
+        match (given, stored) {
+            (Some(g), Some(s)) if *g != s => {
+                return Err(Error::Invalid(format!(
+                    "build {:?} already has a different {what} ({}); use another label for a different build",
+                    b.label,
+                    if s.len() > 40 { format!("{}...", &s[..s.floor_char_boundary(40)]) } else { s }
+                )));
+            }
+            (Some(g), None) => {
+                sqlx::query(AssertSqlSafe(format!("UPDATE builds SET {col} = ? WHERE id = ?")))
+                    .bind(g)
+                    .bind(id)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            _ => {}
+        }
+    }
+    Ok(id)
+}
+
+async fn upsert_machine(
+    tx: &mut Transaction<'_, Sqlite>,
+    name: &str,
+    facts: &BTreeMap<String, String>,
+) -> Result<i64, Error> {
+    let id: i64 = match sqlx::query_scalar::<_, i64>("SELECT id FROM machines WHERE name = ?")
+        .bind(name)
+        .fetch_optional(&mut **tx)
+        .await?
+    {
+        Some(id) => id,
+        None => {
+            sqlx::query_scalar("INSERT INTO machines (name, created_at) VALUES (?, ?) RETURNING id")
+                .bind(name)
+                .bind(now())
+                .fetch_one(&mut **tx)
+                .await?
+        }
+    };
+    for (k, v) in facts {
+        sqlx::query(
+            "INSERT INTO machine_facts (machine_id, key, value) VALUES (?, ?, ?) \
+             ON CONFLICT (machine_id, key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(id)
+        .bind(k)
+        .bind(v)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(id)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn insert_run(
+    tx: &mut Transaction<'_, Sqlite>,
+    build_id: i64,
+    machine_id: i64,
+    meta: &RunMeta,
+    params: &BTreeMap<String, String>,
+    pkey: &str,
+    import_hash: &str,
+    created_at: i64,
+) -> Result<i64, Error> {
+    let content_hash = hex::encode(Sha256::digest(format!("{import_hash}\0{pkey}").as_bytes()));
+    let run_id: i64 = sqlx::query_scalar(
+        "INSERT INTO runs (build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(build_id)
+    .bind(machine_id)
+    .bind(&meta.benchmark)
+    .bind(pkey)
+    .bind(content_hash)
+    .bind(import_hash)
+    .bind(meta.token_id)
+    .bind(created_at)
+    .fetch_one(&mut **tx)
+    .await?;
+    for (k, v) in params {
+        sqlx::query("INSERT INTO run_params (run_id, key, value) VALUES (?, ?, ?)")
+            .bind(run_id)
+            .bind(k)
+            .bind(v)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(run_id)
+}
+
+/// Inserts (series_id, idx, value) rows with multi-row statements.
+pub async fn insert_samples(
+    tx: &mut Transaction<'_, Sqlite>,
+    rows: &[(i64, i64, f64)],
+) -> Result<(), Error> {
+    for chunk in rows.chunks(ROWS_PER_STMT) {
+        let sql = multi_insert_sql(chunk.len());
+        let mut q = sqlx::query(AssertSqlSafe(sql));
+        for (s, i, v) in chunk {
+            q = q.bind(s).bind(i).bind(v);
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+fn multi_insert_sql(n: usize) -> String {
+    let mut sql = String::with_capacity(48 + n * 8);
+    sql.push_str("INSERT INTO samples (series_id, idx, value) VALUES ");
+    for i in 0..n {
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push_str("(?,?,?)");
+    }
+    sql
+}
+
+/// Writes a stored artifact's bytes to `out`, byte for byte.
+pub async fn read_artifact(
+    pool: &SqlitePool,
+    artifact_id: i64,
+    out: &mut (dyn std::io::Write + Send),
+) -> Result<u64, Error> {
+    let mut seq = 0i64;
+    let mut total = 0u64;
+    loop {
+        let chunk: Option<Vec<u8>> =
+            sqlx::query_scalar("SELECT data FROM artifact_chunks WHERE artifact_id = ? AND seq = ?")
+                .bind(artifact_id)
+                .bind(seq)
+                .fetch_optional(pool)
+                .await?;
+        let Some(chunk) = chunk else { break };
+        out.write_all(&chunk)
+            .map_err(|e| Error::Invalid(format!("writing artifact: {e}")))?;
+        total += chunk.len() as u64;
+        seq += 1;
+    }
+    Ok(total)
+}
+
+/// A file name safe to write under an output directory: the last path component, with
+/// anything odd replaced.
+pub fn safe_file_name(name: &str) -> String {
+    let base = Path::new(name)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let cleaned: String = base
+        .chars()
+        .map(|c| if c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '+') { c } else { '_' })
+        .collect();
+    if cleaned.is_empty() || cleaned.chars().all(|c| c == '.') {
+        "artifact".into()
+    } else {
+        cleaned
+    }
+}

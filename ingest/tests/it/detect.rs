@@ -1,0 +1,3 @@
+//! Tests of detect.
+#[allow(unused_imports)]
+use crate::common::*;

@@ -1,0 +1,3 @@
+//! Tests of function graph.
+#[allow(unused_imports)]
+use crate::common::*;

@@ -1,0 +1,3 @@
+//! Tests of hackbench.
+#[allow(unused_imports)]
+use crate::common::*;

@@ -1,0 +1,3 @@
+//! Tests of latency.
+#[allow(unused_imports)]
+use crate::common::*;

@@ -1,0 +1,15 @@
+//! Integration tests of the ingest crate: one module per format, plus detection and the store.
+
+mod common;
+mod detect;
+mod function_graph;
+mod hackbench;
+mod latency;
+mod perf_stat;
+mod props;
+mod rcuscale;
+mod refscale;
+mod samples;
+mod store;
+mod time;
+mod trace_stat;

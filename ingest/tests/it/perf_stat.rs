@@ -1,0 +1,3 @@
+//! Tests of perf stat.
+#[allow(unused_imports)]
+use crate::common::*;

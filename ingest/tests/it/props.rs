@@ -1,0 +1,3 @@
+//! Tests of props.
+#[allow(unused_imports)]
+use crate::common::*;

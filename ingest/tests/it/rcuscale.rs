@@ -1,0 +1,3 @@
+//! Tests of rcuscale.
+#[allow(unused_imports)]
+use crate::common::*;

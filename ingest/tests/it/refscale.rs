@@ -1,0 +1,3 @@
+//! Tests of refscale.
+#[allow(unused_imports)]
+use crate::common::*;

@@ -1,0 +1,3 @@
+//! Tests of samples.
+#[allow(unused_imports)]
+use crate::common::*;

@@ -1,0 +1,3 @@
+//! Tests of store.
+#[allow(unused_imports)]
+use crate::common::*;

@@ -1,0 +1,3 @@
+//! Tests of time.
+#[allow(unused_imports)]
+use crate::common::*;

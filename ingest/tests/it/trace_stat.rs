@@ -1,0 +1,3 @@
+//! Tests of trace stat.
+#[allow(unused_imports)]
+use crate::common::*;
