@@ -107,7 +107,9 @@ pub fn strip_dmesg(line: &str) -> &str {
         && let Some(end) = rest.find(']')
     {
         let inner = rest[..end].trim();
-        if !inner.is_empty() && inner.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        if inner.bytes().any(|b| b.is_ascii_digit())
+            && inner.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        {
             return rest[end + 1..].trim_start();
         }
     }
