@@ -78,7 +78,9 @@ fn parse_plain(
     };
     if head.is_empty() {
         return Err(parse_err(
-            format.and_then(formats::by_name).map_or("unknown", |f| f.name()),
+            format
+                .and_then(formats::by_name)
+                .map_or("unknown", |f| f.name()),
             ParseError::new(ErrorKind::Empty, 0),
         ));
     }
@@ -102,9 +104,7 @@ fn parse_plain(
             })?
         }
     };
-    let file_name = name
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned());
+    let file_name = name.file_name().map(|s| s.to_string_lossy().into_owned());
     let mut chained = std::io::Cursor::new(head).chain(reader);
     let mut buffered = BufReader::with_capacity(256 * 1024, &mut chained);
     let mut lines = Lines::new(&mut buffered);
@@ -218,8 +218,12 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
             (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
                 let na = a.iter().take_while(|c| c.is_ascii_digit()).count();
                 let nb = b.iter().take_while(|c| c.is_ascii_digit()).count();
-                let da = std::str::from_utf8(&a[..na]).unwrap_or("0").trim_start_matches('0');
-                let db = std::str::from_utf8(&b[..nb]).unwrap_or("0").trim_start_matches('0');
+                let da = std::str::from_utf8(&a[..na])
+                    .unwrap_or("0")
+                    .trim_start_matches('0');
+                let db = std::str::from_utf8(&b[..nb])
+                    .unwrap_or("0")
+                    .trim_start_matches('0');
                 let ord = da.len().cmp(&db.len()).then_with(|| da.cmp(db));
                 if ord != std::cmp::Ordering::Equal {
                     return ord;

@@ -82,6 +82,11 @@ pub struct RunMeta {
     pub params: BTreeMap<String, String>,
     /// The upload token that sent it, if any.
     pub token_id: Option<i64>,
+    /// Keep only the series of this labelled block of the input (`original`, `apply patch`,
+    /// `BEFORE`...), stored without the label: one file holding before and after results
+    /// is imported as two runs of two builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<String>,
 }
 
 /// Where an input file's bytes come from.
@@ -111,7 +116,11 @@ impl InputFile {
         }
     }
 
-    pub fn bytes(name: impl Into<String>, bytes: impl Into<Arc<[u8]>>, format: Option<String>) -> Self {
+    pub fn bytes(
+        name: impl Into<String>,
+        bytes: impl Into<Arc<[u8]>>,
+        format: Option<String>,
+    ) -> Self {
         InputFile {
             name: name.into(),
             source: Source::Bytes(bytes.into()),
@@ -271,10 +280,11 @@ pub async fn import_run(
         artifacts.push(store_artifact(&mut tx, f).await?);
     }
     let import_hash = import_hash(meta, files, &artifacts);
-    let existing: Vec<i64> = sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = ? ORDER BY id")
-        .bind(&import_hash)
-        .fetch_all(&mut *tx)
-        .await?;
+    let existing: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = ? ORDER BY id")
+            .bind(&import_hash)
+            .fetch_all(&mut *tx)
+            .await?;
     if !existing.is_empty() {
         tx.rollback().await?;
         return existing_outcome(pool, existing).await;
@@ -330,7 +340,13 @@ pub async fn import_run(
             }
             let r: Result<(), Error> = async {
                 match msg {
-                    Msg::Series(id, spec) => {
+                    Msg::Series(id, mut spec) => {
+                        if let Some(block) = &meta.block {
+                            if spec.key.label.as_deref() != Some(block.as_str()) {
+                                return Ok(());
+                            }
+                            spec.key.label = None;
+                        }
                         let mut params = meta.params.clone();
                         params.extend(spec.key.params.clone());
                         let pkey = params_key(&params);
@@ -373,7 +389,10 @@ pub async fn import_run(
                     }
                     Msg::Samples(batch) => {
                         for (id, v) in batch {
-                            let (key, db_id, run_id) = &local[&id];
+                            // Series of other blocks were not declared: skip their samples.
+                            let Some((key, db_id, run_id)) = local.get(&id) else {
+                                continue;
+                            };
                             let run = runs
                                 .values_mut()
                                 .find(|r| r.run_id == *run_id)
@@ -419,6 +438,12 @@ pub async fn import_run(
             outcome.samples += pending.len() as u64;
         }
         if local.is_empty() {
+            if let Some(block) = &meta.block {
+                return Err(Error::Invalid(format!(
+                    "{}: no block labelled {block:?} in this file",
+                    file.name
+                )));
+            }
             return Err(Error::Parse {
                 path: file.display_path(),
                 format: summary.format,
@@ -481,7 +506,9 @@ fn validate_meta(meta: &RunMeta) -> Result<(), Error> {
         } else if v.len() > 256 {
             Err(Error::Invalid(format!("{what} is longer than 256 bytes")))
         } else if v.chars().any(|c| c.is_control()) {
-            Err(Error::Invalid(format!("{what} must not contain control characters")))
+            Err(Error::Invalid(format!(
+                "{what} must not contain control characters"
+            )))
         } else {
             Ok(())
         }
@@ -492,7 +519,9 @@ fn validate_meta(meta: &RunMeta) -> Result<(), Error> {
     for (k, v) in meta.params.iter().chain(meta.machine_facts.iter()) {
         check("parameter name", k)?;
         if v.len() > 4096 {
-            return Err(Error::Invalid(format!("value of {k} is longer than 4096 bytes")));
+            return Err(Error::Invalid(format!(
+                "value of {k} is longer than 4096 bytes"
+            )));
         }
     }
     Ok(())
@@ -507,6 +536,7 @@ fn import_hash(meta: &RunMeta, files: &[InputFile], artifacts: &[i64]) -> String
         &meta.machine_facts,
         &meta.benchmark,
         &meta.params,
+        &meta.block,
     ))
     .unwrap_or_default();
     h.update(meta_json.as_bytes());
@@ -569,11 +599,12 @@ async fn store_artifact(tx: &mut Transaction<'_, Sqlite>, file: &InputFile) -> R
     {
         return Ok(id);
     }
-    let id: i64 = sqlx::query_scalar("INSERT INTO artifacts (sha256, size) VALUES (?, ?) RETURNING id")
-        .bind(&sha)
-        .bind(size as i64)
-        .fetch_one(&mut **tx)
-        .await?;
+    let id: i64 =
+        sqlx::query_scalar("INSERT INTO artifacts (sha256, size) VALUES (?, ?) RETURNING id")
+            .bind(&sha)
+            .bind(size as i64)
+            .fetch_one(&mut **tx)
+            .await?;
     let mut r = file.open()?;
     let mut buf = vec![0u8; CHUNK];
     let mut seq = 0i64;
@@ -633,8 +664,18 @@ async fn upsert_build(tx: &mut Transaction<'_, Sqlite>, b: &BuildMeta) -> Result
     };
     let id: i64 = row.get(0);
     let fields = [
-        ("commit", "commit_sha", &b.commit, row.get::<Option<String>, _>(1)),
-        ("kernel version", "kernel_version", &b.kernel_version, row.get(2)),
+        (
+            "commit",
+            "commit_sha",
+            &b.commit,
+            row.get::<Option<String>, _>(1),
+        ),
+        (
+            "kernel version",
+            "kernel_version",
+            &b.kernel_version,
+            row.get(2),
+        ),
         ("config", "config", &b.config, row.get(3)),
         ("boot command line", "cmdline", &b.cmdline, row.get(4)),
     ];
@@ -644,15 +685,21 @@ async fn upsert_build(tx: &mut Transaction<'_, Sqlite>, b: &BuildMeta) -> Result
                 return Err(Error::Invalid(format!(
                     "build {:?} already has a different {what} ({}); use another label for a different build",
                     b.label,
-                    if s.len() > 40 { format!("{}...", &s[..s.floor_char_boundary(40)]) } else { s }
+                    if s.len() > 40 {
+                        format!("{}...", &s[..s.floor_char_boundary(40)])
+                    } else {
+                        s
+                    }
                 )));
             }
             (Some(g), None) => {
-                sqlx::query(AssertSqlSafe(format!("UPDATE builds SET {col} = ? WHERE id = ?")))
-                    .bind(g)
-                    .bind(id)
-                    .execute(&mut **tx)
-                    .await?;
+                sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE builds SET {col} = ? WHERE id = ?"
+                )))
+                .bind(g)
+                .bind(id)
+                .execute(&mut **tx)
+                .await?;
             }
             _ => {}
         }
@@ -767,12 +814,13 @@ pub async fn read_artifact(
     let mut seq = 0i64;
     let mut total = 0u64;
     loop {
-        let chunk: Option<Vec<u8>> =
-            sqlx::query_scalar("SELECT data FROM artifact_chunks WHERE artifact_id = ? AND seq = ?")
-                .bind(artifact_id)
-                .bind(seq)
-                .fetch_optional(pool)
-                .await?;
+        let chunk: Option<Vec<u8>> = sqlx::query_scalar(
+            "SELECT data FROM artifact_chunks WHERE artifact_id = ? AND seq = ?",
+        )
+        .bind(artifact_id)
+        .bind(seq)
+        .fetch_optional(pool)
+        .await?;
         let Some(chunk) = chunk else { break };
         out.write_all(&chunk)
             .map_err(|e| Error::Invalid(format!("writing artifact: {e}")))?;
@@ -791,7 +839,13 @@ pub fn safe_file_name(name: &str) -> String {
         .unwrap_or_default();
     let cleaned: String = base
         .chars()
-        .map(|c| if c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '+') { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '+') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if cleaned.is_empty() || cleaned.chars().all(|c| c == '.') {
         "artifact".into()

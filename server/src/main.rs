@@ -1,1 +1,5 @@
-fn main() {}
+//! The `quiescent` binary: see `quiescent --help`.
+
+fn main() -> std::process::ExitCode {
+    quiescent::cli::main()
+}

@@ -18,6 +18,9 @@ impl Format for FunctionGraph {
         0
     }
     fn parse(&self, _lines: &mut Lines<'_>, _ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        Err(ParseError::new(ErrorKind::Unsupported("not written yet".into()), 0))
+        Err(ParseError::new(
+            ErrorKind::Unsupported("not written yet".into()),
+            0,
+        ))
     }
 }

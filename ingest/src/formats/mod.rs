@@ -58,7 +58,11 @@ pub fn by_name(name: &str) -> Option<&'static dyn Format> {
 
 /// Comma-separated names of all formats, for error messages.
 pub fn supported_names() -> String {
-    all().iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+    all()
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Picks the format for `head`, or says why none fits.

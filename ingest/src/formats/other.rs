@@ -13,7 +13,11 @@ pub fn refuse(head: &str) -> Option<&'static str> {
         if line.starts_with("# tracer: hwlat") || line.contains("inner/outer(us):") {
             return Some("an hwlat tracer trace");
         }
-        if line.contains("-torture:") && (line.contains("Start of test") || line.contains("Reader Pipe") || line.contains(" rtc: ")) {
+        if line.contains("-torture:")
+            && (line.contains("Start of test")
+                || line.contains("Reader Pipe")
+                || line.contains(" rtc: "))
+        {
             return Some("rcutorture statistics");
         }
         if let Some(n) = line.strip_prefix("cpus=")

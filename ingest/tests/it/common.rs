@@ -7,13 +7,14 @@ use ingest::{Dataset, Series};
 
 /// Path of a fixture, e.g. `fixture("time/seed000_bash_time_3runs_ftrace_switch.txt")`.
 pub fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
 }
 
 /// Parses a fixture with detection, asserting the detected format.
 pub fn parse(rel: &str, expect_format: &str) -> Dataset {
-    let parsed = ingest::parse_file(&fixture(rel), None)
-        .unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let parsed = ingest::parse_file(&fixture(rel), None).unwrap_or_else(|e| panic!("{rel}: {e}"));
     assert_eq!(parsed.format, expect_format, "{rel}: detected format");
     parsed.dataset
 }
@@ -27,7 +28,12 @@ pub fn close(a: f64, b: f64) {
 
 #[track_caller]
 pub fn samples_eq(s: &Series, expected: &[f64]) {
-    assert_eq!(s.samples.len(), expected.len(), "{:?}: sample count", s.spec.key);
+    assert_eq!(
+        s.samples.len(),
+        expected.len(),
+        "{:?}: sample count",
+        s.spec.key
+    );
     for (a, b) in s.samples.iter().zip(expected) {
         close(*a, *b);
     }

@@ -1,0 +1,168 @@
+//! `quiescent ingest`: store files as one run, in one transaction.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use ingest::store::{BuildMeta, InputFile, RunMeta};
+
+use crate::config::DbArgs;
+
+#[derive(Debug, clap::Args)]
+pub struct IngestArgs {
+    /// Files or directories (a directory of trace_stat/function* files is one run).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Label of the kernel build under test (e.g. v5.1, c229828ca6bc-reverted).
+    #[arg(long)]
+    pub build: String,
+    /// Git commit id of the build.
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// `uname -r` of the build.
+    #[arg(long)]
+    pub kernel_version: Option<String>,
+    /// Kernel .config (or the CONFIG_* lines that matter) of the build.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Boot command line of the build.
+    #[arg(long)]
+    pub cmdline: Option<String>,
+    /// Name of the machine (rig) the run executed on.
+    #[arg(long)]
+    pub machine: String,
+    /// A fact about the machine, KEY=VALUE (repeatable): cpu_model=..., cpus=4.
+    #[arg(long = "machine-fact", value_parser = super::parse_kv)]
+    pub machine_facts: Vec<(String, String)>,
+    /// Benchmark name (e.g. ftrace-tracer-switch).
+    #[arg(long)]
+    pub benchmark: String,
+    /// A scenario parameter, KEY=VALUE (repeatable): load=idle, preempt_off_ms=20.
+    #[arg(long = "param", value_parser = super::parse_kv)]
+    pub params: Vec<(String, String)>,
+    /// Import only the block with this label from files that hold several labelled blocks
+    /// (e.g. `original` / `apply patch`; `quiescent parse` shows the labels).
+    #[arg(long)]
+    pub block: Option<String>,
+    /// Force a format instead of sniffing each file.
+    #[arg(long)]
+    pub format: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+impl IngestArgs {
+    /// The run metadata these flags describe.
+    pub fn run_meta(&self) -> anyhow::Result<RunMeta> {
+        let config = match &self.config {
+            Some(p) => Some(
+                std::fs::read_to_string(p)
+                    .with_context(|| format!("reading kernel config {}", p.display()))?,
+            ),
+            None => None,
+        };
+        Ok(RunMeta {
+            build: BuildMeta {
+                label: self.build.clone(),
+                commit: self.commit.clone(),
+                kernel_version: self.kernel_version.clone(),
+                config,
+                cmdline: self.cmdline.clone(),
+            },
+            machine: self.machine.clone(),
+            machine_facts: self
+                .machine_facts
+                .iter()
+                .cloned()
+                .collect::<BTreeMap<_, _>>(),
+            benchmark: self.benchmark.clone(),
+            params: self.params.iter().cloned().collect::<BTreeMap<_, _>>(),
+            token_id: None,
+            block: self.block.clone(),
+        })
+    }
+}
+
+pub async fn run(args: IngestArgs) -> anyhow::Result<ExitCode> {
+    let meta = args.run_meta()?;
+    let paths = ingest::expand_paths(&args.files)?;
+    let mut total = 0u64;
+    for p in &paths {
+        total += std::fs::metadata(p)
+            .with_context(|| format!("reading {}", p.display()))?
+            .len();
+    }
+    let files: Vec<InputFile> = paths
+        .iter()
+        .map(|p| InputFile::path(p, args.format.clone()))
+        .collect();
+    let pool = super::open_db(&args.db).await?;
+
+    // Progress: bytes parsed, shown for directories and large files on a terminal.
+    let counter = Arc::new(AtomicU64::new(0));
+    let show = paths.len() > 1 || total > 8 << 20;
+    let bar = if show {
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} parsing [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        Some(bar)
+    } else {
+        None
+    };
+    let ticker = bar.clone().map(|bar| {
+        let counter = counter.clone();
+        tokio::spawn(async move {
+            loop {
+                bar.set_position(counter.load(Ordering::Relaxed));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    });
+    let result = ingest::store::import_run(&pool, &meta, &files, Some(counter.clone())).await;
+    if let Some(t) = ticker {
+        t.abort();
+    }
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let outcome = result?;
+    let ids = outcome
+        .run_ids
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if !outcome.created {
+        println!(
+            "already stored: the same content with the same metadata is run {ids} ({} series, {} samples); nothing stored",
+            outcome.series, outcome.samples
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (name, format) in &outcome.formats {
+        println!("{name}: {format}");
+    }
+    for (name, w) in &outcome.warnings {
+        println!("warning: {name}: line {}: {}", w.line, w.message);
+    }
+    if outcome.warning_count > outcome.warnings.len() as u64 {
+        println!(
+            "({} more warnings not shown)",
+            outcome.warning_count - outcome.warnings.len() as u64
+        );
+    }
+    println!(
+        "stored run {ids}: {} series, {} samples, {} warnings",
+        outcome.series, outcome.samples, outcome.warning_count
+    );
+    Ok(ExitCode::SUCCESS)
+}

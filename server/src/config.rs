@@ -1,0 +1,42 @@
+//! Configuration shared by the subcommands, from flags with environment fallbacks.
+
+use std::path::PathBuf;
+
+/// Where the database lives.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DbArgs {
+    /// SQLite database file (created if missing).
+    #[arg(long, env = "QUIESCENT_DB", default_value = "quiescent.db")]
+    pub db: PathBuf,
+}
+
+/// How the web server listens and what it allows.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "QUIESCENT_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: String,
+
+    /// Largest accepted upload body, in MiB (compressed and decompressed alike).
+    #[arg(long, env = "QUIESCENT_MAX_UPLOAD_MIB", default_value_t = 256)]
+    pub max_upload_mib: u64,
+
+    /// Seconds a request may take before it is answered 408.
+    #[arg(long, env = "QUIESCENT_REQUEST_TIMEOUT", default_value_t = 120)]
+    pub request_timeout_secs: u64,
+
+    /// Directory of static files (CSS, JS); defaults to the one built into the binary.
+    #[arg(long, env = "QUIESCENT_STATIC_DIR")]
+    pub static_dir: Option<PathBuf>,
+}
+
+impl Default for ServeArgs {
+    fn default() -> Self {
+        ServeArgs {
+            bind: "127.0.0.1:8080".into(),
+            max_upload_mib: 256,
+            request_timeout_secs: 120,
+            static_dir: None,
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! quiescent's binary crate: the command line and the web application.
+//!
+//! `app(state)` builds the axum router so tests can drive it with `tower::ServiceExt::oneshot`.
+
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod state;
+pub mod web;
+
+pub use error::AppError;
+pub use state::AppState;
+pub use web::app;

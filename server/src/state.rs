@@ -1,0 +1,22 @@
+//! What every handler shares.
+
+use std::sync::Arc;
+
+use sqlx::SqlitePool;
+
+use crate::config::ServeArgs;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub pool: SqlitePool,
+    pub config: Arc<ServeArgs>,
+}
+
+impl AppState {
+    pub fn new(pool: SqlitePool, config: ServeArgs) -> Self {
+        AppState {
+            pool,
+            config: Arc::new(config),
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! The web application: one module per feature, each with its handlers and page templates.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::Router;
+use axum::http::StatusCode;
+use axum::routing::get;
+use tower_http::compression::CompressionLayer;
+use tower_http::services::ServeDir;
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::config::{DbArgs, ServeArgs};
+use crate::error::AppError;
+use crate::state::AppState;
+
+/// The static files shipped with the source tree.
+pub fn default_static_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../static")
+}
+
+/// The whole router. Tests drive it with `tower::ServiceExt::oneshot`.
+pub fn app(state: AppState) -> Router {
+    let static_dir = state
+        .config
+        .static_dir
+        .clone()
+        .unwrap_or_else(default_static_dir);
+    let timeout = Duration::from_secs(state.config.request_timeout_secs);
+    Router::new()
+        .route("/healthz", get(healthz))
+        .nest_service("/static", ServeDir::new(static_dir))
+        .fallback(not_found)
+        .layer(CompressionLayer::new())
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            timeout,
+        ))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+async fn not_found(uri: axum::http::Uri) -> AppError {
+    AppError::NotFound(format!("no page at {}", uri.path()))
+}
+
+/// Opens the database and serves until Ctrl-C.
+pub async fn serve(db: &DbArgs, config: ServeArgs) -> anyhow::Result<()> {
+    let pool = crate::cli::open_db(db).await?;
+    serve_pool(pool, config, |addr| {
+        println!(
+            "quiescent is serving http://{addr}/ (database {})",
+            db.db.display()
+        );
+    })
+    .await
+}
+
+/// Serves `pool`; `ready` is called with the bound address.
+pub async fn serve_pool(
+    pool: sqlx::SqlitePool,
+    config: ServeArgs,
+    ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(&config.bind)
+        .await
+        .with_context(|| format!("binding {}", config.bind))?;
+    let addr = listener.local_addr()?;
+    let state = AppState::new(pool.clone(), config);
+    ready(addr);
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    pool.close().await;
+    Ok(())
+}
