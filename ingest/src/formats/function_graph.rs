@@ -55,7 +55,11 @@ impl Format for FunctionGraph {
                 let t = t.trim();
                 if let Some(tracer) = t.strip_prefix("tracer:") {
                     // Latency tracers can print graph columns too; their parser owns them.
-                    return if tracer.trim() == "function_graph" { 95 } else { 0 };
+                    return if tracer.trim() == "function_graph" {
+                        95
+                    } else {
+                        0
+                    };
                 }
                 if t.contains("DURATION") && t.contains("FUNCTION CALLS") {
                     return 90;
@@ -157,8 +161,7 @@ fn duration_cell(seg: &str) -> Option<Option<f64>> {
     let Some(mut first) = t.next() else {
         return Some(None);
     };
-    if first.len() == 1 && matches!(first.as_bytes()[0], b'+' | b'!' | b'#' | b'*' | b'@' | b'$')
-    {
+    if first.len() == 1 && matches!(first.as_bytes()[0], b'+' | b'!' | b'#' | b'*' | b'@' | b'$') {
         first = t.next()?;
     }
     let unit = t.next()?;
@@ -275,13 +278,14 @@ fn parse_call(text: &str) -> Option<Call<'_>> {
             .trim()
             .strip_prefix("/*")
             .map(|c| c.trim_end().trim_end_matches("*/"))
-            .and_then(|c| c.split(|ch: char| ch.is_whitespace() || ch == '=').find(|w| !w.is_empty()));
+            .and_then(|c| {
+                c.split(|ch: char| ch.is_whitespace() || ch == '=')
+                    .find(|w| !w.is_empty())
+            });
         return Some(Call::Close(comment));
     }
-    if text.starts_with("/*") || text.contains("==========>") || text.contains("<==========") {
-        return Some(Call::Ignore);
-    }
     let code = match text.find("/*") {
+        Some(0) => return Some(Call::Ignore), // trace_printk or event comment
         Some(c) => text[..c].trim_end(),
         None => text,
     };
@@ -290,6 +294,9 @@ fn parse_call(text: &str) -> Option<Call<'_>> {
     }
     if code.ends_with(';') {
         return call_name(code).map(Call::Leaf);
+    }
+    if text.contains("==========>") || text.contains("<==========") {
+        return Some(Call::Ignore);
     }
     None
 }
@@ -350,9 +357,6 @@ impl Parser {
             None => None,
         };
 
-        if rest.contains("==========>") || rest.contains("<==========") {
-            return Ok(()); // irq entry/exit arrows (funcgraph-irqs)
-        }
         if !rest.contains('|') {
             if rest.contains("=>") {
                 return Ok(()); // context switch: ` 0)  platfor-3210  =>  vmstat-2854`
@@ -376,6 +380,9 @@ impl Parser {
         let mut pos = 0;
         let (duration, call) = loop {
             let Some(bar) = rest[pos..].find('|') else {
+                if rest.contains("==========>") || rest.contains("<==========") {
+                    return Ok(()); // irq entry/exit arrows (funcgraph-irqs)
+                }
                 ctx.warn(format!("no DURATION column found: {}", truncate(s)));
                 return Ok(());
             };
@@ -424,7 +431,11 @@ impl Parser {
             }
             Call::Leaf(name) => {
                 let st = self.state(cpu);
-                let lost = if collapsed { 0 } else { st.unwind(indent, true) };
+                let lost = if collapsed {
+                    0
+                } else {
+                    st.unwind(indent, true)
+                };
                 let r = match duration {
                     Some(us) => st.sample(ctx, name, us),
                     None => {
@@ -529,13 +540,22 @@ mod tests {
 
     #[test]
     fn calls() {
-        assert!(matches!(parse_call("sys_open() {"), Some(Call::Open("sys_open"))));
-        assert!(matches!(parse_call("__might_sleep();"), Some(Call::Leaf("__might_sleep"))));
+        assert!(matches!(
+            parse_call("sys_open() {"),
+            Some(Call::Open("sys_open"))
+        ));
+        assert!(matches!(
+            parse_call("__might_sleep();"),
+            Some(Call::Leaf("__might_sleep"))
+        ));
         assert!(matches!(
             parse_call("} /* __switch_to */"),
             Some(Call::Close(Some("__switch_to")))
         ));
-        assert!(matches!(parse_call("} /* f = 0x0 */"), Some(Call::Close(Some("f")))));
+        assert!(matches!(
+            parse_call("} /* f = 0x0 */"),
+            Some(Call::Close(Some("f")))
+        ));
         assert!(matches!(parse_call("}"), Some(Call::Close(None))));
         assert!(matches!(parse_call("/* hello */"), Some(Call::Ignore)));
     }

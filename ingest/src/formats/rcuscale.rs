@@ -57,7 +57,9 @@ impl Format for RcuScale {
             }
             if let Some((_, rest)) = split_prefix(line) {
                 let rest = rest.trim_start();
-                if rest.starts_with("---") || rest.starts_with("writer ") || rest.starts_with("start:")
+                if rest.starts_with("---")
+                    || rest.starts_with("writer ")
+                    || rest.starts_with("start:")
                 {
                     return 90;
                 }
@@ -190,7 +192,12 @@ impl Prose {
         }
         parts.reverse();
         let joined = parts.join(" ");
-        let label = joined.trim().trim_end_matches(':').trim().trim_matches('=').trim();
+        let label = joined
+            .trim()
+            .trim_end_matches(':')
+            .trim()
+            .trim_matches('=')
+            .trim();
         (!label.is_empty()).then(|| label.to_string())
     }
 }
@@ -398,7 +405,10 @@ impl Parser {
         if let Some((ty, rest)) = split_prefix(d) {
             return self.console(ty, rest, ctx);
         }
-        if let Some(rest) = d.split_once("Total time taken by all kfree'ers:").map(|x| x.1) {
+        if let Some(rest) = d
+            .split_once("Total time taken by all kfree'ers:")
+            .map(|x| x.1)
+        {
             return self.kfree(rest, ctx);
         }
         if let Some((stat, rest)) = gp_summary(d) {
@@ -452,7 +462,9 @@ impl Parser {
                 .collect();
             return Ok(());
         }
-        if d.trim_start_matches('\\').starts_with("# Running 'sync/rcu' benchmark") {
+        if d.trim_start_matches('\\')
+            .starts_with("# Running 'sync/rcu' benchmark")
+        {
             ctx.meta("benchmark", "perf bench sync rcu");
             return Ok(());
         }
@@ -460,10 +472,10 @@ impl Parser {
             ctx.meta(&self.block_key("kfree_object_size"), v.trim());
             return Ok(());
         }
-        if self.columns.is_some() || self.last_prose.is_some() {
-            if let Some((stat, factor, values)) = parse_stat_row(d) {
-                return self.table_row(&stat, factor, &values, ctx);
-            }
+        if (self.columns.is_some() || self.last_prose.is_some())
+            && let Some((stat, factor, values)) = parse_stat_row(d)
+        {
+            return self.table_row(&stat, factor, &values, ctx);
         }
         if let Some((unit, values)) = parse_column_row(d) {
             let heading = self
@@ -539,10 +551,7 @@ impl Parser {
         if let Some(params) = rest.strip_prefix("---") {
             // `--- Start of test: nreaders=..`, `--- End of test: ...`
             let params = params.split_once(':').map_or(params, |x| x.1);
-            for (k, v) in params
-                .split_whitespace()
-                .filter_map(|t| t.split_once('='))
-            {
+            for (k, v) in params.split_whitespace().filter_map(|t| t.split_once('=')) {
                 ctx.meta(&self.block_key(k), v);
             }
             self.after_params = true;
@@ -556,8 +565,7 @@ impl Parser {
         let toks: Vec<&str> = rest.split_whitespace().collect();
         match toks.as_slice() {
             [w, "writer-duration:", gp, ns] => {
-                let (Some(w), Some(_), Some(ns)) =
-                    (parse_u64(w), parse_u64(gp), parse_number(ns))
+                let (Some(w), Some(_), Some(ns)) = (parse_u64(w), parse_u64(gp), parse_number(ns))
                 else {
                     return Err(ParseError::syntax(
                         line,
@@ -787,7 +795,10 @@ mod tests {
 
     #[test]
     fn column_param_name() {
-        assert_eq!(param_name(Some("(preempt disable duration)"), "ms"), "preempt_off_ms");
+        assert_eq!(
+            param_name(Some("(preempt disable duration)"), "ms"),
+            "preempt_off_ms"
+        );
         assert_eq!(param_name(None, "ms"), "column_ms");
     }
 }

@@ -308,9 +308,8 @@ impl Parser {
         }
         if let Some(points) = d.strip_prefix("Points:") {
             for tok in points.split_whitespace() {
-                let v = parse_number(tok).ok_or_else(|| {
-                    ParseError::syntax(ctx.line, "a reader duration in ns", tok)
-                })?;
+                let v = parse_number(tok)
+                    .ok_or_else(|| ParseError::syntax(ctx.line, "a reader duration in ns", tok))?;
                 self.reader_duration(ctx, v)?;
             }
             return Ok(());
@@ -335,7 +334,11 @@ impl Parser {
                 }
             }
             if values.is_empty() {
-                return Err(ParseError::syntax(ctx.line, "a reader duration", rest.trim()));
+                return Err(ParseError::syntax(
+                    ctx.line,
+                    "a reader duration",
+                    rest.trim(),
+                ));
             }
             let key = self.key("reader_duration").statistic(stat);
             let id = ctx.series(SeriesSpec::duration(key));
@@ -348,8 +351,7 @@ impl Parser {
             ctx.meta("computed_from", rest.trim_end_matches('.'));
             return Ok(());
         }
-        if d.starts_with("No refscale records found") || d.starts_with("No refperf records found")
-        {
+        if d.starts_with("No refscale records found") || d.starts_with("No refperf records found") {
             ctx.warn(d);
             return Ok(());
         }
@@ -387,7 +389,10 @@ mod tests {
         assert_eq!(run_row("12\t3.286"), Some(("12", 3.286)));
         assert_eq!(run_row("12\t3"), None);
         assert_eq!(runs_header("Runs\tTime(ns)"), Some(false));
-        assert_eq!(summary_row("Median\t3.698\t3.531").map(|x| x.0), Some("median"));
+        assert_eq!(
+            summary_row("Median\t3.698\t3.531").map(|x| x.0),
+            Some("median")
+        );
         assert_eq!(summary_row("Average people disagree"), None);
     }
 }

@@ -92,8 +92,7 @@ fn number(tok: &str) -> Option<f64> {
         let t = tok.trim();
         // Only forms strtod would take: digits, sign, point, exponent, or inf/nan words.
         let ok = t.bytes().any(|b| b.is_ascii_digit())
-            && t
-                .bytes()
+            && t.bytes()
                 .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'));
         let word = matches!(
             t.to_ascii_lowercase().trim_start_matches(['-', '+']),
@@ -286,8 +285,9 @@ fn parse_csv(cols: Columns, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<
             return Err(ParseError::syntax(ctx.line, "a metric name", line));
         }
         let value_text = fields[cols.value].trim();
-        let value = number(value_text)
-            .ok_or_else(|| ParseError::syntax(ctx.line, "a number in the value column", value_text))?;
+        let value = number(value_text).ok_or_else(|| {
+            ParseError::syntax(ctx.line, "a number in the value column", value_text)
+        })?;
         let (unit, factor) = unit_of(get(cols.unit).unwrap_or(""));
         let direction = match get(cols.direction) {
             Some(d) => parse_direction(ctx.line, d)?,

@@ -140,7 +140,12 @@ fn doc54_abstime() {
     assert_eq!(ds.sample_count(), 4);
 
     let text = std::fs::read_to_string(fixture(ABSTIME)).unwrap();
-    assert_eq!(text.lines().filter(|l| l.trim_start().starts_with("360.")).count(), 13);
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.trim_start().starts_with("360."))
+            .count(),
+        13
+    );
     let ds = parse_text(&text.replace("}\n", "} /* x */\n"));
     check(&ds, "x", "cpu1", &[0.541, 4.663, 6.796, 7.952, 9.063]);
 }
@@ -156,10 +161,20 @@ fn perftools_do_nanosleep() {
     check(&ds, "__hrtimer_start_range_ns", "cpu0", &[3.447, 4.050]);
     check(&ds, "hrtimer_start_range_ns", "cpu0", &[3.998, 4.523]);
     check(&ds, "load_TLS_descriptor", "cpu0", &[1.744, 1.583, 1.586]);
-    check(&ds, "arbitrary_virt_to_machine", "cpu0", &[1.115, 0.990, 0.978]);
+    check(
+        &ds,
+        "arbitrary_virt_to_machine",
+        "cpu0",
+        &[1.115, 0.990, 0.978],
+    );
     check(&ds, "update_curr", "cpu0", &[0.757, 0.077, 0.070]);
     check(&ds, "xen_load_tls", "cpu0", &[6.630]);
-    check(&ds, "paravirt_get_lazy_mode", "cpu0", &[0.050, 0.056, 0.049, 0.051, 0.052]);
+    check(
+        &ds,
+        "paravirt_get_lazy_mode",
+        "cpu0",
+        &[0.050, 0.056, 0.049, 0.051, 0.052],
+    );
     check(&ds, "xen_write_msr_safe", "cpu0", &[0.172]);
     for f in ["do_nanosleep", "schedule", "__schedule"] {
         assert!(ds.get(&format!("{f}.duration"), "cpu0").is_none(), "{f}");
@@ -214,9 +229,7 @@ fn interleaved_cpus_keep_separate_stacks() {
 
 #[test]
 fn collapsed_indentation_pairs_by_order() {
-    let ds = parse_text(
-        "0) | a() {\n0) | b() {\n0) 1.0 us | c();\n0) 2.0 us | }\n0) 3.0 us | }\n",
-    );
+    let ds = parse_text("0) | a() {\n0) | b() {\n0) 1.0 us | c();\n0) 2.0 us | }\n0) 3.0 us | }\n");
     check(&ds, "b", "cpu0", &[2.0]);
     check(&ds, "a", "cpu0", &[3.0]);
 }
@@ -251,7 +264,16 @@ fn trace_without_duration_column_is_refused() {
         \x201)     kmem_cache_alloc() {\n\
         \x201)       __might_sleep();\n";
     let e = parse_err(text, None);
-    assert!(matches!(e, ingest::Error::Parse { format: "function_graph", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            ingest::Error::Parse {
+                format: "function_graph",
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert_eq!(e.line(), Some(3));
     assert!(
         e.to_string()
@@ -268,7 +290,10 @@ fn bad_input() {
         kind(&parse_err(b" 0)  1.0 us | f();\n\0", fg)),
         ErrorKind::Binary { .. }
     ));
-    let neg = parse_err(b" 0)   1.000 us    |  f();\n 0)  -1.000 us    |  g();\n", fg);
+    let neg = parse_err(
+        b" 0)   1.000 us    |  f();\n 0)  -1.000 us    |  g();\n",
+        fg,
+    );
     assert_eq!(neg.line(), Some(2));
     assert!(matches!(kind(&neg), ErrorKind::BadValue { .. }));
     // Only openings: nothing measured.

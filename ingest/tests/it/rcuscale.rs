@@ -75,7 +75,10 @@ fn writer_durations_2021_old_and_new_console_output() {
         "rcuscale",
     );
     let ns = [44003961.0, 32003582.0, 28004391.0, 27996410.0];
-    for label in ["Sample of old console output", "Sample of new console output"] {
+    for label in [
+        "Sample of old console output",
+        "Sample of new console output",
+    ] {
         let w0 = find(&ds, "gp_duration", "writer0", Some(label), None);
         samples_eq(w0, &scaled(&ns, 1e-9));
         assert_eq!(w0.spec.unit, Unit::Seconds);
@@ -143,7 +146,10 @@ fn shazptr_2025_kvm_recheck_summaries() {
         "rcuscale",
     );
     let expect: [(&str, [f64; 6]); 5] = [
-        ("RCU", [7470.02, 3981.6, 6002.73, 7008.93, 10015.0, 142228.0]),
+        (
+            "RCU",
+            [7470.02, 3981.6, 6002.73, 7008.93, 10015.0, 142228.0],
+        ),
         ("shazptr", [0.845825, 0.199, 0.585, 1.656, 3.872, 3049.05]),
         (
             "shazptr (skip_synchronize_self_scan=1, i.e. always let scan kthread to wakeup)",
@@ -200,7 +206,10 @@ fn dmesg_console_log_with_interleaved_lines() {
         &[0.001, 0.002],
     );
     samples_eq(find(&ds, "gp_duration", "writer1", None, None), &[0.003]);
-    samples_eq(find(&ds, "gp_duration", "all", None, None), &[0.001, 0.002, 0.003]);
+    samples_eq(
+        find(&ds, "gp_duration", "all", None, None),
+        &[0.001, 0.002, 0.003],
+    );
     samples_eq(
         find(&ds, "gp_kthread_cpu_time", "all", None, None),
         &[0.001234567],
@@ -253,7 +262,10 @@ fn older_kfree_rcu_variants() {
         find(&ds, "kfree_total_time", "all", None, None),
         &[92.783584881, 1.0, 2.0],
     );
-    samples_eq(find(&ds, "kfree_batches", "all", None, None), &[5117.0, 3.0]);
+    samples_eq(
+        find(&ds, "kfree_batches", "all", None, None),
+        &[5117.0, 3.0],
+    );
     samples_eq(find(&ds, "kfree_mem_footprint", "all", None, None), &[MIB]);
     assert_eq!(ds.meta["kfree_loops"], "10000");
 }
@@ -294,7 +306,12 @@ Maximum grace-period duration: 30.3
         ds.series
             .iter()
             .find(|s| {
-                s.spec.key.params.get("writer_cpu_offset").map(String::as_str) == Some(offset)
+                s.spec
+                    .key
+                    .params
+                    .get("writer_cpu_offset")
+                    .map(String::as_str)
+                    == Some(offset)
                     && s.spec.key.statistic.as_deref() == Some(stat)
             })
             .unwrap()
@@ -320,7 +337,10 @@ fn full_kvm_recheck_output() {
          Grace periods: 101 Batches: 1 Ratio: 101 CPU: 0.5\n\
          Computed from rcuscale printk output.\n",
     );
-    samples_eq(find(&ds, "gp_duration", "all", None, Some("p90")), &[7008.93e-6]);
+    samples_eq(
+        find(&ds, "gp_duration", "all", None, Some("p90")),
+        &[7008.93e-6],
+    );
     assert_eq!(ds.meta["grace_periods"], "101");
     assert_eq!(ds.meta["batches"], "1");
     assert_eq!(ds.meta["ratio"], "101");
@@ -369,6 +389,9 @@ fn other_formats_forced_as_rcuscale_are_refused() {
         "time/seed000_bash_time_3runs_ftrace_switch.txt",
     ] {
         let e = ingest::parse_file(&fixture(f), Some("rcuscale")).unwrap_err();
-        assert!(matches!(kind(&e), ErrorKind::NothingFound { .. }), "{f}: {e}");
+        assert!(
+            matches!(kind(&e), ErrorKind::NothingFound { .. }),
+            "{f}: {e}"
+        );
     }
 }

@@ -185,10 +185,22 @@ fn kvm_recheck_summary() {
         find(&ds, "reader_duration", "all", l, None),
         &ns(&[3.286, 3.395, 3.5]),
     );
-    samples_eq(find(&ds, "reader_duration", "all", l, Some("mean")), &[3.39367e-9]);
-    samples_eq(find(&ds, "reader_duration", "all", l, Some("min")), &[3.286e-9]);
-    samples_eq(find(&ds, "reader_duration", "all", l, Some("median")), &[3.286e-9]);
-    samples_eq(find(&ds, "reader_duration", "all", l, Some("max")), &[3.5e-9]);
+    samples_eq(
+        find(&ds, "reader_duration", "all", l, Some("mean")),
+        &[3.39367e-9],
+    );
+    samples_eq(
+        find(&ds, "reader_duration", "all", l, Some("min")),
+        &[3.286e-9],
+    );
+    samples_eq(
+        find(&ds, "reader_duration", "all", l, Some("median")),
+        &[3.286e-9],
+    );
+    samples_eq(
+        find(&ds, "reader_duration", "all", l, Some("max")),
+        &[3.5e-9],
+    );
     assert_eq!(ds.meta["computed_from"], "refscale printk output");
 }
 
@@ -202,7 +214,13 @@ fn bare_min_median_max_rows() {
          Average people would not care.\n",
     );
     samples_eq(
-        find(&ds, "reader_duration", "all", Some("Unmarked accesses"), Some("median")),
+        find(
+            &ds,
+            "reader_duration",
+            "all",
+            Some("Unmarked accesses"),
+            Some("median"),
+        ),
         &ns(&[3.698, 3.531, 3.4695]),
     );
     assert_eq!(ds.series.len(), 3);

@@ -26,7 +26,10 @@ fn seed003_boot_synchronize_sched() {
     assert_eq!(without.spec.unit, Unit::Seconds);
     assert_eq!(without.spec.direction, Direction::LowerIsBetter);
     samples_eq(without, &[4.32]);
-    samples_eq(labelled(&ds, "synchronize_sched_total", "with this patch"), &[3.6]);
+    samples_eq(
+        labelled(&ds, "synchronize_sched_total", "with this patch"),
+        &[3.6],
+    );
     for label in ["without this patch", "with this patch"] {
         let calls = labelled(&ds, "synchronize_sched_calls", label);
         assert_eq!(calls.spec.unit, Unit::Count);
@@ -106,7 +109,10 @@ p99,9,s,,,p99,after,,
     let ops = ds.get("ops", "all").unwrap();
     assert_eq!(ops.spec.unit, Unit::Other("ops/sec".into()));
     assert_eq!(ops.spec.direction, Direction::HigherIsBetter);
-    assert_eq!(ds.get("hits", "all").unwrap().spec.direction, Direction::Neutral);
+    assert_eq!(
+        ds.get("hits", "all").unwrap().spec.direction,
+        Direction::Neutral
+    );
     let util = ds.get("util", "all").unwrap();
     assert_eq!(util.spec.unit, Unit::Percent);
     assert_eq!(util.spec.direction, Direction::HigherIsBetter);
@@ -190,7 +196,10 @@ fn kind(e: &ingest::Error) -> &ErrorKind {
 #[test]
 fn bad_input() {
     assert!(matches!(kind(&parse_err(b"")), ErrorKind::Empty));
-    assert!(matches!(kind(&parse_err(b"1\n2\0\n")), ErrorKind::Binary { .. }));
+    assert!(matches!(
+        kind(&parse_err(b"1\n2\0\n")),
+        ErrorKind::Binary { .. }
+    ));
     assert!(matches!(
         kind(&parse_err(b"# only a comment\n\n")),
         ErrorKind::NothingFound { .. }
@@ -222,7 +231,8 @@ fn bad_input() {
 
     let json = parse_err(b"{\"series\": [\n  {\"metric\": \"x\", \"samples\": [1, null]}\n]}\n");
     assert_eq!(json.line(), Some(2));
-    let json = parse_err(b"{\"series\": [{\"metric\": \"x\", \"unit\": \"s\", \"samples\": [-1]}]}");
+    let json =
+        parse_err(b"{\"series\": [{\"metric\": \"x\", \"unit\": \"s\", \"samples\": [-1]}]}");
     assert!(matches!(kind(&json), ErrorKind::BadValue { .. }));
     let json = parse_err(b"{\"nothing\": 1}");
     assert!(matches!(kind(&json), ErrorKind::Syntax { .. }), "{json}");
