@@ -302,7 +302,7 @@ fn entries() -> Vec<Entry> {
     add(
         "boot-synchronize-sched",
         seed003,
-        Some("without patch"),
+        Some("without this patch"),
         &HZ_BASE,
         "power7-kvm-4cpu",
         &[("cpus", "4")],
@@ -311,7 +311,7 @@ fn entries() -> Vec<Entry> {
     add(
         "boot-synchronize-sched",
         seed003,
-        Some("with patch"),
+        Some("with this patch"),
         &HZ_PATCH,
         "power7-kvm-4cpu",
         &[("cpus", "4")],
@@ -322,7 +322,7 @@ fn entries() -> Vec<Entry> {
     add(
         "rcuscale-kfree",
         kfree,
-        Some("before"),
+        Some(""),
         &KFREE_BASE,
         "kvm-64cpu",
         &[("cpus", "64")],
@@ -494,7 +494,7 @@ fn entries() -> Vec<Entry> {
     add(
         "refscale-rcu",
         refscale,
-        Some("Unmarked accesses"),
+        Some("Unmarked accesses (status quo), measured by three refscale runs"),
         &REF_BASE,
         "i9-10885h-laptop",
         &[("cpus", "8")],
@@ -503,7 +503,7 @@ fn entries() -> Vec<Entry> {
     add(
         "refscale-rcu",
         refscale,
-        Some("Marked accesses"),
+        Some("Marked accesses, also measured by three refscale runs"),
         &REF_PATCH,
         "i9-10885h-laptop",
         &[("cpus", "8")],
