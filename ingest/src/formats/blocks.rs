@@ -83,11 +83,7 @@ impl Labeler {
     /// The label of a block starting now: the pending prose decides, else the label in force.
     pub(crate) fn label(&mut self) -> Option<String> {
         self.blank();
-        let found = self
-            .pending
-            .iter()
-            .rev()
-            .find_map(|p| clean_label(p));
+        let found = self.pending.iter().rev().find_map(|p| clean_label(p));
         self.pending.clear();
         if let Some(label) = found {
             let resolved = match continuation(&label) {
@@ -108,7 +104,10 @@ impl Labeler {
 
 /// `---`, `=====`, `*****`: separators, not words.
 fn is_rule(line: &str) -> bool {
-    line.len() >= 3 && line.bytes().all(|b| matches!(b, b'-' | b'=' | b'*' | b'_' | b'~'))
+    line.len() >= 3
+        && line
+            .bytes()
+            .all(|b| matches!(b, b'-' | b'=' | b'*' | b'_' | b'~'))
 }
 
 /// Turns a paragraph into a label, or None when it is prose rather than a title.

@@ -52,8 +52,9 @@ static GNU_DEFAULT: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The start of a GNU default line: `<u>user <s>system`.
-static GNU_START: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\d+(?:\.\d+)?user\s+\d+(?:\.\d+)?system\b").expect("valid regex"));
+static GNU_START: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\d+(?:\.\d+)?user\s+\d+(?:\.\d+)?system\b").expect("valid regex")
+});
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
@@ -136,9 +137,16 @@ impl Format for Time {
                     };
                     let next = strip_mail(next).trim_end();
                     let continues = !next.is_empty()
-                        && ["avgtext", "maxresident", "inputs", "outputs", "pagefaults", "swaps"]
-                            .iter()
-                            .any(|w| next.contains(w));
+                        && [
+                            "avgtext",
+                            "maxresident",
+                            "inputs",
+                            "outputs",
+                            "pagefaults",
+                            "swaps",
+                        ]
+                        .iter()
+                        .any(|w| next.contains(w));
                     if !continues {
                         lines.push_back();
                         break;
@@ -270,7 +278,10 @@ impl Parser {
         if v == 0.0 {
             return Ok(());
         }
-        ctx.push(SeriesSpec::new(self.key(metric), Unit::Bytes, dir), v * 1024.0)
+        ctx.push(
+            SeriesSpec::new(self.key(metric), Unit::Bytes, dir),
+            v * 1024.0,
+        )
     }
 
     /// A `real`/`user`/`sys` row: one or more runs.
@@ -284,13 +295,15 @@ impl Parser {
         }
         let metric = BASH_METRICS[idx];
         for tok in rest.split_whitespace() {
-            let v = bash_token(tok).or_else(|| plain_seconds(tok)).ok_or_else(|| {
-                ParseError::syntax(
-                    ctx.line,
-                    format!("a `{metric}` time like `0m1.039s` or `1.03`"),
-                    tok,
-                )
-            })?;
+            let v = bash_token(tok)
+                .or_else(|| plain_seconds(tok))
+                .ok_or_else(|| {
+                    ParseError::syntax(
+                        ctx.line,
+                        format!("a `{metric}` time like `0m1.039s` or `1.03`"),
+                        tok,
+                    )
+                })?;
             self.duration(metric, v, ctx)?;
             self.counts[idx] += 1;
         }
@@ -332,7 +345,9 @@ impl Parser {
                 self.count(metric, v, ctx)?;
             }
         } else {
-            ctx.warn("GNU time output without its `...inputs+...outputs (...)pagefaults ...swaps` line");
+            ctx.warn(
+                "GNU time output without its `...inputs+...outputs (...)pagefaults ...swaps` line",
+            );
         }
         Ok(())
     }
@@ -419,8 +434,8 @@ fn metric_row(line: &str) -> Option<(usize, &str)> {
     let rest = rest.trim();
     let mut chars = rest.chars();
     let first = chars.next()?;
-    let starts_numeric =
-        first.is_ascii_digit() || (first == '-' && chars.next().is_some_and(|c| c.is_ascii_digit()));
+    let starts_numeric = first.is_ascii_digit()
+        || (first == '-' && chars.next().is_some_and(|c| c.is_ascii_digit()));
     starts_numeric.then_some((idx, rest))
 }
 
@@ -435,7 +450,8 @@ fn bash_token(tok: &str) -> Option<f64> {
     if min.is_empty() || !min.bytes().all(|b| b.is_ascii_digit()) || !is_decimal(sec) {
         return None;
     }
-    let v = min.parse::<f64>().ok()? * 60.0 + sec.parse::<f64>().ok()?;
+    let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
+    let v = seconds(&[min.parse().ok()?, whole.parse().ok()?], frac)?;
     Some(if neg { -v } else { v })
 }
 
@@ -472,15 +488,35 @@ fn clock(text: &str, line: u64) -> Result<f64, ParseError> {
             "expected `m:ss.cc` or `h:mm:ss`",
         )
     };
-    let parts: Vec<&str> = text.split(':').collect();
-    if !(2..=3).contains(&parts.len()) || !parts.iter().all(|p| is_decimal(p)) {
+    let (clock, frac) = text.split_once('.').unwrap_or((text, ""));
+    let parts: Vec<u64> = clock
+        .split(':')
+        .map(|p| {
+            (!p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| p.parse().ok())
+                .flatten()
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(bad)?;
+    if !(2..=3).contains(&parts.len()) {
         return Err(bad());
     }
-    let nums: Vec<f64> = parts
+    seconds(&parts, frac).ok_or_else(bad)
+}
+
+/// `[h, m, s]` or `[m, s]` plus the decimal fraction digits, as seconds. The sum is formed on
+/// integers and parsed once so that `1:41.73` is exactly the double nearest to 101.73.
+fn seconds(parts: &[u64], frac: &str) -> Option<f64> {
+    let whole = parts
         .iter()
-        .map(|p| p.parse::<f64>().map_err(|_| bad()))
-        .collect::<Result<_, _>>()?;
-    Ok(nums.iter().fold(0.0, |acc, v| acc * 60.0 + v))
+        .try_fold(0u64, |acc, v| acc.checked_mul(60)?.checked_add(*v))?;
+    if frac.is_empty() {
+        return Some(whole as f64);
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    format!("{whole}.{frac}").parse().ok()
 }
 
 /// Recognises a command line: `$ time make`, `# /usr/bin/time -v make`, a bare
@@ -565,7 +601,9 @@ mod tests {
         );
         assert_eq!(
             command_line("time /usr/sbin/tc qdisc replace dev eth0 root handle 0x1: mq"),
-            Some(Some("/usr/sbin/tc qdisc replace dev eth0 root handle 0x1: mq".into()))
+            Some(Some(
+                "/usr/sbin/tc qdisc replace dev eth0 root handle 0x1: mq".into()
+            ))
         );
         assert_eq!(
             command_line("# /usr/bin/time -f %e -v make -j5"),

@@ -46,30 +46,57 @@ fn seed000_six_blocks_of_three_runs() {
     let blocks: [(&str, [[f64; 3]; 3]); 6] = [
         (
             "Now, results with no load on the system; with the commit c229828ca6bc62d",
-            [[49.393, 49.632, 49.359], [0.004, 0.000, 0.004], [0.996, 0.880, 0.892]],
+            [
+                [49.393, 49.632, 49.359],
+                [0.004, 0.000, 0.004],
+                [0.996, 0.880, 0.892],
+            ],
         ),
         (
             "Now, results with no load on the system; with reverted c229828ca6bc62d",
-            [[35.320, 35.687, 35.920], [0.004, 0.004, 0.000], [1.140, 1.208, 1.152]],
+            [
+                [35.320, 35.687, 35.920],
+                [0.004, 0.004, 0.000],
+                [1.140, 1.208, 1.152],
+            ],
         ),
         (
             "Results with 100% load on one CPU and no load on 2nd CPU with c229828ca6bc62d",
-            [[44.964, 45.083, 45.171], [0.000, 0.000, 0.004], [1.580, 1.612, 1.576]],
+            [
+                [44.964, 45.083, 45.171],
+                [0.000, 0.000, 0.004],
+                [1.580, 1.612, 1.576],
+            ],
         ),
         (
             "Results with 100% load on one CPU and no load on 2nd CPU with reverted c229828ca6bc62d",
-            [[30.816, 31.326, 31.191], [0.004, 0.004, 0.008], [1.240, 1.248, 1.232]],
+            [
+                [30.816, 31.326, 31.191],
+                [0.004, 0.004, 0.008],
+                [1.240, 1.248, 1.232],
+            ],
         ),
         (
             "Results with 100% load on both CPUs with c229828ca6bc62d",
-            [[20.294, 20.538, 20.470], [0.004, 0.000, 0.000], [1.284, 1.388, 1.612]],
+            [
+                [20.294, 20.538, 20.470],
+                [0.004, 0.000, 0.000],
+                [1.284, 1.388, 1.612],
+            ],
         ),
         (
             "Results with 100% load on both CPUs with reverted c229828ca6bc62d",
-            [[20.305, 20.056, 20.259], [0.000, 0.000, 0.000], [1.416, 1.452, 1.560]],
+            [
+                [20.305, 20.056, 20.259],
+                [0.000, 0.000, 0.000],
+                [1.416, 1.452, 1.560],
+            ],
         ),
     ];
-    assert_eq!(ds.labels(), blocks.iter().map(|b| b.0.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        ds.labels(),
+        blocks.iter().map(|b| b.0.to_string()).collect::<Vec<_>>()
+    );
     for (label, [real, user, sys]) in &blocks {
         samples_eq(series(&ds, "real", Some(label)), real);
         samples_eq(series(&ds, "user", Some(label)), user);
@@ -157,9 +184,15 @@ fn gnu_verbose_two_runs_hms_elapsed_and_unreported_rss() {
     let user = series(&ds, "user", Some("-vanilla"));
     assert_eq!(user.spec.unit, Unit::Seconds);
     let cpu = series(&ds, "cpu_pct", Some("-vanilla"));
-    assert_eq!((cpu.spec.unit.clone(), cpu.spec.direction), (Unit::Percent, Direction::Neutral));
+    assert_eq!(
+        (cpu.spec.unit.clone(), cpu.spec.direction),
+        (Unit::Percent, Direction::Neutral)
+    );
     let faults = series(&ds, "major_faults", Some("-vanilla"));
-    assert_eq!((faults.spec.unit.clone(), faults.spec.direction), (Unit::Count, Direction::Neutral));
+    assert_eq!(
+        (faults.spec.unit.clone(), faults.spec.direction),
+        (Unit::Count, Direction::Neutral)
+    );
     assert_eq!(ds.meta["command"], "make -j5");
     assert_eq!(ds.meta["exit_status"], "0");
     assert_eq!(ds.meta["page_size"], "4096");
@@ -169,9 +202,12 @@ fn gnu_verbose_two_runs_hms_elapsed_and_unreported_rss() {
 #[test]
 fn gnu_default_before_after() {
     let ds = parse(GNU_DEFAULT, "time");
+    assert_eq!(
+        ds.labels(),
+        ["For example, before this commit", "With this commit"]
+    );
     let before = Some("For example, before this commit");
     let after = Some("With this commit");
-    assert_eq!(ds.labels(), [before.unwrap(), after.unwrap()]);
     samples_eq(series(&ds, "user", before), &[101.52]);
     samples_eq(series(&ds, "sys", before), &[0.17]);
     samples_eq(series(&ds, "elapsed", before), &[101.73]);
@@ -224,7 +260,10 @@ fn gnu_default_wrapped_with_cpu_unknown_and_rss() {
     assert!(!has(&ds, "cpu_pct"), "?%CPU gives no sample");
     let rss = series(&ds, "max_rss", None);
     samples_eq(rss, &[2048.0 * 1024.0]);
-    assert_eq!((rss.spec.unit.clone(), rss.spec.direction), (Unit::Bytes, Direction::LowerIsBetter));
+    assert_eq!(
+        (rss.spec.unit.clone(), rss.spec.direction),
+        (Unit::Bytes, Direction::LowerIsBetter)
+    );
     samples_eq(series(&ds, "fs_inputs", None), &[8.0]);
     samples_eq(series(&ds, "fs_outputs", None), &[16.0]);
     samples_eq(series(&ds, "major_faults", None), &[1.0]);
@@ -276,7 +315,10 @@ fn detection_scores() {
 
 #[test]
 fn negative_time_is_an_error_with_its_line() {
-    let e = parse_err(b"before:\n\nreal\t-0m1.0s\nuser\t0m0.1s\nsys\t0m0.0s\n", Some("time"));
+    let e = parse_err(
+        b"before:\n\nreal\t-0m1.0s\nuser\t0m0.1s\nsys\t0m0.0s\n",
+        Some("time"),
+    );
     assert_eq!(e.line(), Some(3), "{e}");
     assert!(e.to_string().starts_with("bad.txt: line 3:"), "{e}");
     assert!(e.to_string().contains("not negative"), "{e}");
@@ -293,22 +335,96 @@ fn malformed_value_is_an_error_with_its_line() {
 #[test]
 fn empty_binary_and_wrong_format() {
     let e = parse_err(b"", Some("time"));
-    assert!(matches!(e, ingest::Error::Parse { source: ingest::ParseError { kind: ErrorKind::Empty, .. }, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            ingest::Error::Parse {
+                source: ingest::ParseError {
+                    kind: ErrorKind::Empty,
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert_eq!(e.path(), Some(Path::new("bad.txt")));
 
     let e = parse_err(b"real\t0m1.0s\n\0\x01\x02", Some("time"));
-    assert!(matches!(e, ingest::Error::Parse { source: ingest::ParseError { kind: ErrorKind::Binary { .. }, .. }, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            ingest::Error::Parse {
+                source: ingest::ParseError {
+                    kind: ErrorKind::Binary { .. },
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e}"
+    );
 
     // A NUL after the sniffed head is found by the line reader, with its line.
     let mut big = "real\t0m1.000s\n".repeat(5000).into_bytes();
     big.extend_from_slice(b"\0garbage\n");
     let e = parse_err(&big, Some("time"));
-    assert!(matches!(e, ingest::Error::Parse { source: ingest::ParseError { kind: ErrorKind::Binary { .. }, .. }, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            ingest::Error::Parse {
+                source: ingest::ParseError {
+                    kind: ErrorKind::Binary { .. },
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert_eq!(e.line(), Some(5001));
 
     // A perf stat output forced through the time parser holds nothing of it.
     let perf = std::fs::read(fixture("perf_stat/doc54_perf_stat_make.txt")).unwrap();
     let e = parse_err(&perf, Some("time"));
-    assert!(matches!(e, ingest::Error::Parse { source: ingest::ParseError { kind: ErrorKind::NothingFound { .. }, .. }, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            ingest::Error::Parse {
+                source: ingest::ParseError {
+                    kind: ErrorKind::NothingFound { .. },
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert_eq!(e.path(), Some(Path::new("bad.txt")));
+}
+
+/// The sniffers of `time`, `hackbench` and `perf_stat` claim none of the other formats'
+/// samples (each scores 0 on them).
+#[test]
+fn sniffers_leave_other_formats_alone() {
+    let mine = ["time", "hackbench", "perf_stat"];
+    for dir in [
+        "function_graph",
+        "latency",
+        "rcuscale",
+        "refscale",
+        "trace_stat",
+    ] {
+        for entry in std::fs::read_dir(fixture(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            for name in mine {
+                let score = ingest::formats::by_name(name).unwrap().sniff(&text);
+                assert_eq!(score, 0, "{name} claims {}", path.display());
+            }
+        }
+    }
 }
