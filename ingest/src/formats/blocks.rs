@@ -16,6 +16,11 @@ use crate::model::Ctx;
 /// Longest label accepted; longer paragraphs are prose, not block titles.
 const MAX_LABEL: usize = 100;
 
+/// Paragraphs kept while waiting for a block, and the longest paragraph kept whole: prose of
+/// any length costs bounded memory (longer text is not a label anyway).
+const MAX_PENDING: usize = 16;
+const MAX_PARAGRAPH: usize = 4 * 1024;
+
 /// Words that open a paragraph continuing the previous label.
 const CONTINUATIONS: [&str; 6] = ["and ", "or ", "but ", "vs ", "vs. ", "versus "];
 
@@ -41,10 +46,16 @@ impl Labeler {
         if is_rule(line) {
             return self.blank();
         }
-        if !self.building.is_empty() {
-            self.building.push(' ');
+        if self.building.len() + line.len() < MAX_PARAGRAPH {
+            if !self.building.is_empty() {
+                self.building.push(' ');
+            }
+            self.building.push_str(line);
+        } else {
+            // Too long to be a title: keep a sentence end so it is not taken for one.
+            self.building.clear();
+            self.building.push('.');
         }
-        self.building.push_str(line);
         // A line ending with `:` is a heading: it ends its paragraph.
         if line.ends_with(':') {
             self.blank();
@@ -54,6 +65,9 @@ impl Labeler {
     /// A blank line, a rule or anything else that ends a paragraph.
     pub(crate) fn blank(&mut self) {
         if !self.building.is_empty() {
+            if self.pending.len() >= MAX_PENDING {
+                self.pending.remove(0);
+            }
             self.pending.push(std::mem::take(&mut self.building));
         }
     }
@@ -244,7 +258,8 @@ fn join_continuation(anchor: &str, phrase: &str) -> String {
 
 /// Metadata per block. Values set before a block starts belong to the next block. At the end,
 /// keys on which every block agrees become file metadata; with several blocks, each block's
-/// metadata is kept under the `blocks` extra (label, first line, fields).
+/// metadata is kept under the `blocks` extra (label, first line, fields, and how many
+/// consecutive blocks were alike).
 #[derive(Debug, Default)]
 pub(crate) struct BlockMeta {
     pending: BTreeMap<String, String>,
@@ -256,6 +271,9 @@ struct Block {
     label: Option<String>,
     line: u64,
     meta: BTreeMap<String, String>,
+    /// Consecutive blocks with the same label and metadata are kept as one entry, so that
+    /// memory does not grow with a long file of repeated runs.
+    count: usize,
 }
 
 impl BlockMeta {
@@ -276,15 +294,31 @@ impl BlockMeta {
 
     /// Starts a block; values recorded with [`BlockMeta::next`] move into it.
     pub(crate) fn start(&mut self, label: Option<String>, line: u64) {
+        self.compact();
         self.blocks.push(Block {
             label,
             line,
             meta: std::mem::take(&mut self.pending),
+            count: 1,
         });
     }
 
+    /// Folds the last block into the one before it when they are alike.
+    fn compact(&mut self) {
+        if let [.., a, b] = self.blocks.as_slice()
+            && a.label == b.label
+            && a.meta == b.meta
+        {
+            self.blocks.pop();
+            if let Some(a) = self.blocks.last_mut() {
+                a.count += 1;
+            }
+        }
+    }
+
+    /// How many blocks were started.
     pub(crate) fn len(&self) -> usize {
-        self.blocks.len()
+        self.blocks.iter().map(|b| b.count).sum()
     }
 
     /// Writes the metadata out.
@@ -300,6 +334,7 @@ impl BlockMeta {
                 }
             }
         }
+        self.compact();
         let Some(first) = self.blocks.first() else {
             return;
         };
@@ -308,8 +343,9 @@ impl BlockMeta {
                 ctx.meta(k, v.clone());
             }
         }
-        if self.blocks.len() > 1 {
-            ctx.meta("blocks", self.blocks.len().to_string());
+        let total = self.len();
+        if total > 1 {
+            ctx.meta("blocks", total.to_string());
             let list: Vec<serde_json::Value> = self
                 .blocks
                 .iter()
@@ -318,6 +354,7 @@ impl BlockMeta {
                         "line": b.line,
                         "label": b.label,
                         "meta": b.meta,
+                        "count": b.count,
                     })
                 })
                 .collect();

@@ -25,8 +25,9 @@
 //! lines (`Slab: 7936 kB`), `perf_command`. Blocks take their label from the author's prose;
 //! when one file measures several commands, every series also carries a `command` param.
 //!
-//! The file is read whole before anything is emitted (only the command param needs it);
-//! `perf stat` outputs are a few dozen lines per block.
+//! Values are held back until a second command shows up or a few thousand values were read,
+//! so that all blocks of a multi-command file get the param; past that bound, only blocks whose
+//! command differs from the first carry it.
 
 use std::sync::LazyLock;
 
@@ -115,11 +116,23 @@ struct Block {
     not_counted: Vec<String>,
 }
 
+/// Items held back while deciding whether series need a `command` param; past this many the
+/// decision is taken on what was seen, so memory stays bounded on any input.
+const BUFFER_LIMIT: usize = 4096;
+
 #[derive(Default)]
 struct Parser {
     labels: Labeler,
     meta: BlockMeta,
+    /// Blocks whose items are held back; once decided, only the current block (no items).
     blocks: Vec<Block>,
+    /// None while items are held back; then whether every block's series carry its command
+    /// as a param (`Some(false)`: only blocks whose command differs from the first one).
+    by_command: Option<bool>,
+    first_command: Option<String>,
+    buffered: usize,
+    /// Something other than workload output was found.
+    measured: bool,
     /// Workload output read before the `perf stat` summary it belongs to.
     pending: Vec<Item>,
     /// Between a header and the prose that follows the block.
@@ -134,12 +147,11 @@ impl Parser {
             return Ok(());
         }
         if let Some(at) = line.find(HEADER) {
-            self.header(&line[at + HEADER.len()..], ctx);
-            return Ok(());
+            return self.header(&line[at + HEADER.len()..], ctx);
         }
         if let Some(c) = ELAPSED.captures(line) {
             if !self.in_block {
-                self.start(None, None, ctx);
+                self.start(None, None, ctx)?;
             }
             let stat = self.mean();
             let v = value(&c[1], "elapsed time", ctx.line)?;
@@ -150,7 +162,7 @@ impl Parser {
                 stat,
                 v,
                 ctx,
-            );
+            )?;
             if let Some(abs) = c.get(2) {
                 let v = value(abs.as_str(), "elapsed time spread", ctx.line)?;
                 self.item(
@@ -160,7 +172,7 @@ impl Parser {
                     Some("stddev"),
                     v,
                     ctx,
-                );
+                )?;
             }
             if let Some(pct) = c.get(3) {
                 let v = value(pct.as_str(), "elapsed time spread", ctx.line)?;
@@ -172,7 +184,7 @@ impl Parser {
                     stat,
                     v,
                     ctx,
-                );
+                )?;
             }
             self.in_table = false;
             return Ok(());
@@ -182,7 +194,7 @@ impl Parser {
         {
             let v = value(&c[1], "CPU time", ctx.line)?;
             let stat = self.mean();
-            self.item(&c[2], Unit::Seconds, Direction::LowerIsBetter, stat, v, ctx);
+            self.item(&c[2], Unit::Seconds, Direction::LowerIsBetter, stat, v, ctx)?;
             return Ok(());
         }
         if self.in_block && line.starts_with('#') {
@@ -206,7 +218,7 @@ impl Parser {
                 None,
                 v,
                 ctx,
-            );
+            )?;
             return Ok(());
         }
         if let Some(cmd) = perf_command(line) {
@@ -239,6 +251,11 @@ impl Parser {
                 value: v,
                 line: ctx.line,
             });
+            if self.pending.len() >= BUFFER_LIMIT {
+                // Endless workload output without a summary: give it a block of its own.
+                self.start(None, None, ctx)?;
+                self.in_block = false;
+            }
             return Ok(());
         }
         if let Some(c) = KEY_VALUE.captures(line) {
@@ -253,7 +270,7 @@ impl Parser {
         Ok(())
     }
 
-    fn header(&mut self, rest: &str, ctx: &mut Ctx<'_>) {
+    fn header(&mut self, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let runs = RUNS.captures(rest).and_then(|c| c[1].parse::<u32>().ok());
         let target = match RUNS.find(rest) {
             Some(m) => &rest[..m.start()],
@@ -271,10 +288,15 @@ impl Parser {
         if command.is_none() && !target.is_empty() {
             self.meta.next("target", quoted.unwrap_or(target));
         }
-        self.start(command, runs, ctx);
+        self.start(command, runs, ctx)
     }
 
-    fn start(&mut self, command: Option<String>, runs: Option<u32>, ctx: &mut Ctx<'_>) {
+    fn start(
+        &mut self,
+        command: Option<String>,
+        runs: Option<u32>,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), ParseError> {
         let label = self.labels.label();
         self.meta.start(label.clone(), ctx.line);
         if let Some(c) = &command {
@@ -283,15 +305,94 @@ impl Parser {
         if let Some(r) = runs {
             self.meta.set("runs", r.to_string());
         }
+        if self.by_command.is_some() {
+            self.blocks.clear();
+        }
+        let differs =
+            command.is_some() && self.first_command.is_some() && command != self.first_command;
+        if self.first_command.is_none() {
+            self.first_command.clone_from(&command);
+        }
         self.blocks.push(Block {
             label,
             command,
             runs,
-            items: std::mem::take(&mut self.pending),
+            items: Vec::new(),
             not_counted: Vec::new(),
         });
         self.in_block = true;
         self.in_table = false;
+        if differs && self.by_command.is_none() {
+            self.decide(true, ctx)?;
+        }
+        for it in std::mem::take(&mut self.pending) {
+            self.add(it, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Fixes whether series carry a `command` param and emits what was held back.
+    fn decide(&mut self, by_command: bool, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        self.by_command = Some(by_command);
+        let blocks = std::mem::take(&mut self.blocks);
+        for b in &blocks {
+            for it in &b.items {
+                self.emit(b, it, ctx)?;
+            }
+        }
+        if let Some(mut last) = blocks.into_iter().last() {
+            last.items = Vec::new();
+            self.blocks.push(last);
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, item: Item, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        if item.metric != "workload.time" {
+            self.measured = true;
+        }
+        match self.by_command {
+            None => {
+                if let Some(b) = self.blocks.last_mut() {
+                    b.items.push(item);
+                    self.buffered += 1;
+                }
+                if self.buffered > BUFFER_LIMIT {
+                    self.decide(false, ctx)?;
+                }
+                Ok(())
+            }
+            Some(_) => match self.blocks.last() {
+                Some(b) => self.emit(b, &item, ctx),
+                None => Ok(()),
+            },
+        }
+    }
+
+    fn emit(&self, b: &Block, it: &Item, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        let mut key = SeriesKey::new(it.metric.clone()).label(b.label.clone());
+        if let Some(s) = &it.scope {
+            key = key.scope(s.clone());
+        }
+        if let Some(s) = it.statistic {
+            key = key.statistic(s);
+        }
+        let param = match self.by_command {
+            Some(true) => b.command.is_some(),
+            _ => b.command.is_some() && b.command != self.first_command,
+        };
+        if param && let Some(c) = &b.command {
+            key = key.param("command", c.clone());
+        }
+        // Errors name the value's own line, which for held-back items is an earlier one.
+        let current = ctx.line;
+        ctx.line = it.line;
+        let r = ctx.push(
+            SeriesSpec::new(key, it.unit.clone(), it.direction),
+            it.value,
+        );
+        ctx.line = current;
+        r
     }
 
     /// perf prints the mean of the runs when asked for several.
@@ -310,33 +411,18 @@ impl Parser {
         direction: Direction,
         statistic: Option<&'static str>,
         value: f64,
-        ctx: &Ctx<'_>,
-    ) {
-        self.item_scoped(metric, None, unit, direction, statistic, value, ctx);
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn item_scoped(
-        &mut self,
-        metric: &str,
-        scope: Option<&str>,
-        unit: Unit,
-        direction: Direction,
-        statistic: Option<&'static str>,
-        value: f64,
-        ctx: &Ctx<'_>,
-    ) {
-        if let Some(b) = self.blocks.last_mut() {
-            b.items.push(Item {
-                metric: metric.to_string(),
-                unit,
-                direction,
-                statistic,
-                scope: scope.map(str::to_string),
-                value,
-                line: ctx.line,
-            });
-        }
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), ParseError> {
+        let item = Item {
+            metric: metric.to_string(),
+            unit,
+            direction,
+            statistic,
+            scope: None,
+            value,
+            line: ctx.line,
+        };
+        self.add(item, ctx)
     }
 
     /// A counter row.
@@ -395,6 +481,7 @@ impl Parser {
             } else {
                 event.to_string()
             };
+            self.measured = true;
             if let Some(b) = self.blocks.last_mut() {
                 b.not_counted.push(note);
                 let list = b.not_counted.join(", ");
@@ -425,20 +512,28 @@ impl Parser {
         };
         let stat = self.mean();
         let scope = scope.as_deref();
-        self.item_scoped(event, scope, unit, direction, stat, v, ctx);
+        let line = ctx.line;
+        let counter = Item {
+            metric: event.to_string(),
+            unit,
+            direction,
+            statistic: stat,
+            scope: scope.map(str::to_string),
+            value: v,
+            line,
+        };
+        self.add(counter, ctx)?;
         if let Some(pct) = spread {
-            let pv = value(&pct, "counter spread", ctx.line)?;
-            let name = format!("{event}.stddev_pct");
-            let stat = Some("rel_stddev_pct");
-            self.item_scoped(
-                &name,
-                scope,
-                Unit::Percent,
-                Direction::LowerIsBetter,
-                stat,
-                pv,
-                ctx,
-            );
+            let spread = Item {
+                metric: format!("{event}.stddev_pct"),
+                unit: Unit::Percent,
+                direction: Direction::LowerIsBetter,
+                statistic: Some("rel_stddev_pct"),
+                scope: scope.map(str::to_string),
+                value: value(&pct, "counter spread", line)?,
+                line,
+            };
+            self.add(spread, ctx)?;
         }
         let suffix = scope.map(|s| format!("@{s}")).unwrap_or_default();
         if let Some(m) = multiplex {
@@ -453,47 +548,14 @@ impl Parser {
     fn finish(mut self, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         if !self.pending.is_empty() {
             // Workload output with no perf summary after it.
-            let label = self.labels.label();
-            self.blocks.push(Block {
-                label,
-                command: None,
-                runs: None,
-                items: std::mem::take(&mut self.pending),
-                not_counted: Vec::new(),
-            });
+            self.start(None, None, ctx)?;
         }
-        let mut commands: Vec<&str> = self
-            .blocks
-            .iter()
-            .filter_map(|b| b.command.as_deref())
-            .collect();
-        commands.sort_unstable();
-        commands.dedup();
-        let by_command = commands.len() > 1;
-        let measured = self.blocks.iter().any(|b| {
-            b.items.iter().any(|i| i.metric != "workload.time") || !b.not_counted.is_empty()
-        });
-        if !measured {
+        if self.by_command.is_none() {
+            // Commands that differ were decided on when seen: all blocks share one here.
+            self.decide(false, ctx)?;
+        }
+        if !self.measured {
             return Err(ParseError::nothing("perf stat counters or elapsed time"));
-        }
-        for b in &self.blocks {
-            for it in &b.items {
-                ctx.line = it.line;
-                let mut key = SeriesKey::new(it.metric.clone()).label(b.label.clone());
-                if let Some(s) = &it.scope {
-                    key = key.scope(s.clone());
-                }
-                if let Some(s) = it.statistic {
-                    key = key.statistic(s);
-                }
-                if by_command && let Some(c) = &b.command {
-                    key = key.param("command", c.clone());
-                }
-                ctx.push(
-                    SeriesSpec::new(key, it.unit.clone(), it.direction),
-                    it.value,
-                )?;
-            }
         }
         self.meta.finish(ctx);
         Ok(())

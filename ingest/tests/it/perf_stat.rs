@@ -207,9 +207,17 @@ fn null_repeat10_eight_blocks_are_means_split_by_label_and_command() {
     assert!(ds.series.iter().all(|s| s.spec.key.statistic.is_some()));
     assert_eq!(ds.meta["runs"], "10");
     assert_eq!(ds.meta["blocks"], "8");
+    // Alike consecutive blocks share one entry: 8 blocks, 6 entries.
     let blocks = ds.extra["blocks"].as_array().unwrap();
+    let lines: Vec<u64> = blocks.iter().map(|b| b["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [7, 12, 18, 31, 35, 40]);
+    let counts: Vec<u64> = blocks
+        .iter()
+        .map(|b| b["count"].as_u64().unwrap())
+        .collect();
+    assert_eq!(counts, [1, 1, 2, 1, 1, 2]);
     assert_eq!(
-        blocks[4]["meta"]["perf_command"],
+        blocks[3]["meta"]["perf_command"],
         "perf stat --null --repeat 10 -- hackbench 32 thread 20000"
     );
     assert!(ds.warnings.is_empty(), "{:?}", ds.warnings);
@@ -396,4 +404,23 @@ fn bad_input_errors_with_line() {
     // A header alone measures nothing.
     let e = parse_err(b"Performance counter stats for 'x':\n\n", Some("perf_stat"));
     assert!(matches!(kind(&e), ErrorKind::NothingFound { .. }), "{e}");
+}
+
+/// Past the held-back bound the first command's series stay without a param; a later command
+/// still gets its own series.
+#[test]
+fn many_blocks_then_another_command() {
+    let block = |cmd: &str, secs: &str| {
+        format!(
+            "Performance counter stats for '{cmd}':\n\n  1,000 cycles\n\n  {secs} seconds time elapsed\n\n  0.5 seconds user\n  0.1 seconds sys\n\n"
+        )
+    };
+    let mut text = block("a", "1.0").repeat(1500);
+    text.push_str(&block("b", "2.0"));
+    let ds = parse_text(&text);
+    assert_eq!(find(&ds, "elapsed", None, None, None).samples.len(), 1500);
+    assert_eq!(find(&ds, "cycles", None, None, None).samples.len(), 1500);
+    samples_eq(find(&ds, "elapsed", None, None, Some("b")), &[2.0]);
+    // Blocks that agree are counted, not listed one by one.
+    assert_eq!(ds.meta["blocks"], "1501");
 }
