@@ -27,8 +27,10 @@ pub fn describe(xs: &[f64]) -> Describe {
     describe_sorted(&sorted(xs))
 }
 
-/// Mann-Whitney U test of base against head (two-sided), with scipy's conventions and its
-/// `auto` choice of the exact or the asymptotic method. None when a side is empty.
+/// Mann-Whitney U test of base against head (two-sided), with scipy's conventions (U of the
+/// base sample) and scipy 1.17's `auto` rule: the exact distribution when the pooled sample has
+/// no ties and at least one side has at most 8 values, else the normal approximation with tie
+/// and continuity correction. None when a side is empty.
 pub fn mann_whitney(base: &[f64], head: &[f64]) -> Option<MannWhitney> {
     let (b, h) = (sorted(base), sorted(head));
     tests::mann_whitney_sorted(&b, &h, &tests::ranks(&b, &h))
