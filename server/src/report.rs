@@ -316,7 +316,7 @@ async fn assemble(
 fn rows_from_groups(
     keys: &[Key],
     infos: &[KeyInfo],
-    grouped: &HashMap<u32, (Vec<f64>, Vec<f64>)>,
+    grouped: &Grouped,
     settings: &Settings,
 ) -> (Vec<Row>, Summary) {
     let mut rows = Vec::new();
@@ -406,7 +406,7 @@ pub fn from_datasets(
     let mut keys: Vec<Key> = Vec::new();
     let mut infos: Vec<KeyInfo> = Vec::new();
     let mut index: HashMap<Key, u32> = HashMap::new();
-    let mut grouped: HashMap<u32, (Vec<f64>, Vec<f64>)> = HashMap::new();
+    let mut grouped: Grouped = HashMap::new();
     for (is_head, ds) in [(false, base), (true, head)] {
         for s in &ds.series {
             let key = Key {
@@ -664,7 +664,10 @@ async fn gather(
 }
 
 /// key id -> (base values, head values), grouped with polars.
-fn group_samples(frame: DataFrame) -> PolarsResult<HashMap<u32, (Vec<f64>, Vec<f64>)>> {
+/// Samples per key id: (base values, head values).
+type Grouped = HashMap<u32, (Vec<f64>, Vec<f64>)>;
+
+fn group_samples(frame: DataFrame) -> PolarsResult<Grouped> {
     let out = frame
         .lazy()
         .group_by([col("key"), col("head")])
@@ -673,7 +676,7 @@ fn group_samples(frame: DataFrame) -> PolarsResult<HashMap<u32, (Vec<f64>, Vec<f
     let keys = out.column("key")?.u32()?.clone();
     let heads = out.column("head")?.bool()?.clone();
     let values = out.column("value")?.list()?.clone();
-    let mut map: HashMap<u32, (Vec<f64>, Vec<f64>)> = HashMap::new();
+    let mut map: Grouped = HashMap::new();
     for ((k, h), v) in keys.iter().zip(heads.iter()).zip(values.series_iter()) {
         let (Some(k), Some(h), Some(v)) = (k, h, v) else {
             continue;
