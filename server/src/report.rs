@@ -75,6 +75,18 @@ pub struct Row {
     pub base_samples: Vec<f64>,
     #[serde(skip)]
     pub head_samples: Vec<f64>,
+    /// On a pooled per-CPU row (`scope = "cpus"`) folded by [`Report::fold_per_cpu`]: the
+    /// value of each CPU on both sides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_cpu: Vec<CpuValues>,
+}
+
+/// One CPU's values of a per-CPU series (a trace_stat column).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuValues {
+    pub scope: String,
+    pub base: Option<f64>,
+    pub head: Option<f64>,
 }
 
 impl Row {
@@ -90,7 +102,9 @@ impl Row {
     /// The series name as shown in tables: metric, scope unless `all`, statistic, label.
     pub fn name(&self) -> String {
         let mut s = self.metric.clone();
-        if self.scope != "all" {
+        if !self.per_cpu.is_empty() {
+            s.push_str(&format!(" [{} cpus]", self.per_cpu.len()));
+        } else if self.scope != "all" {
             s.push_str(&format!(" [{}]", self.scope));
         }
         if let Some(st) = &self.statistic {
@@ -374,21 +388,7 @@ fn rows_from_groups(
         r.cmp = c;
     }
     sort_rows(&mut rows);
-
-    let mut summary = Summary {
-        total: rows.len(),
-        ..Summary::default()
-    };
-    for r in &rows {
-        match r.cmp.verdict {
-            Verdict::Regression => summary.regressions += 1,
-            Verdict::Improvement => summary.improvements += 1,
-            Verdict::Increase => summary.increases += 1,
-            Verdict::Decrease => summary.decreases += 1,
-            Verdict::NoSignificantChange => summary.unchanged += 1,
-            Verdict::NotEnoughData => summary.not_enough_data += 1,
-        }
-    }
+    let summary = summarise(&rows);
     (rows, summary)
 }
 
@@ -510,6 +510,7 @@ fn make_row(
         cmp,
         base_samples: b,
         head_samples: h,
+        per_cpu: Vec::new(),
     }
 }
 
@@ -779,6 +780,74 @@ fn env_diff(base: &BuildInfo, head: &BuildInfo, bm: &[String], hm: &[String]) ->
         });
     }
     out
+}
+
+impl Report {
+    /// Folds single-sample per-CPU rows (`cpuN` with one value a side: one trace_stat run)
+    /// into their pooled `cpus` row, so that a 64-CPU profile of 19,043 functions prints one
+    /// row per function and metric, not 64. Summary counts are recomputed.
+    pub fn fold_per_cpu(&mut self) {
+        let mut folded: HashMap<(String, String, String, Option<String>), Vec<CpuValues>> =
+            HashMap::new();
+        let key = |r: &Row| {
+            (
+                r.benchmark.clone(),
+                r.params_text(),
+                r.metric.clone(),
+                r.label.clone(),
+            )
+        };
+        let pooled: BTreeSet<(String, String, String, Option<String>)> = self
+            .comparisons
+            .iter()
+            .filter(|r| r.scope == "cpus")
+            .map(key)
+            .collect();
+        self.comparisons.retain(|r| {
+            if is_cpu_scope(&r.scope)
+                && r.statistic.is_none()
+                && r.cmp.base.n <= 1
+                && r.cmp.head.n <= 1
+                && pooled.contains(&key(r))
+            {
+                folded.entry(key(r)).or_default().push(CpuValues {
+                    scope: r.scope.clone(),
+                    base: r.cmp.base.median,
+                    head: r.cmp.head.median,
+                });
+                false
+            } else {
+                true
+            }
+        });
+        for r in &mut self.comparisons {
+            if r.scope == "cpus"
+                && let Some(mut v) = folded.remove(&key(r))
+            {
+                v.sort_by(|a, b| crate::natural(&a.scope, &b.scope));
+                r.per_cpu = v;
+            }
+        }
+        self.summary = summarise(&self.comparisons);
+    }
+}
+
+fn summarise(rows: &[Row]) -> Summary {
+    let mut summary = Summary {
+        total: rows.len(),
+        ..Summary::default()
+    };
+    for r in rows {
+        match r.cmp.verdict {
+            Verdict::Regression => summary.regressions += 1,
+            Verdict::Improvement => summary.improvements += 1,
+            Verdict::Increase => summary.increases += 1,
+            Verdict::Decrease => summary.decreases += 1,
+            Verdict::NoSignificantChange => summary.unchanged += 1,
+            Verdict::NotEnoughData => summary.not_enough_data += 1,
+        }
+    }
+    summary
 }
 
 impl EnvDiff {
