@@ -11,7 +11,7 @@ mkdir -p "$out"
 cargo build --release -q -p quiescent
 q=target/release/quiescent
 
-python3 - "$out" <<'PY'
+[ -f "$out/ts_head.txt" ] || python3 - "$out" <<'PY'
 import sys, numpy as np, os
 out = sys.argv[1]
 rng = np.random.default_rng(42)
@@ -77,7 +77,7 @@ measure() { # label, command...: prints "label seconds maxrss_kib"
 }
 
 echo "== 1,000,000 vs 1,000,000 numbers"
-r1=$(measure ministat ministat -q "$out/a.txt" "$out/b.txt")
+r1=$(measure ministat ministat "$out/a.txt" "$out/b.txt")
 r2=$(measure quiescent "$q" compare "$out/a.txt" "$out/b.txt" --json)
 r3=$(measure scipy python3 "$out/scipy_compare.py" "$out/a.txt" "$out/b.txt")
 printf '%-10s %8s %10s\n' tool "wall s" "peak MiB"

@@ -110,7 +110,7 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         }
         let da = parse_filtered(a, args.format.as_deref(), args.metric.as_deref())?;
         let db = parse_filtered(b, args.format.as_deref(), args.metric.as_deref())?;
-        report::from_datasets(&args.base, &args.head, &da, &db, direction, &settings)
+        report::from_datasets(&args.base, &args.head, da, db, direction, &settings)
     } else {
         if !args.db.db.exists() {
             anyhow::bail!(
