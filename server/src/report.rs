@@ -303,7 +303,7 @@ async fn assemble(
         .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping failed: {e}")))?
         .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping samples: {e}")))?;
 
-    let (rows, summary) = rows_from_groups(&keys, &infos, grouped, settings);
+    let (rows, summary) = rows_from_groups(&keys, &infos, grouped, settings, false);
     let base_machines = machines_of(pool, &base_runs).await?;
     let head_machines = machines_of(pool, &head_runs).await?;
     let env_diff = env_diff(&base, &head, &base_machines, &head_machines);
@@ -332,9 +332,17 @@ fn rows_from_groups(
     infos: &[KeyInfo],
     mut grouped: Grouped,
     settings: &Settings,
+    fold: bool,
 ) -> (Vec<Row>, Summary) {
+    /// Per-CPU values of one (benchmark, params, metric, statistic, label), pooled.
+    struct Pool {
+        info: usize,
+        base: Vec<f64>,
+        head: Vec<f64>,
+        cpus: Vec<CpuValues>,
+    }
     let mut rows = Vec::new();
-    let mut per_cpu_pool: BTreeMap<Key, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let mut per_cpu_pool: BTreeMap<Key, Pool> = BTreeMap::new();
     for (kid, key) in keys.iter().enumerate() {
         let (b, h) = match grouped.remove(&(kid as u32)) {
             Some(v) => v,
@@ -344,40 +352,48 @@ fn rows_from_groups(
             continue; // present on one side only
         }
         if is_cpu_scope(&key.scope) && key.statistic.is_none() {
-            let pooled = per_cpu_pool
+            let pool = per_cpu_pool
                 .entry(Key {
                     scope: "cpus".into(),
                     ..key.clone()
                 })
-                .or_default();
-            pooled.0.push(median_of(&b));
-            pooled.1.push(median_of(&h));
+                .or_insert_with(|| Pool {
+                    info: kid,
+                    base: Vec::new(),
+                    head: Vec::new(),
+                    cpus: Vec::new(),
+                });
+            let (mb, mh) = (median_of(&b), median_of(&h));
+            pool.base.push(mb);
+            pool.head.push(mh);
+            // One value a side (a single trace_stat run): the pooled row carries it.
+            if fold && b.len() == 1 && h.len() == 1 {
+                pool.cpus.push(CpuValues {
+                    scope: key.scope.clone(),
+                    base: Some(mb),
+                    head: Some(mh),
+                });
+                continue;
+            }
         }
         rows.push(make_row(key, &infos[kid], b, h, settings, false));
     }
-    let info_of: HashMap<&Key, &KeyInfo> = keys.iter().zip(infos.iter()).collect();
-    for (key, (b, h)) in per_cpu_pool {
-        if b.len() < 2 {
+    for (key, pool) in per_cpu_pool {
+        if pool.base.len() < 2 {
             continue;
         }
-        let src = keys
-            .iter()
-            .find(|k| {
-                k.benchmark == key.benchmark
-                    && k.params_key == key.params_key
-                    && k.metric == key.metric
-                    && is_cpu_scope(&k.scope)
-            })
-            .and_then(|k| info_of.get(k))
-            .map(|i| KeyInfo {
-                unit: i.unit.clone(),
-                direction: i.direction.clone(),
-            })
-            .unwrap_or(KeyInfo {
-                unit: String::new(),
-                direction: "neutral".into(),
-            });
-        rows.push(make_row(&key, &src, b, h, settings, true));
+        let mut row = make_row(
+            &key,
+            &infos[pool.info],
+            pool.base,
+            pool.head,
+            settings,
+            true,
+        );
+        let mut cpus = pool.cpus;
+        cpus.sort_by(|a, b| crate::natural(&a.scope, &b.scope));
+        row.per_cpu = cpus;
+        rows.push(row);
     }
 
     // q-values and verdicts across the whole comparison.
@@ -402,6 +418,7 @@ pub fn from_datasets(
     head: ingest::Dataset,
     direction: Option<Direction>,
     settings: &Settings,
+    fold: bool,
 ) -> Report {
     let mut keys: Vec<Key> = Vec::new();
     let mut infos: Vec<KeyInfo> = Vec::new();
@@ -438,7 +455,7 @@ pub fn from_datasets(
             }
         }
     }
-    let (rows, summary) = rows_from_groups(&keys, &infos, grouped, settings);
+    let (rows, summary) = rows_from_groups(&keys, &infos, grouped, settings, fold);
     let side = |name: &str| Side {
         build: BuildInfo {
             label: name.to_string(),

@@ -110,7 +110,15 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         }
         let da = parse_filtered(a, args.format.as_deref(), args.metric.as_deref())?;
         let db = parse_filtered(b, args.format.as_deref(), args.metric.as_deref())?;
-        report::from_datasets(&args.base, &args.head, da, db, direction, &settings)
+        report::from_datasets(
+            &args.base,
+            &args.head,
+            da,
+            db,
+            direction,
+            &settings,
+            !args.per_cpu,
+        )
     } else {
         if !args.db.db.exists() {
             anyhow::bail!(
@@ -168,21 +176,33 @@ fn parse_filtered(
     format: Option<&str>,
     glob: Option<&str>,
 ) -> anyhow::Result<ingest::Dataset> {
+    /// Series ids stay dense (parsers' contexts index by them). Every dropped series shares id
+    /// 0, so their keys are never stored: a 64-CPU profile declares millions of them.
     struct Filter<'a> {
         inner: ingest::Dataset,
         glob: Option<&'a str>,
+        ids: std::collections::HashMap<ingest::SeriesKey, usize>,
+        target: Vec<Option<usize>>,
     }
-    const DROPPED: usize = usize::MAX;
     impl ingest::Sink for Filter<'_> {
         fn series(&mut self, spec: ingest::SeriesSpec) -> usize {
-            match self.glob {
-                Some(g) if !report::glob_match(g, &spec.key.metric) => DROPPED,
-                _ => self.inner.series(spec),
+            if let Some(&id) = self.ids.get(&spec.key) {
+                return id;
             }
+            if self
+                .glob
+                .is_some_and(|g| !report::glob_match(g, &spec.key.metric))
+            {
+                return 0;
+            }
+            let id = self.target.len();
+            self.ids.insert(spec.key.clone(), id);
+            self.target.push(Some(self.inner.series(spec)));
+            id
         }
         fn sample(&mut self, id: usize, value: f64) {
-            if id != DROPPED {
-                self.inner.sample(id, value);
+            if let Some(Some(inner)) = self.target.get(id) {
+                self.inner.sample(*inner, value);
             }
         }
         fn meta(&mut self, key: &str, value: String) {
@@ -197,6 +217,8 @@ fn parse_filtered(
     let mut sink = Filter {
         inner: ingest::Dataset::new(),
         glob,
+        ids: std::collections::HashMap::new(),
+        target: vec![None],
     };
     ingest::parse_reader(path, file, format, &mut sink)?;
     Ok(sink.inner)
