@@ -8,6 +8,8 @@ mod artifact;
 mod ingest_cmd;
 mod parse;
 mod runs;
+mod token;
+mod upload;
 
 /// Commit-versus-commit statistics for kernel benchmarks and tracer outputs.
 #[derive(Debug, Parser)]
@@ -27,6 +29,10 @@ pub enum Command {
     Runs(runs::RunsArgs),
     /// Write a run's raw files back out, byte for byte.
     Artifact(artifact::ArtifactArgs),
+    /// Manage the upload tokens of test rigs.
+    Token(token::TokenArgs),
+    /// Send FILEs or DIRs as one run to a quiescent server (POST /api/v1/runs).
+    Upload(upload::UploadArgs),
     /// Serve the dashboard and the HTTP API.
     Serve {
         #[command(flatten)]
@@ -76,6 +82,8 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Ingest(args) => ingest_cmd::run(args).await,
         Command::Runs(args) => runs::run(args).await,
         Command::Artifact(args) => artifact::run(args).await,
+        Command::Token(args) => token::run(args).await,
+        Command::Upload(args) => upload::run(args).await,
         Command::Serve { db, serve } => {
             crate::web::serve(&db, serve).await?;
             Ok(std::process::ExitCode::SUCCESS)
