@@ -84,7 +84,7 @@ pub struct RunMeta {
     pub token_id: Option<i64>,
     /// Keep only the series of this labelled block of the input (`original`, `apply patch`,
     /// `BEFORE`...), stored without the label: one file holding before and after results
-    /// is imported as two runs of two builds.
+    /// is imported as two runs of two builds. An empty string selects the unlabelled series.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<String>,
 }
@@ -342,7 +342,10 @@ pub async fn import_run(
                 match msg {
                     Msg::Series(id, mut spec) => {
                         if let Some(block) = &meta.block {
-                            if spec.key.label.as_deref() != Some(block.as_str()) {
+                            // An empty block name selects the series that carry no label
+                            // (results printed before the first label line).
+                            let want = Some(block.as_str()).filter(|b| !b.is_empty());
+                            if spec.key.label.as_deref() != want {
                                 return Ok(());
                             }
                             spec.key.label = None;

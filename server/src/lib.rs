@@ -12,3 +12,9 @@ pub mod web;
 pub use error::AppError;
 pub use state::AppState;
 pub use web::app;
+pub mod report;
+
+/// Natural order of strings (digit runs by value): `cpu2` before `cpu10`, `5` before `10`.
+pub fn natural(a: &str, b: &str) -> std::cmp::Ordering {
+    ingest::natural_cmp(a, b)
+}

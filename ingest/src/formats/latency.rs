@@ -1,9 +1,62 @@
-//! PLACEHOLDER: replaced by the real parser.
+//! Latency-tracer outputs: irqsoff, preemptoff, preemptirqsoff, wakeup, wakeup_rt, wakeup_dl.
+//!
+//! Header generations handled (FORMATS.md §4):
+//! * the -rt patch's `preemption latency trace v1.1.5 on <release>` (2.6.1x-rt): no `#`
+//!   prefixes, no `# tracer:` line, no started/ended sites;
+//! * mainline 2.6.26 .. 2.6.3x `latency_trace`: `# tracer: X`, then an unprefixed
+//!   `X latency trace v1.1.5` header and `=> started at:` / `=> ended at:` lines;
+//! * modern (3.x and later) `trace` files where every header line carries `# `.
+//!
+//! The `<tracer> latency trace` line is authoritative for the tracer name over `# tracer:`
+//! (documentation shows a `wakeup` and a `wakeup_rt` tracer line above one trace).
+//!
+//! Bodies: function-trace entries (`bash-3730  1d..1    1us+: func (parent)` and
+//! `func <-parent`), -rt pseudo entries (`func <comm-pid> (a b)`), sched pseudo entries
+//! (`0:120:R   + [003]   312:100:R kworker/3:1H`, `==>`), event lines, the `display-graph`
+//! columns (`REL TIME | CPU) TASK/PID | flags | DURATION | FUNCTION CALLS`), `[...]` elisions,
+//! and the `<stack trace>` entry with its ` => frame` lines.
+//!
+//! Per trace:
+//! * series `latency` (s, lower is better): the header's `latency: N us`;
+//! * series `entries` (count, neutral): the total of the header's `#shown/total`;
+//! * meta `tracer`, `kernel_version`, `cpu`, `task`, `pid`, `uid`, `nice`, `policy`, `rt_prio`,
+//!   `preemption_model` (`M:`), `sp`, `hp`, `ncpus` (`#P:`), `started_at`, `ended_at`,
+//!   `entries_shown` and `entries_total` (the header's two counts), `entries_listed` (entry
+//!   lines present in the file: authors elide lines, so it is often smaller);
+//! * extra `entries`: the listed entries as objects `{comm, pid, cpu, flags, time_us, mark,
+//!   func, parent}` (display-graph entries add `duration_us`), at most
+//!   [`MAX_ENTRIES`] of them (meta `entries_note` says when more were listed);
+//! * extra `stack`: the frames under the first `<stack trace>` entry.
+//!
+//! A file holding several traces gives one sample per trace; the meta and extras of the second
+//! and later traces are prefixed `trace2.`, `trace3.`, ... and meta `traces` counts them.
+//!
+//! Also read:
+//! * -rt console lines `( comm-pid |#cpu): new N us maximum-latency wakeup.`: series
+//!   `max_latency_console` (s), one sample per line, and extra `console` with the details;
+//! * summary lists of maximum latencies per experiment (`one-disable:\t\t564us`,
+//!   `full-disable: (19043)\t9352us`): series `latency` with the experiment name as the block
+//!   label, the count in parentheses in meta `<name>.count`.
+
+use serde_json::{Value, json};
 
 use super::Format;
-use crate::error::{ErrorKind, ParseError};
-use crate::lines::Lines;
-use crate::model::Ctx;
+use crate::error::ParseError;
+use crate::lines::{self, Lines};
+use crate::model::{Ctx, SeriesKey, SeriesSpec};
+
+/// Most entries kept per trace in the `entries` extra.
+pub const MAX_ENTRIES: usize = 10_000;
+
+const TRACERS: [&str; 7] = [
+    "irqsoff",
+    "preemptoff",
+    "preemptirqsoff",
+    "wakeup",
+    "wakeup_rt",
+    "wakeup_dl",
+    "preemption",
+];
 
 pub struct Latency;
 
@@ -11,16 +64,645 @@ impl Format for Latency {
     fn name(&self) -> &'static str {
         "latency"
     }
+
     fn description(&self) -> &'static str {
-        "latency"
+        "irqsoff/preemptoff/preemptirqsoff/wakeup* latency traces (latency_trace and trace files)"
     }
-    fn sniff(&self, _head: &str) -> u32 {
-        0
+
+    fn sniff(&self, head: &str) -> u32 {
+        let mut score = 0;
+        let mut list_lines = 0;
+        for raw in head.lines().take(2000) {
+            let line = lines::strip_mail(raw);
+            if line.contains(" latency trace v1.") {
+                return 95;
+            }
+            if let Some(t) = line.strip_prefix("# tracer:")
+                && TRACERS.contains(&t.trim())
+            {
+                score = score.max(90);
+            }
+            if line.starts_with('(') && line.contains("maximum-latency") {
+                score = score.max(70);
+            }
+            if summary_line(line).is_some() {
+                list_lines += 1;
+            }
+        }
+        if list_lines >= 2 {
+            score = score.max(30);
+        }
+        score
     }
-    fn parse(&self, _lines: &mut Lines<'_>, _ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        Err(ParseError::new(
-            ErrorKind::Unsupported("not written yet".into()),
-            0,
-        ))
+
+    fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        let mut p = Parser::default();
+        // Counted here because `line` borrows `lines` (no push-back is used).
+        let mut line_no = lines.line_no();
+        while let Some(line) = lines.next_line()? {
+            line_no += 1;
+            ctx.line = line_no;
+            p.line(line, ctx)?;
+        }
+        p.finish(ctx)
+    }
+}
+
+/// One latency trace being read.
+#[derive(Default)]
+struct Trace {
+    /// 1-based position in the file.
+    index: usize,
+    /// Whether an entry has been read (the header is over).
+    in_body: bool,
+    /// Whether ` => frame` lines belong to a `<stack trace>` entry.
+    in_stack: bool,
+    stacks: usize,
+    stack: Vec<Value>,
+    entries: Vec<Value>,
+    listed: u64,
+}
+
+#[derive(Default)]
+struct Parser {
+    /// Tracer named by the last `# tracer:` line, and where.
+    pending_tracer: Option<(String, u64)>,
+    trace: Option<Trace>,
+    traces: usize,
+    console: Vec<Value>,
+    console_lines: u64,
+    summaries: u64,
+    first_line: Option<(u64, String)>,
+}
+
+impl Parser {
+    fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        let s = lines::strip_mail(raw).trim_end();
+        if s.is_empty() {
+            if let Some(t) = &mut self.trace {
+                t.in_stack = false;
+            }
+            return Ok(());
+        }
+        if self.first_line.is_none() {
+            self.first_line = Some((ctx.line, s.to_string()));
+        }
+        if let Some(t) = s
+            .strip_prefix("# tracer:")
+            .or_else(|| s.strip_prefix("#tracer:"))
+        {
+            self.pending_tracer = Some((t.trim().to_string(), ctx.line));
+            return Ok(());
+        }
+        // Header lines with their `#` (modern) or without (older generations).
+        let h = s.trim_start_matches('#').trim_start();
+        if let Some(i) = h.find(" latency trace v") {
+            self.end_trace(ctx);
+            self.start_trace(h, i, ctx);
+            return Ok(());
+        }
+        if let Some(c) = console_line(s) {
+            self.console_lines += 1;
+            let id = ctx.series(SeriesSpec::duration(SeriesKey::new("max_latency_console")));
+            ctx.sample(id, lines::us_to_s(c.latency_us))?;
+            if self.console.len() < MAX_ENTRIES {
+                self.console.push(json!({
+                    "comm": c.comm, "pid": c.pid, "cpu": c.cpu,
+                    "latency_us": c.latency_us, "kind": c.kind,
+                }));
+            }
+            return Ok(());
+        }
+        if let Some((name, count, us)) = summary_line(s) {
+            self.summaries += 1;
+            if let Some(n) = count {
+                ctx.meta(&format!("{name}.count"), n);
+            }
+            let key = SeriesKey::new("latency").label(Some(name.to_string()));
+            return ctx.push(SeriesSpec::duration(key), lines::us_to_s(us));
+        }
+        let Some(trace) = &mut self.trace else {
+            return Ok(());
+        };
+        if !trace.in_body {
+            let prefix = meta_prefix(trace.index);
+            if let Some(rest) = h.strip_prefix("latency:") {
+                return header_latency(rest, &prefix, ctx);
+            }
+            if let Some(rest) = h.strip_prefix("| task:") {
+                header_task(rest, &prefix, ctx);
+                return Ok(());
+            }
+            if let Some(site) = h.strip_prefix("=> started at:") {
+                ctx.meta(&format!("{prefix}started_at"), site.trim());
+                return Ok(());
+            }
+            if let Some(site) = h.strip_prefix("=> ended at:") {
+                ctx.meta(&format!("{prefix}ended_at"), site.trim());
+                return Ok(());
+            }
+            if let Some(n) = s.strip_prefix("#P:") {
+                // `#P:2)` wrapped onto its own line by a mailer.
+                let n = n.trim_end_matches(')').trim();
+                if n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty() {
+                    ctx.meta(&format!("{prefix}ncpus"), n);
+                }
+                return Ok(());
+            }
+        }
+        if let Some(e) = parse_entry(s).or_else(|| parse_graph_entry(s)) {
+            trace.in_body = true;
+            trace.listed += 1;
+            if e.func == "<stack trace>" {
+                trace.stacks += 1;
+                trace.in_stack = trace.stacks == 1;
+            } else {
+                trace.in_stack = false;
+            }
+            if trace.entries.len() < MAX_ENTRIES {
+                trace.entries.push(e.to_json());
+            }
+            return Ok(());
+        }
+        if let Some(frame) = s.strip_prefix("=>") {
+            if trace.in_body && trace.stacks > 0 {
+                if trace.in_stack {
+                    trace.stack.push(Value::String(frame.trim().to_string()));
+                }
+            } else if trace.in_body {
+                ctx.warn(format!("a stack frame outside a <stack trace>: {s:?}"));
+            }
+            return Ok(());
+        }
+        if trace.in_body && looks_like_entry(s) {
+            ctx.warn(format!(
+                "not a latency trace entry (expected `comm-pid CPUflags TIMEus: func`): {s:?}"
+            ));
+        }
+        // Anything else is the legend, an elision (`[...]`) or prose.
+        Ok(())
+    }
+
+    fn start_trace(&mut self, h: &str, i: usize, ctx: &mut Ctx<'_>) {
+        self.traces += 1;
+        let index = self.traces;
+        let prefix = meta_prefix(index);
+        let tracer = h[..i].trim();
+        let tracer = tracer.rsplit(' ').next().unwrap_or(tracer);
+        ctx.meta(&format!("{prefix}tracer"), tracer);
+        if let Some((named, _)) = self.pending_tracer.take()
+            && named != tracer
+        {
+            ctx.meta(
+                &format!("{prefix}tracer_note"),
+                format!("`# tracer: {named}` above a `{tracer} latency trace` header"),
+            );
+        }
+        if let Some((_, release)) = h[i..].split_once(" on ") {
+            ctx.meta(&format!("{prefix}kernel_version"), release.trim());
+        }
+        self.trace = Some(Trace {
+            index,
+            ..Trace::default()
+        });
+    }
+
+    fn end_trace(&mut self, ctx: &mut Ctx<'_>) {
+        let Some(t) = self.trace.take() else {
+            return;
+        };
+        let prefix = meta_prefix(t.index);
+        ctx.meta(&format!("{prefix}entries_listed"), t.listed.to_string());
+        if t.listed > MAX_ENTRIES as u64 {
+            ctx.meta(
+                &format!("{prefix}entries_note"),
+                format!(
+                    "only the first {MAX_ENTRIES} of {} listed entries kept",
+                    t.listed
+                ),
+            );
+        }
+        if t.stacks > 1 {
+            ctx.meta(&format!("{prefix}stack_traces"), t.stacks.to_string());
+        }
+        ctx.extra(&format!("{prefix}entries"), Value::Array(t.entries));
+        if t.stacks > 0 {
+            ctx.extra(&format!("{prefix}stack"), Value::Array(t.stack));
+        }
+    }
+
+    fn finish(mut self, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        self.end_trace(ctx);
+        if self.traces == 0 && self.console_lines == 0 && self.summaries == 0 {
+            if let Some((tracer, line)) = self.pending_tracer {
+                return Err(ParseError::syntax(
+                    line,
+                    "a `<tracer> latency trace v1.1.5 on <kernel>` header after the tracer line",
+                    format!("# tracer: {tracer} and no latency header"),
+                ));
+            }
+            return Err(match self.first_line {
+                Some((line, text)) => ParseError::syntax(
+                    line,
+                    "a latency trace (`# tracer: irqsoff`, `<tracer> latency trace v1.1.5 on \
+                     <kernel>`), a `maximum-latency` console line or a `name: NNNus` list",
+                    text,
+                ),
+                None => ParseError::nothing("latency traces"),
+            });
+        }
+        if self.traces > 1 {
+            ctx.meta("traces", self.traces.to_string());
+        }
+        if self.console_lines > 0 {
+            ctx.meta("console_lines", self.console_lines.to_string());
+            ctx.extra("console", Value::Array(self.console));
+        }
+        Ok(())
+    }
+}
+
+fn meta_prefix(index: usize) -> String {
+    if index <= 1 {
+        String::new()
+    } else {
+        format!("trace{index}.")
+    }
+}
+
+/// `12 us, #3/3, CPU#1 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:2)`
+fn header_latency(rest: &str, prefix: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+    let bad = || {
+        ParseError::syntax(
+            ctx.line,
+            "`latency: N us, #shown/total, CPU#n | (M:model ...)`",
+            format!("latency:{rest}"),
+        )
+    };
+    let (lat, rest) = rest.split_once(',').ok_or_else(bad)?;
+    let lat = lat.trim().strip_suffix("us").ok_or_else(bad)?;
+    let latency_us = lines::parse_number(lat).ok_or_else(bad)?;
+    let (counts, rest) = rest.split_once(',').ok_or_else(bad)?;
+    let (shown, total) = counts
+        .trim()
+        .strip_prefix('#')
+        .and_then(|c| c.split_once('/'))
+        .ok_or_else(bad)?;
+    let shown = lines::parse_number(shown).ok_or_else(bad)?;
+    let total = lines::parse_number(total).ok_or_else(bad)?;
+    let (cpu, model) = rest.split_once('|').unwrap_or((rest, ""));
+    let cpu = cpu.trim().strip_prefix("CPU#").ok_or_else(bad)?;
+    ctx.meta(&format!("{prefix}cpu"), cpu.trim());
+    ctx.meta(&format!("{prefix}entries_shown"), shown.to_string());
+    ctx.meta(&format!("{prefix}entries_total"), total.to_string());
+    let model = model.trim().trim_start_matches('(').trim_end_matches(')');
+    for tok in model.split([' ', ',']) {
+        let key = match tok.split_once(':') {
+            Some(("M", _)) => "preemption_model",
+            Some(("SP", _)) => "sp",
+            Some(("HP", _)) => "hp",
+            Some(("#P", _)) => "ncpus",
+            _ => continue,
+        };
+        let value = tok.split_once(':').map_or("", |(_, v)| v);
+        ctx.meta(&format!("{prefix}{key}"), value);
+    }
+    ctx.push(
+        SeriesSpec::duration(SeriesKey::new("latency")),
+        lines::us_to_s(latency_us),
+    )?;
+    ctx.push(SeriesSpec::count(SeriesKey::new("entries")), total)
+}
+
+/// ` IRQ 233-2446 (uid:0 nice:-5 policy:1 rt_prio:40)`
+fn header_task(rest: &str, prefix: &str, ctx: &mut Ctx<'_>) {
+    let rest = rest.trim();
+    let (task, attrs) = match rest.rfind(" (") {
+        Some(i) => (&rest[..i], rest[i + 2..].trim_end_matches(')')),
+        None => (rest, ""),
+    };
+    let (comm, pid) = split_comm_pid(task.trim());
+    ctx.meta(&format!("{prefix}task"), comm);
+    if let Some(pid) = pid {
+        ctx.meta(&format!("{prefix}pid"), pid.to_string());
+    }
+    for tok in attrs.split_whitespace() {
+        if let Some((k, v)) = tok.split_once(':')
+            && matches!(k, "uid" | "nice" | "policy" | "rt_prio")
+        {
+            ctx.meta(&format!("{prefix}{k}"), v);
+        }
+    }
+}
+
+/// `sshd-4261` -> (`sshd`, 4261); `softirq--5` -> (`softirq-`, 5); `<...>-2446`.
+fn split_comm_pid(s: &str) -> (&str, Option<u64>) {
+    match s.rsplit_once('-') {
+        Some((comm, pid)) if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) => {
+            (comm, pid.parse().ok())
+        }
+        _ => (s, None),
+    }
+}
+
+struct Console<'a> {
+    comm: &'a str,
+    pid: Option<u64>,
+    cpu: u32,
+    latency_us: f64,
+    kind: &'a str,
+}
+
+/// `( posix_cpu_timer-15   |#1): new 8 us maximum-latency wakeup.`
+fn console_line(s: &str) -> Option<Console<'_>> {
+    let inner = s.strip_prefix('(')?;
+    let (who, rest) = inner.split_once("):")?;
+    let (task, cpu) = who.split_once("|#")?;
+    let cpu = cpu.trim().parse().ok()?;
+    let rest = rest.trim_start().strip_prefix("new ")?;
+    let (n, rest) = rest.split_once("us")?;
+    let latency_us = lines::parse_number(n)?;
+    let kind = rest.trim().strip_prefix("maximum-latency")?;
+    let (comm, pid) = split_comm_pid(task.trim());
+    Some(Console {
+        comm,
+        pid,
+        cpu,
+        latency_us,
+        kind: kind.trim().trim_end_matches('.'),
+    })
+}
+
+/// `one-disable:\t\t564us`, `full-disable: (19043)\t9352us` -> (name, count, µs).
+fn summary_line(s: &str) -> Option<(&str, Option<&str>, f64)> {
+    let (name, rest) = s.split_once(':')?;
+    if name.is_empty()
+        || !name.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'+'))
+    {
+        return None;
+    }
+    let mut rest = rest.trim();
+    let mut count = None;
+    if let Some(r) = rest.strip_prefix('(') {
+        let (n, r) = r.split_once(')')?;
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        count = Some(n);
+        rest = r.trim();
+    }
+    let us = lines::parse_number(rest.strip_suffix("us")?.trim_end())?;
+    Some((name, count, us))
+}
+
+/// One body entry.
+struct Entry<'a> {
+    comm: &'a str,
+    pid: Option<u64>,
+    cpu: Option<u32>,
+    flags: &'a str,
+    time_us: f64,
+    mark: Option<&'a str>,
+    func: &'a str,
+    parent: Option<&'a str>,
+    duration_us: Option<f64>,
+}
+
+impl Entry<'_> {
+    fn to_json(&self) -> Value {
+        let mut v = json!({
+            "comm": self.comm, "pid": self.pid, "cpu": self.cpu, "flags": self.flags,
+            "time_us": self.time_us, "mark": self.mark, "func": self.func, "parent": self.parent,
+        });
+        if let Some(d) = self.duration_us {
+            v["duration_us"] = json!(d);
+        }
+        v
+    }
+}
+
+/// `12us!:` / `0us` (then `:`) -> (µs, mark, whether the colon is glued on).
+fn time_token(tok: &str) -> Option<(f64, Option<&str>, bool)> {
+    let i = tok.find("us")?;
+    let n = &tok[..i];
+    if n.is_empty() || !n.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let t = lines::parse_number(n)?;
+    let rest = &tok[i + 2..];
+    let (rest, colon) = match rest.strip_suffix(':') {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let mark = match rest {
+        "" => None,
+        "!" | "+" | "#" | "*" | "@" | "$" => Some(rest),
+        _ => return None,
+    };
+    Some((t, mark, colon))
+}
+
+/// `    bash-3730  1d..1    1us+: _write_unlock_irq (sys_setpgid)` and its modern and -rt
+/// relatives.
+fn parse_entry(s: &str) -> Option<Entry<'_>> {
+    // Tokens with their byte offsets: the comm may hold spaces (`IRQ 233-2446`).
+    let mut toks: Vec<(usize, &str)> = Vec::with_capacity(8);
+    let mut pos = 0;
+    for tok in s.split_ascii_whitespace() {
+        let at = pos + s[pos..].find(tok)?;
+        pos = at + tok.len();
+        toks.push((at, tok));
+        let i = toks.len() - 1;
+        if i < 2 {
+            continue;
+        }
+        let Some((time_us, mark, glued)) = time_token(tok) else {
+            continue;
+        };
+        let rest = &s[pos..];
+        let rest = if glued {
+            rest
+        } else {
+            rest.trim_start().strip_prefix(':')?
+        };
+        let flags_tok = toks[i - 1].1;
+        let digits = flags_tok.bytes().take_while(u8::is_ascii_digit).count();
+        let flags = &flags_tok[digits..];
+        if digits == 0 || !(3..=6).contains(&flags.len()) {
+            return None;
+        }
+        let commpid = s[toks[0].0..toks[i - 2].0 + toks[i - 2].1.len()].trim();
+        let (comm, pid) = split_comm_pid(commpid);
+        let text = rest.trim();
+        if text.is_empty() {
+            return None;
+        }
+        let (func, parent) = split_call(text);
+        return Some(Entry {
+            comm,
+            pid,
+            cpu: flags_tok[..digits].parse().ok(),
+            flags,
+            time_us,
+            mark,
+            func,
+            parent,
+            duration_us: None,
+        });
+    }
+    None
+}
+
+/// `func <-parent` (modern), `func (parent)` (old), anything else (sched pseudo entries,
+/// events) kept whole.
+fn split_call(text: &str) -> (&str, Option<&str>) {
+    if text == "<stack trace>" {
+        return (text, None);
+    }
+    if let Some((f, p)) = text.split_once(" <-") {
+        return (f.trim_end(), Some(p.trim()));
+    }
+    if let Some(body) = text.strip_suffix(')')
+        && let Some(i) = body.rfind(" (")
+    {
+        return (body[..i].trim_end(), Some(&body[i + 2..]));
+    }
+    (text, None)
+}
+
+/// `   3 us |   0)   bash-1507    |  d..2 |   0.351 us    |   in_task_stack();`
+fn parse_graph_entry(s: &str) -> Option<Entry<'_>> {
+    let parts: Vec<&str> = s.split('|').collect();
+    // Without the funcgraph-proc option there is no TASK/PID column: `0)  d... |`.
+    let (cpu_task, flags, dur, func) = match parts.as_slice() {
+        [_, ct, f, d, func] => (*ct, f.trim(), *d, *func),
+        [_, ct, d, func] => (*ct, "", *d, *func),
+        _ => return None,
+    };
+    let time_us = lines::parse_number(parts[0].trim().strip_suffix("us")?)?;
+    let (cpu, task) = cpu_task.trim().split_once(')')?;
+    let cpu: u32 = cpu.trim().parse().ok()?;
+    let (commpid, flags) = if parts.len() == 5 {
+        (task.trim(), flags)
+    } else {
+        ("", task.trim())
+    };
+    // Overhead marks (`+`, `!`, ...) precede the duration.
+    let dur = dur
+        .trim()
+        .trim_start_matches(['+', '!', '#', '*', '@', '$'])
+        .trim();
+    let duration_us = match dur.strip_suffix("us") {
+        Some(d) => Some(lines::parse_number(d.trim())?),
+        None if dur.is_empty() => None,
+        None => return None,
+    };
+    let (comm, pid) = if commpid.is_empty() {
+        ("", None)
+    } else {
+        split_comm_pid(commpid)
+    };
+    Some(Entry {
+        comm,
+        pid,
+        cpu: Some(cpu),
+        flags,
+        time_us,
+        mark: None,
+        func: func.trim(),
+        parent: None,
+        duration_us,
+    })
+}
+
+/// A body line that carries a `<n>us` time field, so it was meant to be an entry.
+fn looks_like_entry(s: &str) -> bool {
+    s.split_ascii_whitespace().any(|t| {
+        t.starts_with(|c: char| c.is_ascii_digit())
+            && t.trim_end_matches([':', '!', '+', '#', '*', '@', '$'])
+                .strip_suffix("us")
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries() {
+        let e =
+            parse_entry("    bash-3730  1d..1    1us+: _write_unlock_irq (sys_setpgid)").unwrap();
+        assert_eq!(
+            (e.comm, e.pid, e.cpu, e.flags),
+            ("bash", Some(3730), Some(1), "d..1")
+        );
+        assert_eq!((e.time_us, e.mark), (1.0, Some("+")));
+        assert_eq!(
+            (e.func, e.parent),
+            ("_write_unlock_irq", Some("sys_setpgid"))
+        );
+        let e = parse_entry("softirq--5     0D..2    2us : deactivate_task <softirq--5> (101 1)")
+            .unwrap();
+        assert_eq!((e.comm, e.pid), ("softirq-", Some(5)));
+        assert_eq!(
+            (e.func, e.parent),
+            ("deactivate_task <softirq--5>", Some("101 1"))
+        );
+        let e = parse_entry("IRQ 233-2446  0D..2   12us!: thread_return (thread_return)").unwrap();
+        assert_eq!((e.comm, e.pid, e.mark), ("IRQ 233", Some(2446), Some("!")));
+        let e = parse_entry(
+            "<idle>-0       3dNs7    0us :      0:120:R   + [003]   312:100:R kworker/3:1H",
+        )
+        .unwrap();
+        assert_eq!(e.func, "0:120:R   + [003]   312:100:R kworker/3:1H");
+        assert_eq!(e.parent, None);
+        assert!(parse_entry("[...]").is_none());
+        assert!(parse_entry("Here is a typical trace:").is_none());
+    }
+
+    #[test]
+    fn graph_entries() {
+        let e = parse_graph_entry(
+            "       3 us |   0)   bash-1507    |  d..2 |   0.351 us    |              in_task_stack();",
+        )
+        .unwrap();
+        assert_eq!(
+            (e.comm, e.pid, e.cpu, e.flags),
+            ("bash", Some(1507), Some(0), "d..2")
+        );
+        assert_eq!((e.time_us, e.duration_us), (3.0, Some(0.351)));
+        assert_eq!(e.func, "in_task_stack();");
+        let e = parse_graph_entry(
+            "        1 us |   0)   bash-1507    |  d..2 |               |    set_track() {",
+        )
+        .unwrap();
+        assert_eq!((e.duration_us, e.func), (None, "set_track() {"));
+    }
+
+    #[test]
+    fn summary_and_console() {
+        assert_eq!(
+            summary_line("full-disable: (19043)\t9352us"),
+            Some(("full-disable", Some("19043"), 9352.0))
+        );
+        assert_eq!(
+            summary_line("one-disable:\t\t564us"),
+            Some(("one-disable", None, 564.0))
+        );
+        assert_eq!(
+            summary_line("Funny how enabling 10 took less than one?"),
+            None
+        );
+        let c = console_line("(         IRQ 233-2446 |#0): new 861 us maximum-latency wakeup.")
+            .unwrap();
+        assert_eq!(
+            (c.comm, c.pid, c.cpu, c.latency_us),
+            ("IRQ 233", Some(2446), 0, 861.0)
+        );
+        assert_eq!(c.kind, "wakeup");
     }
 }

@@ -1,9 +1,43 @@
-//! PLACEHOLDER: replaced by the real parser.
+//! The ftrace function profiler's per-CPU tables (`trace_stat/function<N>`).
+//!
+//! Variants handled:
+//! * a single `functionN` file: the CPU comes from the file name (`function3` -> `cpu3`); a file
+//!   whose name carries no CPU number is `cpu0`, noted in meta `cpu_note`;
+//! * `head trace_stat/function*` output with `==> path/functionN <==` headers (CPU from the
+//!   path), and `cat trace_stat/function*` concatenations where the header simply repeats (each
+//!   new table is the next CPU in order); a `# cat .../function0` command line also names the CPU;
+//! * the 5-column table (`Function Hit Time Avg s^2`), the 4-column one of kernels before s^2
+//!   was added, and the 2-column `Function Hit` one of kernels without the graph tracer;
+//! * kernel alignment with trailing padding, whitespace collapsed by mail archives, `> ` quoting;
+//! * labels between blocks (`original:`, `apply patch:`, `BEFORE (...)`, `AFTER (...)`): they
+//!   become [`SeriesKey::label`] and restart the CPU order of header-less concatenations.
+//!
+//! Function names are kept as printed: the kernel cuts them at 30 characters
+//! (`rcu_preempt_deferred_qs_handle`) and they may hold `.` or `sym+0xoff`.
+//!
+//! Series per table row, scope `cpuN`:
+//! * `FUNCTION.hit`: calls (count, neutral);
+//! * `FUNCTION.time`: total time in the function (s, lower is better; printed in µs);
+//! * `FUNCTION.avg`: time per call (s, lower is better);
+//! * `FUNCTION.s2`: the variance of the per-call time (s^2, lower is better). The kernel labels
+//!   it `us` but prints µs², so the value is multiplied by 1e-12.
+//!
+//! Each table gives one sample to each of its row series, so a file holding the same CPU twice
+//! without a label in between gives two samples.
+//!
+//! Totals, scope `all`, only when the input itself holds two or more CPUs: per label, hit and
+//! time summed over the CPUs of one round of tables, and `avg` = Σtime / Σhit (s^2 cannot be
+//! combined without the raw sums). A directory of `function0..N` files arrives here one file at
+//! a time, each with one CPU: no totals are made for those, because the per-file total would be
+//! that CPU alone; the per-CPU series of all files land in the same run and the totals are the
+//! compare side's to compute. Meta `cpus` holds the number of distinct CPUs in the input.
+
+use std::collections::{BTreeSet, HashMap};
 
 use super::Format;
-use crate::error::{ErrorKind, ParseError};
-use crate::lines::Lines;
-use crate::model::Ctx;
+use crate::error::ParseError;
+use crate::lines::{self, Lines};
+use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
 
 pub struct TraceStat;
 
@@ -11,16 +45,466 @@ impl Format for TraceStat {
     fn name(&self) -> &'static str {
         "trace_stat"
     }
+
     fn description(&self) -> &'static str {
-        "trace_stat"
+        "ftrace function profiler tables (trace_stat/function<N>, head/cat of several CPUs)"
     }
-    fn sniff(&self, _head: &str) -> u32 {
-        0
+
+    fn sniff(&self, head: &str) -> u32 {
+        let mut score = 0;
+        for raw in head.lines().take(2000) {
+            let line = lines::strip_mail(raw);
+            if header_columns(line).is_some() {
+                return 90;
+            }
+            if line.contains("trace_stat/function") {
+                score = 20;
+            }
+        }
+        score
     }
-    fn parse(&self, _lines: &mut Lines<'_>, _ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        Err(ParseError::new(
-            ErrorKind::Unsupported("not written yet".into()),
-            0,
-        ))
+
+    fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        let file_cpu = ctx.file_name.as_deref().and_then(cpu_from_path);
+        let mut p = Parser::new(file_cpu);
+        // Counted here because `line` borrows `lines` (no push-back is used).
+        let mut line_no = lines.line_no();
+        while let Some(line) = lines.next_line()? {
+            line_no += 1;
+            ctx.line = line_no;
+            p.line(line, ctx)?;
+        }
+        p.finish(ctx)
+    }
+}
+
+/// The number of duration columns announced by a `Function  Hit ...` header line.
+fn header_columns(line: &str) -> Option<usize> {
+    let mut it = line.split_whitespace();
+    if it.next()? != "Function" || it.next()? != "Hit" {
+        return None;
+    }
+    let rest: Vec<&str> = it.collect();
+    match rest.as_slice() {
+        [] => Some(0),
+        ["Time", "Avg"] => Some(2),
+        ["Time", "Avg", "s^2"] => Some(3),
+        _ => None,
+    }
+}
+
+/// The CPU of a `functionN` file name or path (`/sys/.../trace_stat/function3`, `function3.txt`).
+fn cpu_from_path(path: &str) -> Option<u32> {
+    let base = path.rsplit(['/', '\\']).next()?;
+    // Drop extensions such as `.txt` or `.gz`; a name like `function3` has none.
+    let mut stem = base;
+    while let Some((s, ext)) = stem.rsplit_once('.') {
+        if ext.is_empty() || !ext.bytes().all(|b| b.is_ascii_alphabetic()) {
+            break;
+        }
+        stem = s;
+    }
+    let digits = stem.len() - stem.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 || !stem[..stem.len() - digits].ends_with("function") {
+        return None;
+    }
+    stem[stem.len() - digits..].parse().ok()
+}
+
+/// A row: name, hit and up to three durations in µs (µs² for the last).
+struct Row<'a> {
+    name: &'a str,
+    hit: f64,
+    durations: [f64; 3],
+    n: usize,
+}
+
+fn parse_row(line: &str, columns: usize) -> Option<Row<'_>> {
+    let mut it = line.split_whitespace();
+    let name = it.next()?;
+    let hit = lines::parse_number(it.next()?)?;
+    let mut durations = [0.0; 3];
+    let mut n = 0;
+    while let Some(tok) = it.next() {
+        if n == 3 {
+            return None;
+        }
+        // `182650.3 us` as the kernel prints it, or `182650.3us` if a mailer ate the space.
+        let value = if let Some(v) = tok.strip_suffix("us") {
+            lines::parse_number(v)?
+        } else {
+            let v = lines::parse_number(tok)?;
+            if it.next()? != "us" {
+                return None;
+            }
+            v
+        };
+        durations[n] = value;
+        n += 1;
+    }
+    (n == columns).then_some(Row {
+        name,
+        hit,
+        durations,
+        n,
+    })
+}
+
+/// A label line between blocks: `original:`, `apply patch:`, `BEFORE (why)`, `== AFTER ==`.
+/// Returns the label (the author's words without `:`, `==` and a trailing parenthesis).
+fn label_of(line: &str) -> Option<&str> {
+    if line.starts_with(['#', '$', '[']) || line.contains("==>") {
+        return None;
+    }
+    let fenced = line.starts_with("==");
+    let s = line.trim_matches('=').trim();
+    let colon = s.ends_with(':');
+    let s = s.trim_end_matches(':').trim_end();
+    let core = match s.strip_suffix(')').and_then(|x| x.rfind(" (")) {
+        Some(i) => s[..i].trim_end(),
+        None => s,
+    };
+    let core = core.trim_end_matches(':').trim_end();
+    if core.is_empty() || core.len() > 40 || core.split_whitespace().count() > 5 {
+        return None;
+    }
+    if core
+        .split_whitespace()
+        .any(|t| lines::parse_number(t).is_some())
+    {
+        return None;
+    }
+    let shouting = core.bytes().any(|b| b.is_ascii_uppercase())
+        && !core.bytes().any(|b| b.is_ascii_lowercase());
+    (colon || fenced || shouting).then_some(core)
+}
+
+/// Looks like a table row that did not parse: a name followed by numbers.
+fn looks_like_data(line: &str) -> bool {
+    let mut it = line.split_whitespace();
+    it.next().is_some()
+        && it
+            .next()
+            .is_some_and(|t| t.starts_with(|c: char| c.is_ascii_digit() || c == '-'))
+}
+
+/// Sums of one round of tables (one table per CPU) under one label.
+#[derive(Default)]
+struct Group {
+    label: Option<String>,
+    cpus: BTreeSet<u32>,
+    index: HashMap<String, usize>,
+    /// (function, Σhit, Σtime in µs, whether the rows had a time column)
+    sums: Vec<(String, f64, f64, bool)>,
+}
+
+impl Group {
+    fn new(label: Option<String>) -> Self {
+        Group {
+            label,
+            ..Group::default()
+        }
+    }
+}
+
+struct Table {
+    cpu: u32,
+    columns: usize,
+    rows: usize,
+    header_line: u64,
+}
+
+struct Parser {
+    file_cpu: Option<u32>,
+    label: Option<String>,
+    /// CPU named by the last `==> path <==` header or `cat .../functionN` command.
+    named_cpu: Option<u32>,
+    /// Next CPU for a table nothing names (header-less concatenations).
+    next_cpu: u32,
+    numbered_by_order: bool,
+    table: Option<Table>,
+    cpus: BTreeSet<u32>,
+    group: Group,
+    /// Finished groups kept until the input is known to hold two or more CPUs.
+    pending: Vec<Group>,
+    tables: u64,
+    rows: u64,
+    first_line: Option<(u64, String)>,
+}
+
+impl Parser {
+    fn new(file_cpu: Option<u32>) -> Self {
+        Parser {
+            file_cpu,
+            label: None,
+            named_cpu: None,
+            next_cpu: 0,
+            numbered_by_order: false,
+            table: None,
+            cpus: BTreeSet::new(),
+            group: Group::new(None),
+            pending: Vec::new(),
+            tables: 0,
+            rows: 0,
+            first_line: None,
+        }
+    }
+
+    fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        let line = lines::strip_mail(raw).trim_end();
+        if line.is_empty() {
+            self.end_table(ctx);
+            return Ok(());
+        }
+        if self.first_line.is_none() {
+            self.first_line = Some((ctx.line, line.to_string()));
+        }
+        if let Some(path) = line.strip_prefix("==>").and_then(|s| s.strip_suffix("<==")) {
+            self.end_table(ctx);
+            self.named_cpu = cpu_from_path(path.trim());
+            return Ok(());
+        }
+        if let Some(columns) = header_columns(line) {
+            self.end_table(ctx);
+            self.start_table(columns, ctx)?;
+            return Ok(());
+        }
+        if let Some(table) = &mut self.table {
+            if line.bytes().all(|b| b == b'-' || b == b' ' || b == b'\t') {
+                return Ok(());
+            }
+            if let Some(row) = parse_row(line, table.columns) {
+                table.rows += 1;
+                let cpu = table.cpu;
+                return self.row(&row, cpu, ctx);
+            }
+            if looks_like_data(line) {
+                let expected = match table.columns {
+                    0 => "`NAME HIT`",
+                    2 => "`NAME HIT TIME us AVG us`",
+                    _ => "`NAME HIT TIME us AVG us S^2 us`",
+                };
+                ctx.warn(format!(
+                    "not a trace_stat row (expected {expected}): {line:?}"
+                ));
+                return Ok(());
+            }
+            // Prose right after a table ends it.
+            self.end_table(ctx);
+        }
+        if line.contains("trace_stat/function") {
+            // `# cat /sys/kernel/debug/tracing/trace_stat/function0` names the next table's CPU.
+            self.named_cpu = line
+                .split_whitespace()
+                .filter(|t| t.contains("trace_stat/function"))
+                .find_map(cpu_from_path);
+            return Ok(());
+        }
+        if let Some(label) = label_of(line) {
+            self.flush_group(ctx)?;
+            if label != line.trim_end_matches(':') {
+                ctx.meta(&format!("label.{label}"), line);
+            }
+            self.label = Some(label.to_string());
+            self.group = Group::new(self.label.clone());
+            self.next_cpu = 0;
+            self.named_cpu = None;
+        }
+        Ok(())
+    }
+
+    fn start_table(&mut self, columns: usize, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        let cpu = match self.named_cpu.take().or(self.file_cpu) {
+            Some(c) => c,
+            None => {
+                self.numbered_by_order = true;
+                self.next_cpu
+            }
+        };
+        self.next_cpu = cpu + 1;
+        if self.group.cpus.contains(&cpu) {
+            // The same CPU again under the same label: a new round of tables.
+            self.flush_group(ctx)?;
+            self.group = Group::new(self.label.clone());
+        }
+        self.group.cpus.insert(cpu);
+        if self.cpus.insert(cpu) && self.cpus.len() == 2 {
+            for g in std::mem::take(&mut self.pending) {
+                emit_totals(&g, ctx)?;
+            }
+        }
+        self.tables += 1;
+        self.table = Some(Table {
+            cpu,
+            columns,
+            rows: 0,
+            header_line: ctx.line,
+        });
+        Ok(())
+    }
+
+    fn end_table(&mut self, ctx: &mut Ctx<'_>) {
+        if let Some(t) = self.table.take()
+            && t.rows == 0
+        {
+            ctx.warn_at(
+                t.header_line,
+                format!(
+                    "a trace_stat table with no rows (cpu{}: the profiler recorded no hits)",
+                    t.cpu
+                ),
+            );
+        }
+    }
+
+    fn row(&mut self, row: &Row<'_>, cpu: u32, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        if row.hit.fract() != 0.0 {
+            ctx.warn(format!(
+                "trace_stat hit count {} of {} is not a whole number; row skipped",
+                row.hit, row.name
+            ));
+            return Ok(());
+        }
+        self.rows += 1;
+        let scope = format!("cpu{cpu}");
+        let key = |what: &str| {
+            SeriesKey::new(format!("{}.{what}", row.name))
+                .scope(scope.clone())
+                .label(self.label.clone())
+        };
+        ctx.push(SeriesSpec::count(key("hit")), row.hit)?;
+        if row.n >= 2 {
+            ctx.push(
+                SeriesSpec::duration(key("time")),
+                lines::us_to_s(row.durations[0]),
+            )?;
+            ctx.push(
+                SeriesSpec::duration(key("avg")),
+                lines::us_to_s(row.durations[1]),
+            )?;
+        }
+        if row.n == 3 {
+            // Printed as `us` but the kernel computes it in µs²: 1 µs² = 1e-12 s².
+            let spec = SeriesSpec::new(key("s2"), Unit::SecondsSquared, Direction::LowerIsBetter);
+            ctx.push(spec, row.durations[2] * 1e-12)?;
+        }
+        let g = &mut self.group;
+        let i = *g.index.entry(row.name.to_string()).or_insert_with(|| {
+            g.sums.push((row.name.to_string(), 0.0, 0.0, false));
+            g.sums.len() - 1
+        });
+        let s = &mut g.sums[i];
+        s.1 += row.hit;
+        if row.n >= 2 {
+            s.2 += row.durations[0];
+            s.3 = true;
+        }
+        Ok(())
+    }
+
+    fn flush_group(&mut self, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        let g = std::mem::take(&mut self.group);
+        if g.sums.is_empty() {
+            return Ok(());
+        }
+        if self.cpus.len() >= 2 {
+            emit_totals(&g, ctx)
+        } else {
+            self.pending.push(g);
+            Ok(())
+        }
+    }
+
+    fn finish(mut self, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        self.end_table(ctx);
+        self.flush_group(ctx)?;
+        if self.tables == 0 {
+            return Err(match self.first_line {
+                Some((line, text)) => ParseError::syntax(
+                    line,
+                    "a trace_stat table header `Function  Hit  Time  Avg  s^2`",
+                    text,
+                ),
+                None => ParseError::nothing("trace_stat tables"),
+            });
+        }
+        ctx.meta("cpus", self.cpus.len().to_string());
+        ctx.meta("tables", self.tables.to_string());
+        ctx.meta("rows", self.rows.to_string());
+        if self.numbered_by_order {
+            ctx.meta(
+                "cpu_note",
+                if self.tables == 1 {
+                    "no CPU number in the file name or the content: the table is taken as cpu0"
+                } else {
+                    "no CPU number in the file name or the content: tables are numbered cpu0, \
+                     cpu1, ... in order, restarting at each label"
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The `all` series of one round of tables.
+fn emit_totals(g: &Group, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+    for (name, hit, time_us, timed) in &g.sums {
+        let key = |what: &str| SeriesKey::new(format!("{name}.{what}")).label(g.label.clone());
+        ctx.push(SeriesSpec::count(key("hit")), *hit)?;
+        if *timed {
+            ctx.push(SeriesSpec::duration(key("time")), lines::us_to_s(*time_us))?;
+            if *hit > 0.0 {
+                ctx.push(
+                    SeriesSpec::duration(key("avg")),
+                    lines::us_to_s(time_us / hit),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_from_names() {
+        assert_eq!(cpu_from_path("function3"), Some(3));
+        assert_eq!(
+            cpu_from_path("/sys/kernel/tracing/trace_stat/function12"),
+            Some(12)
+        );
+        assert_eq!(cpu_from_path("function0.txt"), Some(0));
+        assert_eq!(cpu_from_path("function*"), None);
+        assert_eq!(cpu_from_path("x_function0_scenario1.txt"), None);
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(label_of("original:"), Some("original"));
+        assert_eq!(label_of("apply patch:"), Some("apply patch"));
+        assert_eq!(
+            label_of("BEFORE (all new blocks are put to the head of a free list)"),
+            Some("BEFORE")
+        );
+        assert_eq!(label_of("== vanilla =="), Some("vanilla"));
+        assert_eq!(label_of("original: 56376  apply patch: 33521"), None);
+        assert_eq!(
+            label_of("Sample output from one of these files is as follows:"),
+            None
+        );
+        assert_eq!(label_of("Signed-off-by: A <a@b>"), None);
+    }
+
+    #[test]
+    fn rows() {
+        let r = parse_row("vm_map_ram 126000 30683.30 us 0.243 us 30819.36 us", 3).unwrap();
+        assert_eq!((r.name, r.hit, r.n), ("vm_map_ram", 126000.0, 3));
+        assert_eq!(r.durations, [30683.30, 0.243, 30819.36]);
+        assert!(parse_row("f 12 1.0 us 0.5 us", 3).is_none());
+        assert!(parse_row("f 12 1.0us 0.5us", 2).is_some());
+        assert!(parse_row("f 12", 0).is_some());
+        assert!(parse_row("f x 1.0 us", 2).is_none());
     }
 }

@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand};
 use crate::config::{DbArgs, ServeArgs};
 
 mod artifact;
+mod compare_cmd;
+pub mod demo;
 mod ingest_cmd;
 mod parse;
 mod runs;
@@ -29,6 +31,10 @@ pub enum Command {
     Runs(runs::RunsArgs),
     /// Write a run's raw files back out, byte for byte.
     Artifact(artifact::ArtifactArgs),
+    /// Compare two builds (or two files): is the change real, how large, how sure.
+    Compare(compare_cmd::CompareArgs),
+    /// Build a database from the bundled real datasets and serve the dashboard.
+    Demo(demo::DemoArgs),
     /// Manage the upload tokens of test rigs.
     Token(token::TokenArgs),
     /// Send FILEs or DIRs as one run to a quiescent server (POST /api/v1/runs).
@@ -82,6 +88,8 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Ingest(args) => ingest_cmd::run(args).await,
         Command::Runs(args) => runs::run(args).await,
         Command::Artifact(args) => artifact::run(args).await,
+        Command::Compare(args) => compare_cmd::run(args).await,
+        Command::Demo(args) => demo::run(args).await,
         Command::Token(args) => token::run(args).await,
         Command::Upload(args) => upload::run(args).await,
         Command::Serve { db, serve } => {

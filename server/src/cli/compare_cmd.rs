@@ -1,0 +1,184 @@
+//! `quiescent compare A B`: two builds from the database, or two files.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use compare::{Direction, Settings, Verdict};
+
+use crate::config::DbArgs;
+use crate::report::{self, Report, Selection};
+
+/// Output formats of `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DirectionArg {
+    Lower,
+    Higher,
+    Neutral,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// Exit with status 3 when any series regressed.
+    Regression,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Base: a build label or commit id in the database, or a file.
+    pub base: String,
+    /// Head: a build label or commit id in the database, or a file.
+    pub head: String,
+    /// Print the comparison as JSON.
+    #[arg(long, group = "out")]
+    pub json: bool,
+    /// Print one CSV line per series.
+    #[arg(long, group = "out")]
+    pub csv: bool,
+    /// Print a Markdown table.
+    #[arg(long, group = "out")]
+    pub markdown: bool,
+    /// Print plain text within 72 columns, ready for an LKML reply.
+    #[arg(long, group = "out")]
+    pub email: bool,
+    /// What "better" means (for files of plain numbers; overrides the parsers' direction).
+    #[arg(long, value_enum)]
+    pub direction: Option<DirectionArg>,
+    /// Significance level (of q when several series are compared).
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Practical threshold in percent of the base median.
+    #[arg(long, default_value_t = 1.0)]
+    pub threshold: f64,
+    /// Only this benchmark.
+    #[arg(long)]
+    pub benchmark: Option<String>,
+    /// Only runs on this machine.
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Only metrics matching this glob (`*.hit`, `real`).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Force the format of file inputs.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Exit with status 3 when any series regressed, so a rig can gate on it.
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+impl CompareArgs {
+    pub fn settings(&self) -> anyhow::Result<Settings> {
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            anyhow::bail!("--alpha must be between 0 and 1, got {}", self.alpha);
+        }
+        if !(self.threshold >= 0.0 && self.threshold.is_finite()) {
+            anyhow::bail!(
+                "--threshold must be a percentage >= 0, got {}",
+                self.threshold
+            );
+        }
+        Ok(Settings {
+            alpha: self.alpha,
+            threshold_pct: self.threshold,
+            ..Settings::default()
+        })
+    }
+}
+
+pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let settings = args.settings()?;
+    let direction = args.direction.map(|d| match d {
+        DirectionArg::Lower => Direction::LowerIsBetter,
+        DirectionArg::Higher => Direction::HigherIsBetter,
+        DirectionArg::Neutral => Direction::Neutral,
+    });
+    let (a, b) = (Path::new(&args.base), Path::new(&args.head));
+    let report = if a.is_file() || b.is_file() {
+        if !(a.is_file() && b.is_file()) {
+            anyhow::bail!(
+                "compare either two files or two builds; {} is a file but {} is not",
+                if a.is_file() { &args.base } else { &args.head },
+                if a.is_file() { &args.head } else { &args.base }
+            );
+        }
+        let pa = ingest::parse_file(a, args.format.as_deref())?;
+        let pb = ingest::parse_file(b, args.format.as_deref())?;
+        let mut r = report::from_datasets(
+            &args.base,
+            &args.head,
+            &pa.dataset,
+            &pb.dataset,
+            direction,
+            &settings,
+        );
+        if let Some(glob) = &args.metric {
+            r.comparisons
+                .retain(|row| report::glob_match(glob, &row.metric));
+        }
+        r
+    } else {
+        if !args.db.db.exists() {
+            anyhow::bail!(
+                "{:?} and {:?} are not files, and there is no database at {} to look builds up in",
+                args.base,
+                args.head,
+                args.db.db.display()
+            );
+        }
+        let pool = super::open_db(&args.db).await?;
+        let sel = Selection {
+            base: args.base.clone(),
+            head: args.head.clone(),
+            benchmark: args.benchmark.clone(),
+            machine: args.machine.clone(),
+            metric: args.metric.clone(),
+        };
+        let mut r = report::build(&pool, &sel, &settings)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let Some(d) = direction {
+            for row in &mut r.comparisons {
+                row.direction = d;
+            }
+        }
+        r
+    };
+    if report.comparisons.is_empty() {
+        eprintln!(
+            "note: no series present on both sides (base has {} runs, head {} runs)",
+            report.base.run_ids.len(),
+            report.head.run_ids.len()
+        );
+    }
+    print(&args, &report).context("writing the report")?;
+    let regressed = report
+        .comparisons
+        .iter()
+        .any(|r| r.cmp.verdict == Verdict::Regression);
+    Ok(if args.fail_on == Some(FailOn::Regression) && regressed {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print(args: &CompareArgs, report: &Report) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, report)?;
+        writeln!(out)?;
+    } else if args.csv {
+        write!(out, "{}", report::csv_text(report))?;
+    } else if args.markdown {
+        write!(out, "{}", report::markdown_text(report))?;
+    } else if args.email {
+        write!(out, "{}", report::email_text(report))?;
+    } else {
+        write!(out, "{}", report::terminal_text(report, 72))?;
+    }
+    Ok(())
+}
