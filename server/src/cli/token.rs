@@ -9,24 +9,43 @@ use crate::tokens;
 pub struct TokenArgs {
     #[command(subcommand)]
     pub command: TokenCommand,
-    #[command(flatten)]
-    pub db: DbArgs,
 }
 
 #[derive(Debug, clap::Subcommand)]
 pub enum TokenCommand {
     /// Create a token for the rig NAME and print it (once: only its hash is stored).
-    Create { name: String },
+    Create {
+        name: String,
+        #[command(flatten)]
+        db: DbArgs,
+    },
     /// List the tokens, with the number of runs each uploaded.
-    List,
+    List {
+        #[command(flatten)]
+        db: DbArgs,
+    },
     /// Revoke the token NAME: its uploads are refused from now on; its runs stay.
-    Revoke { name: String },
+    Revoke {
+        name: String,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+}
+
+impl TokenCommand {
+    fn db(&self) -> &DbArgs {
+        match self {
+            TokenCommand::Create { db, .. }
+            | TokenCommand::List { db }
+            | TokenCommand::Revoke { db, .. } => db,
+        }
+    }
 }
 
 pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
-    let pool = super::open_db(&args.db).await?;
+    let pool = super::open_db(args.command.db()).await?;
     match args.command {
-        TokenCommand::Create { name } => {
+        TokenCommand::Create { name, .. } => {
             let token = tokens::create(&pool, &name).await?;
             // The token alone on stdout so that scripts can capture it; the advice on stderr.
             println!("{token}");
@@ -34,7 +53,7 @@ pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
                 "token {name:?} created; it is shown only now: keep it on the rig (QUIESCENT_TOKEN or --token)"
             );
         }
-        TokenCommand::List => {
+        TokenCommand::List { .. } => {
             let list = tokens::list(&pool).await?;
             if list.is_empty() {
                 println!("no tokens; create one with `quiescent token create NAME`");
@@ -52,7 +71,7 @@ pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
                 println!("{table}");
             }
         }
-        TokenCommand::Revoke { name } => {
+        TokenCommand::Revoke { name, .. } => {
             tokens::revoke(&pool, &name).await?;
             println!("token {name:?} revoked");
         }

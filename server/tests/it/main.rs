@@ -1,0 +1,2 @@
+//! Integration tests of the quiescent server.
+mod upload;
