@@ -187,6 +187,12 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
     let outcome = {
         // One writer at a time: waiting here is cheaper and fairer than SQLite's busy handler.
         let _writer = state.writer.lock().await;
+        // Again under the lock: a concurrent request with the same key may have just stored.
+        if let Some(key) = &idempotency_key
+            && let Some(outcome) = replay(&state.pool, &token, key).await?
+        {
+            return Ok(respond(&outcome, &token));
+        }
         let outcome = ingest::store::import_run(&state.pool, &meta, &inputs, None).await?;
         if let Some(key) = &idempotency_key
             && let Some(&run_id) = outcome.run_ids.first()

@@ -516,6 +516,40 @@ async fn tokens_are_stored_only_as_hashes() {
     ));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_requests_with_one_key_store_one_run() {
+    let env = env().await;
+    let app = env.app();
+    let mut tasks = Vec::new();
+    for seed in 0..8 {
+        let (app, auth) = (app.clone(), env.bearer());
+        tasks.push(tokio::spawn(async move {
+            // Different bodies under one key: whichever comes first is the upload.
+            let body = with_files(Form::meta(), &trace_stat_set(seed)).finish();
+            let req = post(Some(&auth), body.clone())
+                .header("idempotency-key", "same-key")
+                .body(Body::from(body))
+                .unwrap();
+            call(&app, req).await
+        }));
+    }
+    let mut created = 0;
+    let mut ids = Vec::new();
+    for t in tasks {
+        let (status, body) = t.await.unwrap();
+        assert!(
+            status == StatusCode::CREATED || status == StatusCode::OK,
+            "{status} {body}"
+        );
+        created += usize::from(status == StatusCode::CREATED);
+        ids.push(body["run_id"].as_i64().unwrap());
+    }
+    assert_eq!(created, 1);
+    ids.dedup();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert_eq!(env.count("runs").await, 1);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 400, 413, 415, 422 with reasons; nothing stored.
 
