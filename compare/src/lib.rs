@@ -27,8 +27,10 @@ pub fn describe(xs: &[f64]) -> Describe {
     describe_sorted(&sorted(xs))
 }
 
-/// Mann-Whitney U test of base against head (two-sided), with scipy's conventions and its
-/// `auto` choice of the exact or the asymptotic method. None when a side is empty.
+/// Mann-Whitney U test of base against head (two-sided), with scipy's conventions (U of the
+/// base sample) and scipy 1.17's `auto` rule: the exact distribution when the pooled sample has
+/// no ties and at least one side has at most 8 values, else the normal approximation with tie
+/// and continuity correction. None when a side is empty.
 pub fn mann_whitney(base: &[f64], head: &[f64]) -> Option<MannWhitney> {
     let (b, h) = (sorted(base), sorted(head));
     tests::mann_whitney_sorted(&b, &h, &tests::ranks(&b, &h))
@@ -76,10 +78,12 @@ fn interval_sorted(
     if base_median == 0.0 || h.is_empty() {
         return None;
     }
-    if b.len() >= 10 && h.len() >= 10 {
-        if let Some(ci) = effect::bootstrap_change(b, h, settings) {
-            return Some(ci);
-        }
+    let bootstrap = match b.len() >= 10 && h.len() >= 10 {
+        true => effect::bootstrap_change(b, h, settings),
+        false => None,
+    };
+    if bootstrap.is_some() {
+        return bootstrap;
     }
     let (low, high, level, method) = effect::shift_interval(b, h, r, settings.ci_level)?;
     let scale = 100.0 / base_median.abs();
@@ -106,7 +110,7 @@ fn change(base_median: Option<f64>, head_median: Option<f64>) -> (Option<f64>, O
 /// Compares the samples of one series.
 ///
 /// Policy: fewer than `settings.min_n` values on a side is `not_enough_data` (descriptive
-/// numbers, change, effect sizes and interval are still given; no test, no p). When even the
+/// numbers, change and effect sizes are still given; no interval, no test, no p). When even the
 /// most extreme exact Mann-Whitney outcome, p = 2 / C(n_base + n_head, n_base), is not below
 /// alpha (3 vs 3: 0.1), the test is Welch's t ([`Flag::WelchFallback`]; Mann-Whitney's p when
 /// Welch is undefined because neither side varies); otherwise Mann-Whitney. The verdict set here
@@ -151,15 +155,22 @@ pub fn compare_series(
         }
     }
 
+    // Direction of a move: Some(true) up, Some(false) down, None unchanged or undefined.
     let moved = |a: Option<f64>, z: Option<f64>| match (a, z) {
-        (Some(a), Some(z)) => (z - a).signum() * f64::from(u8::from(z != a)),
-        _ => 0.0,
+        (Some(a), Some(z)) if z != a => Some(z > a),
+        _ => None,
     };
-    if moved(bd.mean, hd.mean) * moved(bd.median, hd.median) < 0.0 {
+    if matches!((moved(bd.mean, hd.mean), moved(bd.median, hd.median)), (Some(m), Some(d)) if m != d)
+    {
         flags.push(Flag::MeanMedianDisagree);
     }
 
-    let ci = interval_sorted(&b, &h, &r, settings);
+    // An interval from fewer than min_n values per side would only restate the point estimate.
+    let ci = if enough {
+        interval_sorted(&b, &h, &r, settings)
+    } else {
+        None
+    };
     if ci
         .as_ref()
         .is_some_and(|ci| verdict::spans_threshold(ci, settings.threshold_pct))

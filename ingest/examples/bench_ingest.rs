@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{:<28} {:>10} {:>12} {:>14} {:>12} {:>8}",
         "input", "MB", "parse MB/s", "samples/s", "lines MB/s", "ratio"
     );
-    let ts_files: Vec<PathBuf> = ingest::expand_paths(&[ts_dir.clone()])?;
+    let ts_files: Vec<PathBuf> = ingest::expand_paths(std::slice::from_ref(&ts_dir))?;
     for (name, files) in [
         ("trace_stat 64 CPUs", ts_files.clone()),
         ("rcuscale log", vec![rcu.clone()]),

@@ -75,6 +75,18 @@ pub struct Row {
     pub base_samples: Vec<f64>,
     #[serde(skip)]
     pub head_samples: Vec<f64>,
+    /// On a pooled per-CPU row (`scope = "cpus"`) folded by [`Report::fold_per_cpu`]: the
+    /// value of each CPU on both sides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_cpu: Vec<CpuValues>,
+}
+
+/// One CPU's values of a per-CPU series (a trace_stat column).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuValues {
+    pub scope: String,
+    pub base: Option<f64>,
+    pub head: Option<f64>,
 }
 
 impl Row {
@@ -90,7 +102,9 @@ impl Row {
     /// The series name as shown in tables: metric, scope unless `all`, statistic, label.
     pub fn name(&self) -> String {
         let mut s = self.metric.clone();
-        if self.scope != "all" {
+        if !self.per_cpu.is_empty() {
+            s.push_str(&format!(" [{} cpus]", self.per_cpu.len()));
+        } else if self.scope != "all" {
             s.push_str(&format!(" [{}]", self.scope));
         }
         if let Some(st) = &self.statistic {
@@ -289,7 +303,7 @@ async fn assemble(
         .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping failed: {e}")))?
         .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping samples: {e}")))?;
 
-    let (rows, summary) = rows_from_groups(&keys, &infos, &grouped, settings);
+    let (rows, summary) = rows_from_groups(&keys, &infos, grouped, settings);
     let base_machines = machines_of(pool, &base_runs).await?;
     let head_machines = machines_of(pool, &head_runs).await?;
     let env_diff = env_diff(&base, &head, &base_machines, &head_machines);
@@ -316,14 +330,14 @@ async fn assemble(
 fn rows_from_groups(
     keys: &[Key],
     infos: &[KeyInfo],
-    grouped: &HashMap<u32, (Vec<f64>, Vec<f64>)>,
+    mut grouped: Grouped,
     settings: &Settings,
 ) -> (Vec<Row>, Summary) {
     let mut rows = Vec::new();
     let mut per_cpu_pool: BTreeMap<Key, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
     for (kid, key) in keys.iter().enumerate() {
-        let (b, h) = match grouped.get(&(kid as u32)) {
-            Some(v) => v.clone(),
+        let (b, h) = match grouped.remove(&(kid as u32)) {
+            Some(v) => v,
             None => continue,
         };
         if b.is_empty() || h.is_empty() {
@@ -374,21 +388,7 @@ fn rows_from_groups(
         r.cmp = c;
     }
     sort_rows(&mut rows);
-
-    let mut summary = Summary {
-        total: rows.len(),
-        ..Summary::default()
-    };
-    for r in &rows {
-        match r.cmp.verdict {
-            Verdict::Regression => summary.regressions += 1,
-            Verdict::Improvement => summary.improvements += 1,
-            Verdict::Increase => summary.increases += 1,
-            Verdict::Decrease => summary.decreases += 1,
-            Verdict::NoSignificantChange => summary.unchanged += 1,
-            Verdict::NotEnoughData => summary.not_enough_data += 1,
-        }
-    }
+    let summary = summarise(&rows);
     (rows, summary)
 }
 
@@ -398,17 +398,18 @@ fn rows_from_groups(
 pub fn from_datasets(
     base_name: &str,
     head_name: &str,
-    base: &ingest::Dataset,
-    head: &ingest::Dataset,
+    base: ingest::Dataset,
+    head: ingest::Dataset,
     direction: Option<Direction>,
     settings: &Settings,
 ) -> Report {
     let mut keys: Vec<Key> = Vec::new();
     let mut infos: Vec<KeyInfo> = Vec::new();
     let mut index: HashMap<Key, u32> = HashMap::new();
-    let mut grouped: HashMap<u32, (Vec<f64>, Vec<f64>)> = HashMap::new();
+    let mut grouped: Grouped = HashMap::new();
     for (is_head, ds) in [(false, base), (true, head)] {
-        for s in &ds.series {
+        // Samples are moved, not copied: 1,000,000 vs 1,000,000 numbers must stay small.
+        for s in ds.series {
             let key = Key {
                 benchmark: String::new(),
                 params_key: ingest::store::params_key(&s.spec.key.params),
@@ -429,14 +430,15 @@ pub fn from_datasets(
                 (keys.len() - 1) as u32
             });
             let e = grouped.entry(kid).or_default();
-            if is_head {
-                e.1.extend_from_slice(&s.samples);
+            let side = if is_head { &mut e.1 } else { &mut e.0 };
+            if side.is_empty() {
+                *side = s.samples;
             } else {
-                e.0.extend_from_slice(&s.samples);
+                side.extend_from_slice(&s.samples);
             }
         }
     }
-    let (rows, summary) = rows_from_groups(&keys, &infos, &grouped, settings);
+    let (rows, summary) = rows_from_groups(&keys, &infos, grouped, settings);
     let side = |name: &str| Side {
         build: BuildInfo {
             label: name.to_string(),
@@ -510,6 +512,7 @@ fn make_row(
         cmp,
         base_samples: b,
         head_samples: h,
+        per_cpu: Vec::new(),
     }
 }
 
@@ -664,7 +667,10 @@ async fn gather(
 }
 
 /// key id -> (base values, head values), grouped with polars.
-fn group_samples(frame: DataFrame) -> PolarsResult<HashMap<u32, (Vec<f64>, Vec<f64>)>> {
+/// Samples per key id: (base values, head values).
+type Grouped = HashMap<u32, (Vec<f64>, Vec<f64>)>;
+
+fn group_samples(frame: DataFrame) -> PolarsResult<Grouped> {
     let out = frame
         .lazy()
         .group_by([col("key"), col("head")])
@@ -673,7 +679,7 @@ fn group_samples(frame: DataFrame) -> PolarsResult<HashMap<u32, (Vec<f64>, Vec<f
     let keys = out.column("key")?.u32()?.clone();
     let heads = out.column("head")?.bool()?.clone();
     let values = out.column("value")?.list()?.clone();
-    let mut map: HashMap<u32, (Vec<f64>, Vec<f64>)> = HashMap::new();
+    let mut map: Grouped = HashMap::new();
     for ((k, h), v) in keys.iter().zip(heads.iter()).zip(values.series_iter()) {
         let (Some(k), Some(h), Some(v)) = (k, h, v) else {
             continue;
@@ -776,6 +782,74 @@ fn env_diff(base: &BuildInfo, head: &BuildInfo, bm: &[String], hm: &[String]) ->
         });
     }
     out
+}
+
+impl Report {
+    /// Folds single-sample per-CPU rows (`cpuN` with one value a side: one trace_stat run)
+    /// into their pooled `cpus` row, so that a 64-CPU profile of 19,043 functions prints one
+    /// row per function and metric, not 64. Summary counts are recomputed.
+    pub fn fold_per_cpu(&mut self) {
+        let mut folded: HashMap<(String, String, String, Option<String>), Vec<CpuValues>> =
+            HashMap::new();
+        let key = |r: &Row| {
+            (
+                r.benchmark.clone(),
+                r.params_text(),
+                r.metric.clone(),
+                r.label.clone(),
+            )
+        };
+        let pooled: BTreeSet<(String, String, String, Option<String>)> = self
+            .comparisons
+            .iter()
+            .filter(|r| r.scope == "cpus")
+            .map(key)
+            .collect();
+        self.comparisons.retain(|r| {
+            if is_cpu_scope(&r.scope)
+                && r.statistic.is_none()
+                && r.cmp.base.n <= 1
+                && r.cmp.head.n <= 1
+                && pooled.contains(&key(r))
+            {
+                folded.entry(key(r)).or_default().push(CpuValues {
+                    scope: r.scope.clone(),
+                    base: r.cmp.base.median,
+                    head: r.cmp.head.median,
+                });
+                false
+            } else {
+                true
+            }
+        });
+        for r in &mut self.comparisons {
+            if r.scope == "cpus"
+                && let Some(mut v) = folded.remove(&key(r))
+            {
+                v.sort_by(|a, b| crate::natural(&a.scope, &b.scope));
+                r.per_cpu = v;
+            }
+        }
+        self.summary = summarise(&self.comparisons);
+    }
+}
+
+fn summarise(rows: &[Row]) -> Summary {
+    let mut summary = Summary {
+        total: rows.len(),
+        ..Summary::default()
+    };
+    for r in rows {
+        match r.cmp.verdict {
+            Verdict::Regression => summary.regressions += 1,
+            Verdict::Improvement => summary.improvements += 1,
+            Verdict::Increase => summary.increases += 1,
+            Verdict::Decrease => summary.decreases += 1,
+            Verdict::NoSignificantChange => summary.unchanged += 1,
+            Verdict::NotEnoughData => summary.not_enough_data += 1,
+        }
+    }
+    summary
 }
 
 impl EnvDiff {
@@ -1040,44 +1114,44 @@ pub fn terminal_text(r: &Report, width: usize) -> String {
             clip(&d.head, 40)
         ));
     }
-    let mut table = comfy_table::Table::new();
-    table.load_style(comfy_table::presets::UTF8_HORIZONTAL_ONLY);
-    table.set_header(vec![
-        "benchmark",
-        "params",
-        "series",
-        "n",
-        "base",
-        "head",
-        "change [95% CI]",
-        "p",
-        "q",
-        "verdict",
-        "flags",
-    ]);
+    // One table per benchmark: the benchmark is a heading, not a repeated column.
+    let mut benches: Vec<&str> = Vec::new();
     for row in &r.comparisons {
-        let c = &row.cmp;
-        table.add_row(vec![
-            row.benchmark.clone(),
-            row.params_text(),
-            row.name(),
-            format!("{}/{}", c.base.n, c.head.n),
-            median_h(&c.base, &row.unit),
-            median_h(&c.head, &row.unit),
-            format!(
-                "{} {}",
+        if !benches.contains(&row.benchmark.as_str()) {
+            benches.push(&row.benchmark);
+        }
+    }
+    let _ = width;
+    for bench in benches {
+        if !bench.is_empty() {
+            out.push_str(&format!("\n{bench}\n"));
+        }
+        let mut table = comfy_table::Table::new();
+        table.load_style(comfy_table::presets::NOTHING);
+        table.set_header(vec![
+            "params", "series", "n", "base", "head", "change", "95% CI", "p", "q", "verdict",
+            "flags",
+        ]);
+        for row in r.comparisons.iter().filter(|x| x.benchmark == bench) {
+            let c = &row.cmp;
+            table.add_row(vec![
+                row.params_text(),
+                row.name(),
+                format!("{}/{}", c.base.n, c.head.n),
+                median_h(&c.base, &row.unit),
+                median_h(&c.head, &row.unit),
                 pct(c.change_pct),
                 c.ci.as_ref()
-                    .map(|i| format!("[{:+.1}, {:+.1}]", i.low, i.high))
-                    .unwrap_or_default()
-            ),
-            pval(c.p),
-            pval(c.q),
-            c.verdict.as_str().to_string(),
-            flags_text(row),
-        ]);
+                    .map(|i| format!("[{:+.1}%, {:+.1}%]", i.low, i.high))
+                    .unwrap_or_default(),
+                pval(c.p),
+                pval(c.q),
+                c.verdict.as_str().to_string(),
+                flags_text(row),
+            ]);
+        }
+        out.push_str(&format!("{table}\n"));
     }
-    out.push_str(&format!("{table}\n"));
     out.push_str(&sweep_matrices(r));
     for row in r.comparisons.iter().filter(|r| {
         matches!(

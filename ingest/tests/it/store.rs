@@ -222,7 +222,7 @@ async fn a_build_with_a_different_commit_is_refused() {
 async fn metadata_is_validated() {
     let (_d, pool) = fresh().await;
     let f = InputFile::bytes("t.txt", b"Time: 1.5\n".to_vec(), Some("hackbench".into()));
-    let err = store::import_run(&pool, &meta("", "hb"), &[f.clone()], None)
+    let err = store::import_run(&pool, &meta("", "hb"), std::slice::from_ref(&f), None)
         .await
         .unwrap_err();
     assert!(err.to_string().contains("build label must not be empty"));

@@ -59,6 +59,10 @@ pub struct CompareArgs {
     /// Only metrics matching this glob (`*.hit`, `real`).
     #[arg(long)]
     pub metric: Option<String>,
+    /// Show a row for every CPU of single-run per-CPU series (trace_stat) instead of folding
+    /// them into the pooled per-CPU row.
+    #[arg(long)]
+    pub per_cpu: bool,
     /// Force the format of file inputs.
     #[arg(long)]
     pub format: Option<String>,
@@ -104,21 +108,9 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
                 if a.is_file() { &args.head } else { &args.base }
             );
         }
-        let pa = ingest::parse_file(a, args.format.as_deref())?;
-        let pb = ingest::parse_file(b, args.format.as_deref())?;
-        let mut r = report::from_datasets(
-            &args.base,
-            &args.head,
-            &pa.dataset,
-            &pb.dataset,
-            direction,
-            &settings,
-        );
-        if let Some(glob) = &args.metric {
-            r.comparisons
-                .retain(|row| report::glob_match(glob, &row.metric));
-        }
-        r
+        let da = parse_filtered(a, args.format.as_deref(), args.metric.as_deref())?;
+        let db = parse_filtered(b, args.format.as_deref(), args.metric.as_deref())?;
+        report::from_datasets(&args.base, &args.head, da, db, direction, &settings)
     } else {
         if !args.db.db.exists() {
             anyhow::bail!(
@@ -146,6 +138,10 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         }
         r
     };
+    let mut report = report;
+    if !args.per_cpu {
+        report.fold_per_cpu();
+    }
     if report.comparisons.is_empty() {
         eprintln!(
             "note: no series present on both sides (base has {} runs, head {} runs)",
@@ -165,6 +161,47 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Parses a file keeping only the series whose metric matches `glob` (a 64-CPU trace_stat
+/// profile holds millions of series; most comparisons want one metric of them).
+fn parse_filtered(
+    path: &Path,
+    format: Option<&str>,
+    glob: Option<&str>,
+) -> anyhow::Result<ingest::Dataset> {
+    struct Filter<'a> {
+        inner: ingest::Dataset,
+        glob: Option<&'a str>,
+    }
+    const DROPPED: usize = usize::MAX;
+    impl ingest::Sink for Filter<'_> {
+        fn series(&mut self, spec: ingest::SeriesSpec) -> usize {
+            match self.glob {
+                Some(g) if !report::glob_match(g, &spec.key.metric) => DROPPED,
+                _ => self.inner.series(spec),
+            }
+        }
+        fn sample(&mut self, id: usize, value: f64) {
+            if id != DROPPED {
+                self.inner.sample(id, value);
+            }
+        }
+        fn meta(&mut self, key: &str, value: String) {
+            self.inner.meta(key, value);
+        }
+        fn warning(&mut self, w: ingest::Warning) {
+            self.inner.warning(w);
+        }
+        fn extra(&mut self, _key: &str, _value: serde_json::Value) {}
+    }
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut sink = Filter {
+        inner: ingest::Dataset::new(),
+        glob,
+    };
+    ingest::parse_reader(path, file, format, &mut sink)?;
+    Ok(sink.inner)
+}
+
 fn print(args: &CompareArgs, report: &Report) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
@@ -178,7 +215,11 @@ fn print(args: &CompareArgs, report: &Report) -> anyhow::Result<()> {
     } else if args.email {
         write!(out, "{}", report::email_text(report))?;
     } else {
-        write!(out, "{}", report::terminal_text(report, 72))?;
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse::<usize>().ok())
+            .unwrap_or(120);
+        write!(out, "{}", report::terminal_text(report, width))?;
     }
     Ok(())
 }
