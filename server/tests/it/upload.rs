@@ -1103,6 +1103,14 @@ async fn hostile_metadata_is_stored_verbatim() {
 async fn path_traversal_finds_nothing() {
     let env = env().await;
     let app = env.app();
+    // A stored run, so that artifact routes have something to serve.
+    let (status, body) = upload(
+        &app,
+        Some(&env.bearer()),
+        with_files(Form::meta(), &trace_stat_set(1)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
     for path in [
         "/static/../Cargo.toml",
         "/static/%2e%2e/Cargo.toml",
@@ -1112,6 +1120,12 @@ async fn path_traversal_finds_nothing() {
         "/static/..%5cCargo.toml",
         "/api/v1/runs/../../Cargo.toml",
         "/api/v1/runs/1/artifacts/..%2f..%2fCargo.toml",
+        "/runs/1/artifacts/..%2f..%2fCargo.toml",
+        "/runs/1/artifacts/../../../Cargo.toml",
+        "/runs/1/artifacts/%2e%2e%2f%2e%2e%2fserver%2fCargo.toml",
+        "/runs/1/artifacts/-1",
+        "/runs/1/artifacts/99999999999999999999",
+        "/runs/..%2f..%2fCargo.toml/artifacts/0",
     ] {
         let resp = app
             .clone()
@@ -1135,6 +1149,8 @@ async fn path_traversal_finds_nothing() {
         "/static/../Cargo.toml",
         "/static/%2e%2e/%2e%2e/Cargo.toml",
         "/static/../../server/Cargo.toml",
+        "/runs/1/artifacts/../../../Cargo.toml",
+        "/runs/1/artifacts/..%2f..%2f..%2fCargo.toml",
     ] {
         let resp = raw_request(
             addr,
