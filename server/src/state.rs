@@ -10,6 +10,9 @@ use crate::config::ServeArgs;
 pub struct AppState {
     pub pool: SqlitePool,
     pub config: Arc<ServeArgs>,
+    /// Serialises this process's write transactions (uploads): waiting on it is cheaper and
+    /// fairer than polling SQLite's busy handler.
+    pub writer: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl AppState {
@@ -17,6 +20,7 @@ impl AppState {
         AppState {
             pool,
             config: Arc::new(config),
+            writer: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 }

@@ -10,6 +10,8 @@ pub mod demo;
 mod ingest_cmd;
 mod parse;
 mod runs;
+mod token;
+mod upload;
 
 /// Commit-versus-commit statistics for kernel benchmarks and tracer outputs.
 #[derive(Debug, Parser)]
@@ -33,6 +35,10 @@ pub enum Command {
     Compare(compare_cmd::CompareArgs),
     /// Build a database from the bundled real datasets and serve the dashboard.
     Demo(demo::DemoArgs),
+    /// Manage the upload tokens of test rigs.
+    Token(token::TokenArgs),
+    /// Send FILEs or DIRs as one run to a quiescent server (POST /api/v1/runs).
+    Upload(upload::UploadArgs),
     /// Serve the dashboard and the HTTP API.
     Serve {
         #[command(flatten)]
@@ -84,6 +90,8 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Artifact(args) => artifact::run(args).await,
         Command::Compare(args) => compare_cmd::run(args).await,
         Command::Demo(args) => demo::run(args).await,
+        Command::Token(args) => token::run(args).await,
+        Command::Upload(args) => upload::run(args).await,
         Command::Serve { db, serve } => {
             crate::web::serve(&db, serve).await?;
             Ok(std::process::ExitCode::SUCCESS)

@@ -17,6 +17,8 @@ use crate::config::{DbArgs, ServeArgs};
 use crate::error::AppError;
 use crate::state::AppState;
 
+pub mod upload;
+
 /// The static files shipped with the source tree.
 pub fn default_static_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../static")
@@ -32,6 +34,7 @@ pub fn app(state: AppState) -> Router {
     let timeout = Duration::from_secs(state.config.request_timeout_secs);
     Router::new()
         .route("/healthz", get(healthz))
+        .merge(upload::routes())
         .nest_service("/static", ServeDir::new(static_dir))
         .fallback(not_found)
         .layer(CompressionLayer::new())

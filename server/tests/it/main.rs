@@ -1,1 +1,3 @@
+//! Integration tests of the quiescent server.
 mod cli;
+mod upload;
