@@ -169,28 +169,56 @@ enum Msg {
     Extra(String, serde_json::Value),
 }
 
+/// Messages per channel send: a trace_stat profile declares a series per row, and one
+/// thread hand-off per series would cost more than its INSERT.
+const MSGS_PER_SEND: usize = 512;
+
 /// A sink that forwards everything to the importing transaction in batches.
 struct ChannelSink {
-    tx: mpsc::Sender<Msg>,
+    tx: mpsc::Sender<Vec<Msg>>,
     index: HashMap<SeriesKey, SeriesId>,
     buf: Vec<(SeriesId, f64)>,
+    out: Vec<Msg>,
     closed: bool,
 }
 
 impl ChannelSink {
     fn send(&mut self, msg: Msg) {
-        if !self.closed && self.tx.blocking_send(msg).is_err() {
+        self.out.push(msg);
+        if self.out.len() >= MSGS_PER_SEND {
+            self.ship();
+        }
+    }
+
+    /// Hands the queued messages to the transaction.
+    fn ship(&mut self) {
+        if self.out.is_empty() {
+            return;
+        }
+        let batch = std::mem::take(&mut self.out);
+        if !self.closed && self.tx.blocking_send(batch).is_err() {
             // The receiver gave up (an error on the database side); parsing continues to its
             // end cheaply and the import reports the database error.
             self.closed = true;
         }
     }
 
+    /// Queues the buffered samples; ships when a whole batch of samples is waiting.
     fn flush(&mut self) {
         if !self.buf.is_empty() {
+            let full = self.buf.len() >= BATCH;
             let batch = std::mem::replace(&mut self.buf, Vec::with_capacity(BATCH));
             self.send(Msg::Samples(batch));
+            if full {
+                self.ship();
+            }
         }
+    }
+
+    /// Everything, at the end of the input.
+    fn finish(&mut self) {
+        self.flush();
+        self.ship();
     }
 }
 
@@ -332,7 +360,7 @@ pub async fn import_run(
         formats: Vec::new(),
     };
     for (seq, (file, artifact_id)) in files.iter().zip(&artifacts).enumerate() {
-        let (tx_msgs, mut rx) = mpsc::channel::<Msg>(16);
+        let (tx_msgs, mut rx) = mpsc::channel::<Vec<Msg>>(4);
         let reader = file.open()?;
         let name = file.display_path();
         let format = file.format.clone();
@@ -342,6 +370,7 @@ pub async fn import_run(
                 tx: tx_msgs,
                 index: HashMap::new(),
                 buf: Vec::with_capacity(BATCH),
+                out: Vec::new(),
                 closed: false,
             };
             let reader = Counting {
@@ -349,7 +378,7 @@ pub async fn import_run(
                 counter,
             };
             let r = crate::parse_reader(&name, reader, format.as_deref(), &mut sink);
-            sink.flush();
+            sink.finish();
             r
         });
 
@@ -361,7 +390,18 @@ pub async fn import_run(
         let mut extra = serde_json::Map::new();
         let mut pending: Vec<(i64, i64, f64)> = Vec::with_capacity(BATCH);
         let mut db_err: Option<Error> = None;
-        while let Some(msg) = rx.recv().await {
+        let mut inbox = Vec::new().into_iter();
+        loop {
+            let msg = match inbox.next() {
+                Some(m) => m,
+                None => match rx.recv().await {
+                    Some(batch) => {
+                        inbox = batch.into_iter();
+                        continue;
+                    }
+                    None => break,
+                },
+            };
             if db_err.is_some() {
                 continue;
             }
