@@ -1,0 +1,363 @@
+//! Effect sizes and intervals: Hodges-Lehmann shift, Cliff's delta, the interval of the change.
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+
+use crate::describe::{midpoint, quantile_sorted};
+use crate::tests::{Ranks, normal_quantile, u_cdf_table};
+use crate::{Interval, Settings};
+
+/// Pairwise-difference sets up to this size are materialized and selected directly.
+const MATERIALIZE_MAX: u64 = 1 << 16;
+/// Candidates sampled per round of the pairwise-difference selection.
+const PIVOT_SAMPLE: usize = 2048;
+/// Seed of the pivot sampling (it only affects speed, never the result).
+const SELECT_SEED: u64 = 0x4c48;
+
+/// The k-th smallest (0-based) of all n*m differences `head_j - base_i`, both samples sorted.
+///
+/// Exact, in O((n + m) log(n m)) time and O(min(n, m)) memory, never materializing the n*m
+/// differences beyond 65,536: a Floyd-Rivest style selection over the sorted matrix
+/// `head_j - base_i` (monotone along rows and columns). Each round samples candidates, takes two
+/// pivots bracketing the wanted rank, counts the differences below each pivot with a merge-like
+/// pass, and keeps only the candidates between them (per-row column bounds).
+pub(crate) fn kth_difference(base: &[f64], head: &[f64], k: u64) -> Option<f64> {
+    let total = (base.len() as u64).checked_mul(head.len() as u64)?;
+    if k >= total {
+        return None;
+    }
+    if base.len() <= head.len() {
+        kth_rows(base, head, k)
+    } else {
+        // head_j - base_i = -(base_i - head_j), exactly in floating point: the k-th smallest
+        // of one set is minus the (total-1-k)-th of the other, which has the shorter rows.
+        kth_rows(head, base, total - 1 - k).map(|d| -d)
+    }
+}
+
+/// Uniform integer in [0, n) (n > 0) by the widening multiply.
+fn below(rng: &mut Pcg64, n: u64) -> u64 {
+    ((u128::from(rng.next_u64()) * u128::from(n)) >> 64) as u64
+}
+
+/// First index in [start, end) where `pred` is false, `pred` being true on a prefix:
+/// exponential then binary search, so a pass over all rows costs O(rows * log(gap)).
+fn gallop(y: &[f64], start: usize, end: usize, pred: impl Fn(f64) -> bool) -> usize {
+    if start >= end || !pred(y[start]) {
+        return start;
+    }
+    let mut good = start;
+    let mut step = 1;
+    let bad = loop {
+        let probe = good + step;
+        if probe >= end {
+            break end;
+        }
+        if pred(y[probe]) {
+            good = probe;
+            step *= 2;
+        } else {
+            break probe;
+        }
+    };
+    let (mut l, mut r) = (good + 1, bad);
+    while l < r {
+        let m = l + (r - l) / 2;
+        if pred(y[m]) {
+            l = m + 1;
+        } else {
+            r = m;
+        }
+    }
+    l
+}
+
+/// Per row i, the number of columns j with `y_j - x_i < t` (or `<= t`), searched within the
+/// candidate bounds; returns the total. Requires L < t < R for the current bounds.
+fn count_below(
+    x: &[f64],
+    y: &[f64],
+    lo: &[u32],
+    hi: &[u32],
+    t: f64,
+    strict: bool,
+    out: &mut [u32],
+) -> u64 {
+    let mut prev = 0u32;
+    let mut total = 0u64;
+    for (i, &xi) in x.iter().enumerate() {
+        // The count is non-decreasing in i (x ascending), so start from the previous row's.
+        let end = hi[i] as usize;
+        let start = (lo[i].max(prev) as usize).min(end);
+        let pos = if strict {
+            gallop(y, start, end, |v| v - xi < t)
+        } else {
+            gallop(y, start, end, |v| v - xi <= t)
+        } as u32;
+        out[i] = pos;
+        prev = pos;
+        total += u64::from(pos);
+    }
+    total
+}
+
+fn kth_rows(x: &[f64], y: &[f64], k: u64) -> Option<f64> {
+    let total = x.len() as u64 * y.len() as u64;
+    if total <= MATERIALIZE_MAX {
+        let mut d: Vec<f64> = Vec::with_capacity(total as usize);
+        for &xi in x {
+            d.extend(y.iter().map(|&yj| yj - xi));
+        }
+        return Some(*d.select_nth_unstable_by(k as usize, f64::total_cmp).1);
+    }
+    let nc = u32::try_from(y.len()).ok()?;
+    let nr = x.len();
+    // Candidates of row i are columns lo[i]..hi[i]: differences strictly between the current
+    // bounds L and R. `known_below` counts the differences <= L, `sum_hi` those < R.
+    let mut lo = vec![0u32; nr];
+    let mut hi = vec![nc; nr];
+    let mut scratch = vec![0u32; nr];
+    let mut known_below = 0u64;
+    let mut sum_hi = total;
+    let mut rng = Pcg64::seed_from_u64(SELECT_SEED);
+    let mut positions: Vec<u64> = Vec::with_capacity(PIVOT_SAMPLE);
+    let mut sample: Vec<f64> = Vec::with_capacity(PIVOT_SAMPLE);
+    loop {
+        let cand = sum_hi - known_below;
+        if cand <= MATERIALIZE_MAX {
+            let mut d: Vec<f64> = Vec::with_capacity(cand as usize);
+            for (i, &xi) in x.iter().enumerate() {
+                d.extend(y[lo[i] as usize..hi[i] as usize].iter().map(|&yj| yj - xi));
+            }
+            let r = (k - known_below) as usize;
+            return Some(*d.select_nth_unstable_by(r, f64::total_cmp).1);
+        }
+        // Sample candidates uniformly (sorted positions, then one walk over the rows).
+        positions.clear();
+        positions.extend((0..PIVOT_SAMPLE).map(|_| below(&mut rng, cand)));
+        positions.sort_unstable();
+        sample.clear();
+        let mut acc = 0u64;
+        let mut p = 0;
+        for (i, &xi) in x.iter().enumerate() {
+            let w = u64::from(hi[i] - lo[i]);
+            while p < positions.len() && positions[p] < acc + w {
+                let j = lo[i] as usize + (positions[p] - acc) as usize;
+                sample.push(y[j] - xi);
+                p += 1;
+            }
+            acc += w;
+            if p == positions.len() {
+                break;
+            }
+        }
+        sample.sort_unstable_by(f64::total_cmp);
+        // Pivots two standard errors either side of where rank k should fall in the sample.
+        let s = sample.len() as f64;
+        let r = (k - known_below) as f64 / cand as f64 * s;
+        let delta = 2.0 * s.sqrt();
+        let a = (r - delta >= 0.0).then(|| sample[(r - delta) as usize]);
+        let b = (r + delta < s - 1.0).then(|| sample[(r + delta).ceil() as usize]);
+
+        if let Some(a) = a {
+            let le = count_below(x, y, &lo, &hi, a, false, &mut scratch);
+            if k < le {
+                let lt = count_below(x, y, &lo, &hi, a, true, &mut scratch);
+                if k >= lt {
+                    return Some(a);
+                }
+                std::mem::swap(&mut hi, &mut scratch);
+                sum_hi = lt;
+                continue;
+            }
+            std::mem::swap(&mut lo, &mut scratch);
+            known_below = le;
+        }
+        if let Some(b) = b.filter(|&b| a.is_none_or(|a| b > a)) {
+            let lt = count_below(x, y, &lo, &hi, b, true, &mut scratch);
+            if k < lt {
+                std::mem::swap(&mut hi, &mut scratch);
+                sum_hi = lt;
+                continue;
+            }
+            let le = count_below(x, y, &lo, &hi, b, false, &mut scratch);
+            if k < le {
+                return Some(b);
+            }
+            std::mem::swap(&mut lo, &mut scratch);
+            known_below = le;
+        }
+    }
+}
+
+/// Median of all pairwise differences head_j - base_i, both samples sorted.
+pub(crate) fn hodges_lehmann_sorted(base: &[f64], head: &[f64]) -> Option<f64> {
+    let total = (base.len() as u64).checked_mul(head.len() as u64)?;
+    if total == 0 {
+        return None;
+    }
+    if total % 2 == 1 {
+        kth_difference(base, head, total / 2)
+    } else {
+        let lo = kth_difference(base, head, total / 2 - 1)?;
+        let hi = kth_difference(base, head, total / 2)?;
+        Some(midpoint(lo, hi))
+    }
+}
+
+/// Cliff's delta of head against base, P(head > base) - P(head < base), from U of the base:
+/// U = #(base > head) + #ties / 2, so delta = 1 - 2U / (n m).
+pub(crate) fn cliffs_delta_from(r: &Ranks, n_base: usize, n_head: usize) -> Option<f64> {
+    if n_base == 0 || n_head == 0 {
+        return None;
+    }
+    let nm = n_base as f64 * n_head as f64;
+    Some(1.0 - 2.0 * r.u_base / nm)
+}
+
+/// Distribution-free interval of the shift head - base (Hodges-Lehmann / Moses), in the unit
+/// of the samples, with its achieved confidence level and method name.
+///
+/// R's `wilcox.test(x = head, y = base, conf.int = TRUE)` convention: when there are no ties
+/// and both samples have fewer than 50 values, the bounds are the order statistics qu and
+/// nm + 1 - qu (1-based) of the pairwise differences, qu the alpha/2 quantile of the exact
+/// Wilcoxon rank-sum distribution (qu = 0 is raised to 1, giving the widest interval), and the
+/// level is the achieved one, 1 - 2 P(W <= qu - 1). Otherwise qu comes from the normal
+/// approximation with tie and continuity correction, ceil(nm/2 - 1/2 - z sigma), the
+/// textbook order-statistic form (R instead solves for the bounds numerically).
+pub(crate) fn shift_interval(
+    base: &[f64],
+    head: &[f64],
+    r: &Ranks,
+    level: f64,
+) -> Option<(f64, f64, f64, &'static str)> {
+    let (n1, n2) = (base.len(), head.len());
+    if n1 == 0 || n2 == 0 || !(level > 0.0 && level < 1.0) {
+        return None;
+    }
+    let nm = n1 as u64 * n2 as u64;
+    let alpha = 1.0 - level;
+    let (qu, achieved, method) = if !r.ties && n1 < 50 && n2 < 50 {
+        let cdf = u_cdf_table(n1, n2, (nm / 2) as usize);
+        let q = cdf
+            .iter()
+            .position(|&c| c >= alpha / 2.0)
+            .unwrap_or(cdf.len() - 1) as u64;
+        let qu = q.max(1);
+        let achieved = 1.0 - 2.0 * cdf[(qu - 1) as usize];
+        (qu, achieved, "hodges_lehmann_exact")
+    } else {
+        let n = (n1 + n2) as f64;
+        let nmf = nm as f64;
+        let sigma = (nmf / 12.0 * ((n + 1.0) - r.tie_term / (n * (n - 1.0))))
+            .max(0.0)
+            .sqrt();
+        let z = normal_quantile(1.0 - alpha / 2.0);
+        let q = (nmf / 2.0 - 0.5 - z * sigma).ceil();
+        let qu = if q.is_finite() && q >= 1.0 {
+            (q as u64).min(nm.div_ceil(2))
+        } else {
+            1
+        };
+        (qu, level, "hodges_lehmann_asymptotic")
+    };
+    let low = kth_difference(base, head, qu - 1)?;
+    let high = kth_difference(base, head, nm - qu)?;
+    Some((low, high, achieved, method))
+}
+
+/// Uniform in (0, 1), 53 random bits, never 0 or 1.
+fn uniform(rng: &mut Pcg64) -> f64 {
+    ((rng.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+}
+
+fn std_normal(rng: &mut Pcg64) -> f64 {
+    let (u, v) = (uniform(rng), uniform(rng));
+    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+}
+
+/// Gamma(shape, 1) for shape >= 1 (Marsaglia and Tsang 2000).
+fn gamma(rng: &mut Pcg64, shape: f64) -> f64 {
+    let d = shape - 1.0 / 3.0;
+    let c = 1.0 / (9.0 * d).sqrt();
+    loop {
+        let x = std_normal(rng);
+        let v = 1.0 + c * x;
+        if v <= 0.0 {
+            continue;
+        }
+        let v = v * v * v;
+        let u = uniform(rng);
+        if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
+            return d * v;
+        }
+    }
+}
+
+/// Beta(a, b) for a, b >= 1.
+fn beta(rng: &mut Pcg64, a: f64, b: f64) -> f64 {
+    let x = gamma(rng, a);
+    let y = gamma(rng, b);
+    x / (x + y)
+}
+
+/// The median of a resample with replacement of the (sorted) sample, drawn in O(1).
+///
+/// Drawing n indices uniformly is drawing n uniforms U_i and taking floor(n U_i); the k-th
+/// smallest index is floor(n U_(k)) and U_(k) ~ Beta(k, n - k + 1). For even n the next order
+/// statistic is U_(k) + (1 - U_(k)) V, V the minimum of n - k uniforms, 1 - W^(1/(n-k)).
+/// So the bootstrap distribution of the median is sampled exactly, at full n, whatever n is.
+fn resampled_median(rng: &mut Pcg64, s: &[f64]) -> f64 {
+    let n = s.len();
+    let nf = n as f64;
+    let index = |u: f64| ((nf * u) as usize).min(n - 1);
+    if n % 2 == 1 {
+        let k = n.div_ceil(2);
+        s[index(beta(rng, k as f64, (n - k + 1) as f64))]
+    } else {
+        let k = n / 2;
+        let u1 = beta(rng, k as f64, (n - k + 1) as f64);
+        let v = 1.0 - uniform(rng).powf(1.0 / (n - k) as f64);
+        let u2 = u1 + (1.0 - u1) * v;
+        midpoint(s[index(u1)], s[index(u2)])
+    }
+}
+
+/// Seeded percentile bootstrap of the change of the median in percent, (med_h - med_b) / |med_b|
+/// * 100 (the ratio of medians minus one for positive data). Resamples whose base median is 0
+/// are skipped; None when more than half are. Cost O(resamples), independent of n.
+pub(crate) fn bootstrap_change(
+    base: &[f64],
+    head: &[f64],
+    settings: &Settings,
+) -> Option<Interval> {
+    if base.is_empty() || head.is_empty() || settings.bootstrap_resamples == 0 {
+        return None;
+    }
+    let level = settings.ci_level;
+    if !(level > 0.0 && level < 1.0) {
+        return None;
+    }
+    let mut rng = Pcg64::seed_from_u64(settings.seed);
+    let mut stats = Vec::with_capacity(settings.bootstrap_resamples);
+    for _ in 0..settings.bootstrap_resamples {
+        let mb = resampled_median(&mut rng, base);
+        let mh = resampled_median(&mut rng, head);
+        if mb != 0.0 {
+            let c = (mh - mb) / mb.abs() * 100.0;
+            if c.is_finite() {
+                stats.push(c);
+            }
+        }
+    }
+    if stats.len() * 2 < settings.bootstrap_resamples {
+        return None;
+    }
+    stats.sort_unstable_by(f64::total_cmp);
+    Some(Interval {
+        low: quantile_sorted(&stats, (1.0 - level) / 2.0)?,
+        high: quantile_sorted(&stats, (1.0 + level) / 2.0)?,
+        level,
+        method: "bootstrap_ratio_of_medians".to_string(),
+    })
+}
