@@ -10,6 +10,8 @@ use crate::config::ServeArgs;
 pub struct AppState {
     pub pool: SqlitePool,
     pub config: Arc<ServeArgs>,
+    /// Comparison reports already computed (see `web::cache`).
+    pub cache: Arc<crate::web::cache::ReportCache>,
 }
 
 impl AppState {
@@ -17,6 +19,7 @@ impl AppState {
         AppState {
             pool,
             config: Arc::new(config),
+            cache: Arc::default(),
         }
     }
 }

@@ -9,7 +9,7 @@ mod compare_cmd;
 pub mod demo;
 mod ingest_cmd;
 mod parse;
-mod runs;
+pub mod runs;
 
 /// Commit-versus-commit statistics for kernel benchmarks and tracer outputs.
 #[derive(Debug, Parser)]

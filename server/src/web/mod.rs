@@ -17,6 +17,17 @@ use crate::config::{DbArgs, ServeArgs};
 use crate::error::AppError;
 use crate::state::AppState;
 
+pub mod api;
+pub mod builds;
+pub mod cache;
+pub mod charts;
+pub mod compare;
+pub mod home;
+pub mod machines;
+pub mod runs;
+pub mod share;
+pub mod view;
+
 /// The static files shipped with the source tree.
 pub fn default_static_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../static")
@@ -32,6 +43,13 @@ pub fn app(state: AppState) -> Router {
     let timeout = Duration::from_secs(state.config.request_timeout_secs);
     Router::new()
         .route("/healthz", get(healthz))
+        .merge(home::routes())
+        .merge(builds::routes())
+        .merge(machines::routes())
+        .merge(runs::routes())
+        .merge(compare::routes())
+        .merge(share::routes())
+        .merge(api::routes())
         .nest_service("/static", ServeDir::new(static_dir))
         .fallback(not_found)
         .layer(CompressionLayer::new())
