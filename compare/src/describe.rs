@@ -2,11 +2,64 @@
 
 use crate::Describe;
 
-/// Sorts a copy of the samples in ascending order (NaN, which the store never holds, last).
+/// Sorts a copy of the samples in ascending `total_cmp` order (NaN, which the store never
+/// holds, last). Large inputs use an LSD radix sort on the order-preserving bit pattern, several
+/// times faster than a comparison sort at a million values.
 pub(crate) fn sorted(xs: &[f64]) -> Vec<f64> {
-    let mut v = xs.to_vec();
-    v.sort_unstable_by(f64::total_cmp);
-    v
+    if xs.len() < RADIX_MIN {
+        let mut v = xs.to_vec();
+        v.sort_unstable_by(f64::total_cmp);
+        return v;
+    }
+    let mut keys: Vec<u64> = xs.iter().map(|x| key(*x)).collect();
+    radix_sort(&mut keys);
+    // Same size and alignment: collects in place, no second buffer.
+    keys.into_iter().map(unkey).collect()
+}
+
+const RADIX_MIN: usize = 4096;
+const RADIX_BITS: u32 = 11;
+
+/// Bits of an f64 as a u64 ordered like `f64::total_cmp`.
+fn key(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 { !b } else { b | 1 << 63 }
+}
+
+fn unkey(k: u64) -> f64 {
+    f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+}
+
+fn radix_sort(keys: &mut Vec<u64>) {
+    const BUCKETS: usize = 1 << RADIX_BITS;
+    const DIGITS: usize = 64usize.div_ceil(RADIX_BITS as usize);
+    let digit = |k: u64, d: usize| ((k >> (d as u32 * RADIX_BITS)) as usize) & (BUCKETS - 1);
+    // All digit histograms in one read pass.
+    let mut counts = vec![[0usize; BUCKETS]; DIGITS];
+    for &k in keys.iter() {
+        for (d, count) in counts.iter_mut().enumerate() {
+            count[digit(k, d)] += 1;
+        }
+    }
+    let mut tmp = vec![0u64; keys.len()];
+    for (d, count) in counts.iter_mut().enumerate() {
+        // A digit shared by every key (sign and exponent, usually) needs no pass.
+        if count.contains(&keys.len()) {
+            continue;
+        }
+        let mut sum = 0;
+        for c in count.iter_mut() {
+            let here = *c;
+            *c = sum;
+            sum += here;
+        }
+        for &k in keys.iter() {
+            let slot = &mut count[digit(k, d)];
+            tmp[*slot] = k;
+            *slot += 1;
+        }
+        std::mem::swap(keys, &mut tmp);
+    }
 }
 
 /// Arithmetic mean, refined by a second pass over the residuals so that large offsets
@@ -104,5 +157,47 @@ pub(crate) fn describe_sorted(s: &[f64]) -> Describe {
         p90: quantile_sorted(s, 0.90),
         p99: quantile_sorted(s, 0.99),
         cv_pct,
+    }
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn radix_sort_orders_like_total_cmp() {
+        let mut st = 3u64;
+        let mut xs: Vec<f64> = (0..10_000)
+            .map(|i| {
+                st = st
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let r = (st >> 11) as f64 / (1u64 << 53) as f64;
+                match i % 5 {
+                    0 => r * 1e9 - 5e8,
+                    1 => -r,
+                    2 => (r * 10.0).round(),
+                    3 => r * 1e-300,
+                    _ => 1e9 + r,
+                }
+            })
+            .collect();
+        xs.extend([
+            0.0,
+            -0.0,
+            f64::MAX,
+            f64::MIN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ]);
+        let mut want = xs.clone();
+        want.sort_by(f64::total_cmp);
+        let got = sorted(&xs);
+        assert_eq!(got.len(), want.len());
+        assert!(
+            got.iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        );
     }
 }

@@ -10,28 +10,32 @@ use crate::{Interval, Settings};
 /// Pairwise-difference sets up to this size are materialized and selected directly.
 const MATERIALIZE_MAX: u64 = 1 << 16;
 /// Candidates sampled per round of the pairwise-difference selection.
-const PIVOT_SAMPLE: usize = 2048;
+const PIVOT_SAMPLE: usize = 16384;
 /// Seed of the pivot sampling (it only affects speed, never the result).
 const SELECT_SEED: u64 = 0x4c48;
 
 /// The k-th smallest (0-based) of all n*m differences `head_j - base_i`, both samples sorted.
 ///
-/// Exact, in O((n + m) log(n m)) time and O(min(n, m)) memory, never materializing the n*m
-/// differences beyond 65,536: a Floyd-Rivest style selection over the sorted matrix
+/// Exact, in O((n + m) log(n m)) time and O(min(n, m)) memory, never materializing more
+/// than 2^20 of the n*m differences: a Floyd-Rivest style selection over the sorted matrix
 /// `head_j - base_i` (monotone along rows and columns). Each round samples candidates, takes two
 /// pivots bracketing the wanted rank, counts the differences below each pivot with a merge-like
 /// pass, and keeps only the candidates between them (per-row column bounds).
 pub(crate) fn kth_difference(base: &[f64], head: &[f64], k: u64) -> Option<f64> {
+    kth_difference_with(base, head, k, MATERIALIZE_MAX)
+}
+
+fn kth_difference_with(base: &[f64], head: &[f64], k: u64, materialize_max: u64) -> Option<f64> {
     let total = (base.len() as u64).checked_mul(head.len() as u64)?;
     if k >= total {
         return None;
     }
     if base.len() <= head.len() {
-        kth_rows(base, head, k)
+        kth_rows(base, head, k, materialize_max, false).map(|(v, _)| v)
     } else {
         // head_j - base_i = -(base_i - head_j), exactly in floating point: the k-th smallest
         // of one set is minus the (total-1-k)-th of the other, which has the shorter rows.
-        kth_rows(head, base, total - 1 - k).map(|d| -d)
+        kth_rows(head, base, total - 1 - k, materialize_max, false).map(|(v, _)| -v)
     }
 }
 
@@ -75,10 +79,8 @@ fn gallop(y: &[f64], start: usize, end: usize, pred: impl Fn(f64) -> bool) -> us
 /// Per row i, the number of columns j with `y_j - x_i < t` (or `<= t`), searched within the
 /// candidate bounds; returns the total. Requires L < t < R for the current bounds.
 fn count_below(
-    x: &[f64],
-    y: &[f64],
-    lo: &[u32],
-    hi: &[u32],
+    (x, y): (&[f64], &[f64]),
+    (lo, hi): (&[u32], &[u32]),
     t: f64,
     strict: bool,
     out: &mut [u32],
@@ -101,14 +103,57 @@ fn count_below(
     total
 }
 
-fn kth_rows(x: &[f64], y: &[f64], k: u64) -> Option<f64> {
+/// Both counts of a round in one pass: per row, #(d <= a) into `le_a` and #(d < b) into `lt_b`,
+/// for L < a < b < R. Returns the two totals.
+fn count_pair(
+    (x, y): (&[f64], &[f64]),
+    (lo, hi): (&[u32], &[u32]),
+    (a, b): (f64, f64),
+    le_a: &mut [u32],
+    lt_b: &mut [u32],
+) -> (u64, u64) {
+    let (mut prev_a, mut prev_b) = (0u32, 0u32);
+    let (mut total_a, mut total_b) = (0u64, 0u64);
+    for (i, &xi) in x.iter().enumerate() {
+        let end = hi[i] as usize;
+        let start = (lo[i].max(prev_a) as usize).min(end);
+        let pa = gallop(y, start, end, |v| v - xi <= a);
+        // #(d < b) >= #(d <= a) in the same row, so b's search starts where a's ended.
+        let pb = gallop(y, pa.max(prev_b as usize).min(end), end, |v| v - xi < b);
+        (le_a[i], lt_b[i]) = (pa as u32, pb as u32);
+        (prev_a, prev_b) = (pa as u32, pb as u32);
+        total_a += pa as u64;
+        total_b += pb as u64;
+    }
+    (total_a, total_b)
+}
+
+/// The smallest difference `y_j - x_i` at or after column `from[i]` of each row: the element
+/// of the next rank when `from` holds, per row, the count of elements up to some value.
+fn min_from(x: &[f64], y: &[f64], from: &[u32]) -> Option<f64> {
+    x.iter()
+        .zip(from)
+        .filter_map(|(&xi, &j)| y.get(j as usize).map(|&yj| yj - xi))
+        .min_by(f64::total_cmp)
+}
+
+/// The k-th smallest of `y_j - x_i`, and when `with_next` the (k+1)-th (None past the end).
+fn kth_rows(
+    x: &[f64],
+    y: &[f64],
+    k: u64,
+    materialize_max: u64,
+    with_next: bool,
+) -> Option<(f64, Option<f64>)> {
     let total = x.len() as u64 * y.len() as u64;
-    if total <= MATERIALIZE_MAX {
+    let next_in = |tail: &[f64]| tail.iter().copied().min_by(f64::total_cmp);
+    if total <= materialize_max {
         let mut d: Vec<f64> = Vec::with_capacity(total as usize);
         for &xi in x {
             d.extend(y.iter().map(|&yj| yj - xi));
         }
-        return Some(*d.select_nth_unstable_by(k as usize, f64::total_cmp).1);
+        let (_, v, tail) = d.select_nth_unstable_by(k as usize, f64::total_cmp);
+        return Some((*v, if with_next { next_in(tail) } else { None }));
     }
     let nc = u32::try_from(y.len()).ok()?;
     let nr = x.len();
@@ -116,25 +161,43 @@ fn kth_rows(x: &[f64], y: &[f64], k: u64) -> Option<f64> {
     // bounds L and R. `known_below` counts the differences <= L, `sum_hi` those < R.
     let mut lo = vec![0u32; nr];
     let mut hi = vec![nc; nr];
-    let mut scratch = vec![0u32; nr];
+    let mut le_pos = vec![0u32; nr];
+    let mut lt_pos = vec![0u32; nr];
     let mut known_below = 0u64;
     let mut sum_hi = total;
     let mut rng = Pcg64::seed_from_u64(SELECT_SEED);
     let mut positions: Vec<u64> = Vec::with_capacity(PIVOT_SAMPLE);
     let mut sample: Vec<f64> = Vec::with_capacity(PIVOT_SAMPLE);
+    // A pivot t found at rank k: the next rank is t again, or the first element above t.
+    let found = |t: f64, le: u64, le_pos: &[u32]| {
+        let next = match with_next {
+            false => None,
+            true if k + 1 < le => Some(t),
+            true => min_from(x, y, le_pos),
+        };
+        Some((t, next))
+    };
     loop {
         let cand = sum_hi - known_below;
-        if cand <= MATERIALIZE_MAX {
+        if cand <= materialize_max {
             let mut d: Vec<f64> = Vec::with_capacity(cand as usize);
             for (i, &xi) in x.iter().enumerate() {
                 d.extend(y[lo[i] as usize..hi[i] as usize].iter().map(|&yj| yj - xi));
             }
             let r = (k - known_below) as usize;
-            return Some(*d.select_nth_unstable_by(r, f64::total_cmp).1);
+            let (_, v, tail) = d.select_nth_unstable_by(r, f64::total_cmp);
+            let next = match with_next {
+                false => None,
+                // Past the last candidate, the next rank is the smallest element >= R.
+                true => next_in(tail).or_else(|| min_from(x, y, &hi)),
+            };
+            return Some((*v, next));
         }
         // Sample candidates uniformly (sorted positions, then one walk over the rows).
         positions.clear();
-        positions.extend((0..PIVOT_SAMPLE).map(|_| below(&mut rng, cand)));
+        // Never more samples than it takes: small candidate sets (tests) get small samples.
+        let size = (cand / 16).clamp(32, PIVOT_SAMPLE as u64);
+        positions.extend((0..size).map(|_| below(&mut rng, cand)));
         positions.sort_unstable();
         sample.clear();
         let mut acc = 0u64;
@@ -159,50 +222,71 @@ fn kth_rows(x: &[f64], y: &[f64], k: u64) -> Option<f64> {
         let a = (r - delta >= 0.0).then(|| sample[(r - delta) as usize]);
         let b = (r + delta < s - 1.0).then(|| sample[(r + delta).ceil() as usize]);
 
+        let b = b.filter(|&b| a.is_none_or(|a| b > a));
+        if let (Some(a), Some(b)) = (a, b) {
+            let (le, lt) = count_pair((x, y), (&lo, &hi), (a, b), &mut le_pos, &mut lt_pos);
+            if le <= k && k < lt {
+                // The usual outcome: the rank lies between the pivots.
+                std::mem::swap(&mut lo, &mut le_pos);
+                std::mem::swap(&mut hi, &mut lt_pos);
+                (known_below, sum_hi) = (le, lt);
+                continue;
+            }
+        }
         if let Some(a) = a {
-            let le = count_below(x, y, &lo, &hi, a, false, &mut scratch);
+            let le = count_below((x, y), (&lo, &hi), a, false, &mut le_pos);
             if k < le {
-                let lt = count_below(x, y, &lo, &hi, a, true, &mut scratch);
+                let lt = count_below((x, y), (&lo, &hi), a, true, &mut lt_pos);
                 if k >= lt {
-                    return Some(a);
+                    return found(a, le, &le_pos);
                 }
-                std::mem::swap(&mut hi, &mut scratch);
+                std::mem::swap(&mut hi, &mut lt_pos);
                 sum_hi = lt;
                 continue;
             }
-            std::mem::swap(&mut lo, &mut scratch);
+            std::mem::swap(&mut lo, &mut le_pos);
             known_below = le;
         }
-        if let Some(b) = b.filter(|&b| a.is_none_or(|a| b > a)) {
-            let lt = count_below(x, y, &lo, &hi, b, true, &mut scratch);
+        if let Some(b) = b {
+            let lt = count_below((x, y), (&lo, &hi), b, true, &mut lt_pos);
             if k < lt {
-                std::mem::swap(&mut hi, &mut scratch);
+                std::mem::swap(&mut hi, &mut lt_pos);
                 sum_hi = lt;
                 continue;
             }
-            let le = count_below(x, y, &lo, &hi, b, false, &mut scratch);
+            let le = count_below((x, y), (&lo, &hi), b, false, &mut le_pos);
             if k < le {
-                return Some(b);
+                return found(b, le, &le_pos);
             }
-            std::mem::swap(&mut lo, &mut scratch);
+            std::mem::swap(&mut lo, &mut le_pos);
             known_below = le;
         }
     }
 }
 
-/// Median of all pairwise differences head_j - base_i, both samples sorted.
+/// Median of all pairwise differences head_j - base_i, both samples sorted: one selection
+/// for the lower middle rank, its successor from the same pass.
 pub(crate) fn hodges_lehmann_sorted(base: &[f64], head: &[f64]) -> Option<f64> {
+    hodges_lehmann_with(base, head, MATERIALIZE_MAX)
+}
+
+fn hodges_lehmann_with(base: &[f64], head: &[f64], materialize_max: u64) -> Option<f64> {
     let total = (base.len() as u64).checked_mul(head.len() as u64)?;
     if total == 0 {
         return None;
     }
-    if total % 2 == 1 {
-        kth_difference(base, head, total / 2)
+    // The median of head - base is minus the median of base - head: take the shorter rows.
+    let (x, y, sign) = if base.len() <= head.len() {
+        (base, head, 1.0)
     } else {
-        let lo = kth_difference(base, head, total / 2 - 1)?;
-        let hi = kth_difference(base, head, total / 2)?;
-        Some(midpoint(lo, hi))
-    }
+        (head, base, -1.0)
+    };
+    let (lower, next) = kth_rows(x, y, (total - 1) / 2, materialize_max, total % 2 == 0)?;
+    let median = match next {
+        Some(upper) => midpoint(lower, upper),
+        None => lower,
+    };
+    Some(sign * median)
 }
 
 /// Cliff's delta of head against base, P(head > base) - P(head < base), from U of the base:
@@ -323,9 +407,10 @@ fn resampled_median(rng: &mut Pcg64, s: &[f64]) -> f64 {
     }
 }
 
-/// Seeded percentile bootstrap of the change of the median in percent, (med_h - med_b) / |med_b|
-/// * 100 (the ratio of medians minus one for positive data). Resamples whose base median is 0
-/// are skipped; None when more than half are. Cost O(resamples), independent of n.
+/// Seeded percentile bootstrap of the change of the median in percent,
+/// 100 (med_h - med_b) / |med_b| (the ratio of medians minus one for positive data). Resamples
+/// whose base median is 0 are skipped; None when more than half are. Cost O(resamples),
+/// independent of n.
 pub(crate) fn bootstrap_change(
     base: &[f64],
     head: &[f64],
@@ -360,4 +445,147 @@ pub(crate) fn bootstrap_change(
         level,
         method: "bootstrap_ratio_of_medians".to_string(),
     })
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    fn lcg(state: &mut u64) -> u64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *state >> 33
+    }
+
+    #[test]
+    fn selection_agrees_with_sorting_all_differences() {
+        let mut st = 7;
+        for (nb, nh, spread) in [
+            (37, 53, 20),
+            (53, 37, 1000),
+            (5, 400, 7),
+            (300, 2, 50),
+            (64, 64, 3),
+        ] {
+            let mut b: Vec<f64> = (0..nb)
+                .map(|_| (lcg(&mut st) % spread) as f64 * 0.5)
+                .collect();
+            let mut h: Vec<f64> = (0..nh)
+                .map(|_| (lcg(&mut st) % spread) as f64 * 0.5 - 3.0)
+                .collect();
+            b.sort_by(f64::total_cmp);
+            h.sort_by(f64::total_cmp);
+            let mut all: Vec<f64> = b
+                .iter()
+                .flat_map(|x| h.iter().map(move |y| y - x))
+                .collect();
+            all.sort_by(f64::total_cmp);
+            let last = all.len() - 1;
+            for (k, want) in all
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| k % 7 == 0 || *k == last)
+            {
+                // A tiny materialization limit forces several selection rounds.
+                let got = kth_difference_with(&b, &h, k as u64, 16).unwrap();
+                assert_eq!(got, *want, "{nb}x{nh} k={k}");
+            }
+            assert_eq!(kth_difference_with(&b, &h, all.len() as u64, 16), None);
+        }
+    }
+
+    #[test]
+    fn median_of_differences_agrees_with_sorting() {
+        let mut st = 11;
+        for (nb, nh, spread) in [
+            (40, 60, 9),
+            (61, 40, 1000),
+            (3, 500, 40),
+            (250, 4, 5),
+            (33, 33, 2),
+        ] {
+            let mut b: Vec<f64> = (0..nb)
+                .map(|_| (lcg(&mut st) % spread) as f64 * 0.25)
+                .collect();
+            let mut h: Vec<f64> = (0..nh)
+                .map(|_| (lcg(&mut st) % spread) as f64 * 0.25 + 1.0)
+                .collect();
+            b.sort_by(f64::total_cmp);
+            h.sort_by(f64::total_cmp);
+            let mut all: Vec<f64> = b
+                .iter()
+                .flat_map(|x| h.iter().map(move |y| y - x))
+                .collect();
+            all.sort_by(f64::total_cmp);
+            let n = all.len();
+            let want = if n % 2 == 1 {
+                all[n / 2]
+            } else {
+                (all[n / 2 - 1] + all[n / 2]) / 2.0
+            };
+            for limit in [8, 100, MATERIALIZE_MAX] {
+                assert_eq!(
+                    hodges_lehmann_with(&b, &h, limit),
+                    Some(want),
+                    "{nb}x{nh} limit {limit}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn selection_of_a_large_product() {
+        // 3000 x 3000 = 9e6 differences through the sampled-pivot rounds, checked by counting.
+        let b: Vec<f64> = (0..3000)
+            .map(|i| (i * 37 % 3001) as f64)
+            .collect::<Vec<_>>();
+        let h: Vec<f64> = (0..3000)
+            .map(|i| (i * 91 % 2999) as f64 * 1.5)
+            .collect::<Vec<_>>();
+        let (mut b, mut h) = (b, h);
+        b.sort_by(f64::total_cmp);
+        h.sort_by(f64::total_cmp);
+        for k in [0u64, 1, 4_499_999, 4_500_000, 8_999_999] {
+            let v = kth_difference(&b, &h, k).unwrap();
+            let (mut lt, mut le) = (0u64, 0u64);
+            for x in &b {
+                for y in &h {
+                    lt += u64::from(y - x < v);
+                    le += u64::from(y - x <= v);
+                }
+            }
+            assert!(lt <= k && k < le, "k={k} v={v} lt={lt} le={le}");
+        }
+    }
+
+    #[test]
+    fn resampled_median_has_the_bootstrap_distribution() {
+        // Compare with resampling by drawing n indices, for odd and even n.
+        for n in [7usize, 8] {
+            let s: Vec<f64> = (0..n).map(|i| i as f64).collect();
+            let draws = 200_000;
+            let mut fast = vec![0usize; 2 * n];
+            let mut naive = vec![0usize; 2 * n];
+            let mut rng = Pcg64::seed_from_u64(1);
+            let mut idx = vec![0usize; n];
+            for _ in 0..draws {
+                fast[(2.0 * resampled_median(&mut rng, &s)) as usize] += 1;
+                for v in idx.iter_mut() {
+                    *v = below(&mut rng, n as u64) as usize;
+                }
+                idx.sort_unstable();
+                let m = if n % 2 == 1 {
+                    2 * idx[n / 2]
+                } else {
+                    idx[n / 2 - 1] + idx[n / 2]
+                };
+                naive[m] += 1;
+            }
+            for (f, v) in fast.iter().zip(&naive) {
+                let diff = (*f as f64 - *v as f64).abs() / draws as f64;
+                assert!(diff < 0.005, "n={n} fast={fast:?} naive={naive:?}");
+            }
+        }
+    }
 }

@@ -27,8 +27,10 @@ pub fn describe(xs: &[f64]) -> Describe {
     describe_sorted(&sorted(xs))
 }
 
-/// Mann-Whitney U test of base against head (two-sided), with scipy's conventions and its
-/// `auto` choice of the exact or the asymptotic method. None when a side is empty.
+/// Mann-Whitney U test of base against head (two-sided), with scipy's conventions (U of the
+/// base sample) and scipy 1.17's `auto` rule: the exact distribution when the pooled sample has
+/// no ties and at least one side has at most 8 values, else the normal approximation with tie
+/// and continuity correction. None when a side is empty.
 pub fn mann_whitney(base: &[f64], head: &[f64]) -> Option<MannWhitney> {
     let (b, h) = (sorted(base), sorted(head));
     tests::mann_whitney_sorted(&b, &h, &tests::ranks(&b, &h))
@@ -76,10 +78,12 @@ fn interval_sorted(
     if base_median == 0.0 || h.is_empty() {
         return None;
     }
-    if b.len() >= 10 && h.len() >= 10 {
-        if let Some(ci) = effect::bootstrap_change(b, h, settings) {
-            return Some(ci);
-        }
+    let bootstrap = match b.len() >= 10 && h.len() >= 10 {
+        true => effect::bootstrap_change(b, h, settings),
+        false => None,
+    };
+    if bootstrap.is_some() {
+        return bootstrap;
     }
     let (low, high, level, method) = effect::shift_interval(b, h, r, settings.ci_level)?;
     let scale = 100.0 / base_median.abs();
@@ -151,11 +155,13 @@ pub fn compare_series(
         }
     }
 
+    // Direction of a move: Some(true) up, Some(false) down, None unchanged or undefined.
     let moved = |a: Option<f64>, z: Option<f64>| match (a, z) {
-        (Some(a), Some(z)) => (z - a).signum() * f64::from(u8::from(z != a)),
-        _ => 0.0,
+        (Some(a), Some(z)) if z != a => Some(z > a),
+        _ => None,
     };
-    if moved(bd.mean, hd.mean) * moved(bd.median, hd.median) < 0.0 {
+    if matches!((moved(bd.mean, hd.mean), moved(bd.median, hd.median)), (Some(m), Some(d)) if m != d)
+    {
         flags.push(Flag::MeanMedianDisagree);
     }
 

@@ -69,9 +69,8 @@ pub fn text_sketch(base: &[f64], head: &[f64], width: usize) -> String {
     out.push_str(&frame);
     for r in (0..rows).rev() {
         out.push('|');
-        for c in 0..inner {
-            let b = height(counts[0][c]) > r;
-            let h = height(counts[1][c]) > r;
+        for (&cb, &ch) in counts[0].iter().zip(&counts[1]) {
+            let (b, h) = (height(cb) > r, height(ch) > r);
             out.push(match (b, h) {
                 (true, true) => '*',
                 (true, false) => 'x',

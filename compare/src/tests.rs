@@ -211,7 +211,7 @@ pub(crate) fn welch_samples(b: &[f64], h: &[f64]) -> Option<Welch> {
     let ((mb, vb), (mh, vh)) = (moments(b), moments(h));
     let (vb, vh) = (vb / b.len() as f64, vh / h.len() as f64);
     let v = vb + vh;
-    if !(v > 0.0) {
+    if v.is_nan() || v <= 0.0 {
         return None;
     }
     let df = v * v / (vb * vb / (b.len() - 1) as f64 + vh * vh / (h.len() - 1) as f64);
@@ -223,4 +223,48 @@ pub(crate) fn welch_samples(b: &[f64], h: &[f64]) -> Option<Welch> {
         df,
         p: p.clamp(0.0, 1.0),
     })
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn exact_distribution_small_cases() {
+        // 3 vs 3: 20 arrangements, U = 0, 1, 2 have 1, 1, 2 of them.
+        let cdf = u_cdf_table(3, 3, 9);
+        let want = [1.0, 2.0, 4.0, 7.0, 10.0, 13.0, 16.0, 18.0, 19.0, 20.0].map(|c| c / 20.0);
+        for (g, w) in cdf.iter().zip(want) {
+            assert!((g - w).abs() < 1e-15, "{cdf:?}");
+        }
+        assert_eq!(min_exact_p(3, 3), 0.1);
+        assert!((min_exact_p(4, 4) - 2.0 / 70.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn float_counts_agree_with_exact_counts() {
+        // The f64 path serves sizes whose C(N, m) overflows u128; check it where both work.
+        for (m, n) in [(8, 300), (5, 1000), (8, 9)] {
+            let kmax = m * n / 2;
+            let exact = u_cdf_table(m, n, kmax);
+            let float = u_cdf_table_f64(m, n, kmax);
+            for (u, (e, f)) in exact.iter().zip(&float).enumerate() {
+                assert!(
+                    (e - f).abs() <= 1e-11 * e,
+                    "m={m} n={n} u={u}: {e:e} vs {f:e}"
+                );
+            }
+        }
+        assert!(binom_u128(8 + 300_000, 8).is_none());
+    }
+
+    #[test]
+    fn ranks_count_ties_once_per_group() {
+        let r = ranks(&[1.0, 2.0, 2.0, 3.0], &[2.0, 3.0, 4.0]);
+        // base 1: 0; 2, 2: 0.5 each; 3: 1 + 0.5.
+        assert_eq!(r.u_base, 2.5);
+        // groups: {2,2,2} and {3,3}: (27 - 3) + (8 - 2).
+        assert_eq!(r.tie_term, 30.0);
+        assert!(r.ties);
+    }
 }

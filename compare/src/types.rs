@@ -66,7 +66,8 @@ pub struct Interval {
     pub low: f64,
     /// Upper bound, percent change.
     pub high: f64,
-    /// Confidence level (0.95).
+    /// Confidence level: the requested one (0.95), or for `hodges_lehmann_exact` the level the
+    /// exact distribution achieves (3 vs 3 runs: 0.9 at best).
     pub level: f64,
     /// `hodges_lehmann_exact`, `bootstrap_ratio_of_medians` or `hodges_lehmann_asymptotic`.
     pub method: String,
@@ -159,7 +160,9 @@ pub enum Flag {
 pub struct SeriesComparison {
     pub base: Describe,
     pub head: Describe,
-    /// (median head / median base - 1) * 100; None when the base median is 0 or either is missing.
+    /// 100 (median head - median base) / |median base|: 100 (median head / median base - 1) for a
+    /// positive base, and the sign of the move for a negative one. None when the base median is 0
+    /// or either is missing.
     pub change_pct: Option<f64>,
     /// median head / median base.
     pub ratio: Option<f64>,

@@ -13,7 +13,8 @@ pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
     let mut running = f64::INFINITY;
     // From the largest p down: q_(i) = min over j >= i of p_(j) * m / j.
     for (rank, &idx) in order.iter().enumerate().rev() {
-        let adjusted = p[idx] * m as f64 / (rank + 1) as f64;
+        // scipy multiplies by m / i: exactly p for the largest, never below p.
+        let adjusted = p[idx] * (m as f64 / (rank + 1) as f64);
         running = running.min(adjusted);
         q[idx] = running.clamp(0.0, 1.0);
     }

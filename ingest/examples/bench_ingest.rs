@@ -36,7 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     std::fs::create_dir_all(&dir)?;
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
 
     println!("generating inputs in {} (scale {scale})", dir.display());
     let ts_dir = dir.join("trace_stat");
@@ -56,13 +58,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{:<28} {:>10} {:>12} {:>14} {:>12} {:>8}",
         "input", "MB", "parse MB/s", "samples/s", "lines MB/s", "ratio"
     );
-    let ts_files: Vec<PathBuf> = ingest::expand_paths(&[ts_dir.clone()])?;
+    let ts_files: Vec<PathBuf> = ingest::expand_paths(std::slice::from_ref(&ts_dir))?;
     for (name, files) in [
         ("trace_stat 64 CPUs", ts_files.clone()),
         ("rcuscale log", vec![rcu.clone()]),
         ("function_graph", vec![fg.clone()]),
     ] {
-        let bytes: u64 = files.iter().map(|f| f.metadata().map(|m| m.len()).unwrap_or(0)).sum();
+        let bytes: u64 = files
+            .iter()
+            .map(|f| f.metadata().map(|m| m.len()).unwrap_or(0))
+            .sum();
         let t = Instant::now();
         let mut lines = 0u64;
         for f in &files {
@@ -93,7 +98,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("(ratio = parse speed / line-count speed; the target is at least 0.33)");
 
     println!();
-    println!("== parse + store (baseline: the same rows through a bare prepared-statement loop, same SQLite settings)");
+    println!(
+        "== parse + store (baseline: the same rows through a bare prepared-statement loop, same SQLite settings)"
+    );
     for (name, files) in [
         ("trace_stat 64 CPUs", ts_files.clone()),
         ("rcuscale log", vec![rcu.clone()]),
@@ -221,12 +228,20 @@ fn child_rss(exe: &Path, file: &Path) -> Result<u64, Box<dyn std::error::Error>>
 }
 
 /// The same number of series and sample rows through one prepared INSERT per row.
-async fn baseline_insert(db: &Path, series: u64, samples: u64) -> Result<f64, Box<dyn std::error::Error>> {
+async fn baseline_insert(
+    db: &Path,
+    series: u64,
+    samples: u64,
+) -> Result<f64, Box<dyn std::error::Error>> {
     let pool = ingest::store::open(&db.display().to_string()).await?;
     let t = Instant::now();
     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    sqlx::query("INSERT INTO builds (label, created_at) VALUES ('b', 0)").execute(&mut *tx).await?;
-    sqlx::query("INSERT INTO machines (name, created_at) VALUES ('m', 0)").execute(&mut *tx).await?;
+    sqlx::query("INSERT INTO builds (label, created_at) VALUES ('b', 0)")
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("INSERT INTO machines (name, created_at) VALUES ('m', 0)")
+        .execute(&mut *tx)
+        .await?;
     sqlx::query("INSERT INTO runs (build_id, machine_id, benchmark, content_hash, import_hash, created_at) VALUES (1, 1, 'b', 'h', 'h', 0)")
         .execute(&mut *tx)
         .await?;
@@ -259,8 +274,14 @@ fn gen_trace_stat(dir: &Path, functions: usize, cpus: usize) -> std::io::Result<
     std::fs::create_dir_all(dir)?;
     for cpu in 0..cpus {
         let mut w = BufWriter::new(std::fs::File::create(dir.join(format!("function{cpu}")))?);
-        writeln!(w, "  Function                               Hit    Time            Avg             s^2")?;
-        writeln!(w, "  --------                               ---    ----            ---             ---")?;
+        writeln!(
+            w,
+            "  Function                               Hit    Time            Avg             s^2"
+        )?;
+        writeln!(
+            w,
+            "  --------                               ---    ----            ---             ---"
+        )?;
         for f in 0..functions {
             let hit = 1000 + (f * 7919 + cpu * 31) % 90_000;
             let avg = 0.1 + ((f * 13 + cpu) % 1000) as f64 / 1000.0;
@@ -281,7 +302,10 @@ fn gen_trace_stat(dir: &Path, functions: usize, cpus: usize) -> std::io::Result<
 
 fn gen_rcuscale(path: &Path, gps: usize) -> std::io::Result<()> {
     let mut w = BufWriter::new(std::fs::File::create(path)?);
-    writeln!(w, "[    0.000000] rcu-scale:--- Start of test: nreaders=16 nwriters=16 verbose=1 shutdown=1")?;
+    writeln!(
+        w,
+        "[    0.000000] rcu-scale:--- Start of test: nreaders=16 nwriters=16 verbose=1 shutdown=1"
+    )?;
     let writers = 16;
     for i in 0..gps {
         let ts = i as f64 * 0.0001;
@@ -302,7 +326,10 @@ fn gen_rcuscale(path: &Path, gps: usize) -> std::io::Result<()> {
 
 fn gen_function_graph(path: &Path, bytes: u64) -> std::io::Result<()> {
     let mut w = BufWriter::new(std::fs::File::create(path)?);
-    writeln!(w, "# tracer: function_graph\n#\n# CPU  DURATION                  FUNCTION CALLS\n# |     |   |                     |   |   |   |\n")?;
+    writeln!(
+        w,
+        "# tracer: function_graph\n#\n# CPU  DURATION                  FUNCTION CALLS\n# |     |   |                     |   |   |   |\n"
+    )?;
     let mut written = 0u64;
     let mut i = 0u64;
     let mut names = BTreeMap::new();

@@ -84,7 +84,7 @@ pub struct RunMeta {
     pub token_id: Option<i64>,
     /// Keep only the series of this labelled block of the input (`original`, `apply patch`,
     /// `BEFORE`...), stored without the label: one file holding before and after results
-    /// is imported as two runs of two builds.
+    /// is imported as two runs of two builds. An empty string selects the unlabelled series.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<String>,
 }
@@ -254,10 +254,27 @@ pub fn params_key(params: &BTreeMap<String, String>) -> String {
         .join("&")
 }
 
-/// The series of one run being written.
+/// The series of one run being written: key -> slot in [`Slots`].
 struct RunState {
     run_id: i64,
-    series: HashMap<SeriesKey, (i64, i64)>, // db id, next idx
+    series: HashMap<SeriesKey, usize>,
+}
+
+/// Every series being written, by slot: database id, owning run, next sample index. Samples
+/// find their slot through a vector indexed by the parser's series id, so the per-sample
+/// path does no hashing.
+#[derive(Default)]
+struct Slots {
+    db_id: Vec<i64>,
+    run_id: Vec<i64>,
+    next_idx: Vec<i64>,
+}
+
+/// A series row waiting for its batched INSERT.
+struct PendingSeries {
+    id: i64,
+    run_id: i64,
+    spec: SeriesSpec,
 }
 
 /// Imports one run from `files` in one transaction. `progress`, when given, counts the input
@@ -296,6 +313,15 @@ pub async fn import_run(
     // Pass 2: parse each file and stream its series into the run(s).
     let created_at = now();
     let mut runs: BTreeMap<String, RunState> = BTreeMap::new();
+    let mut slots = Slots::default();
+    // Series ids are allocated here rather than by SQLite: the transaction holds the write
+    // lock (BEGIN IMMEDIATE), so nobody else can take them, and series rows can then be
+    // inserted in multi-row batches.
+    let mut next_series_id: i64 =
+        sqlx::query_scalar::<_, i64>("SELECT COALESCE(MAX(id), 0) + 1 FROM series")
+            .fetch_one(&mut *tx)
+            .await?;
+    let mut pending_series: Vec<PendingSeries> = Vec::new();
     let mut outcome = ImportOutcome {
         run_ids: Vec::new(),
         created: true,
@@ -327,7 +353,8 @@ pub async fn import_run(
             r
         });
 
-        let mut local: HashMap<SeriesId, (SeriesKey, i64, i64)> = HashMap::new(); // -> key, db id, run
+        // Parser series id -> slot; None for series of other blocks.
+        let mut local: Vec<Option<usize>> = Vec::new();
         let mut file_meta = BTreeMap::new();
         let mut file_warnings = Vec::new();
         let mut warning_count = 0u64;
@@ -342,7 +369,10 @@ pub async fn import_run(
                 match msg {
                     Msg::Series(id, mut spec) => {
                         if let Some(block) = &meta.block {
-                            if spec.key.label.as_deref() != Some(block.as_str()) {
+                            // An empty block name selects the series that carry no label
+                            // (results printed before the first label line).
+                            let want = Some(block.as_str()).filter(|b| !b.is_empty());
+                            if spec.key.label.as_deref() != want {
                                 return Ok(());
                             }
                             spec.key.label = None;
@@ -352,7 +382,14 @@ pub async fn import_run(
                         let pkey = params_key(&params);
                         if !runs.contains_key(&pkey) {
                             let run_id = insert_run(
-                                &mut tx, build_id, machine_id, meta, &params, &pkey, &import_hash, created_at,
+                                &mut tx,
+                                build_id,
+                                machine_id,
+                                meta,
+                                &params,
+                                &pkey,
+                                &import_hash,
+                                created_at,
                             )
                             .await?;
                             runs.insert(
@@ -364,43 +401,44 @@ pub async fn import_run(
                             );
                         }
                         let run = runs.get_mut(&pkey).expect("inserted above");
-                        let (db_id, _) = match run.series.get(&spec.key) {
-                            Some(v) => *v,
+                        let slot = match run.series.get(&spec.key) {
+                            Some(&slot) => slot,
                             None => {
-                                let db_id: i64 = sqlx::query_scalar(
-                                    "INSERT INTO series (run_id, metric, unit, direction, scope, label, statistic) \
-                                     VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                                )
-                                .bind(run.run_id)
-                                .bind(&spec.key.metric)
-                                .bind(spec.unit.as_str())
-                                .bind(spec.direction.as_str())
-                                .bind(&spec.key.scope)
-                                .bind(&spec.key.label)
-                                .bind(&spec.key.statistic)
-                                .fetch_one(&mut *tx)
-                                .await?;
-                                run.series.insert(spec.key.clone(), (db_id, 0));
-                                (db_id, 0)
+                                let slot = slots.db_id.len();
+                                slots.db_id.push(next_series_id);
+                                slots.run_id.push(run.run_id);
+                                slots.next_idx.push(0);
+                                run.series.insert(spec.key.clone(), slot);
+                                pending_series.push(PendingSeries {
+                                    id: next_series_id,
+                                    run_id: run.run_id,
+                                    spec,
+                                });
+                                next_series_id += 1;
+                                if pending_series.len() >= SERIES_PER_STMT {
+                                    insert_series(&mut tx, &pending_series).await?;
+                                    pending_series.clear();
+                                }
+                                slot
                             }
                         };
-                        local.insert(id, (spec.key, db_id, run.run_id));
-                        let _ = pkey;
+                        if local.len() <= id {
+                            local.resize(id + 1, None);
+                        }
+                        local[id] = Some(slot);
                     }
                     Msg::Samples(batch) => {
                         for (id, v) in batch {
                             // Series of other blocks were not declared: skip their samples.
-                            let Some((key, db_id, run_id)) = local.get(&id) else {
+                            let Some(Some(slot)) = local.get(id).copied() else {
                                 continue;
                             };
-                            let run = runs
-                                .values_mut()
-                                .find(|r| r.run_id == *run_id)
-                                .expect("run of a declared series");
-                            let slot = run.series.get_mut(key).expect("declared series");
-                            pending.push((*db_id, slot.1, v));
-                            slot.1 += 1;
+                            pending.push((slots.db_id[slot], slots.next_idx[slot], v));
+                            slots.next_idx[slot] += 1;
                             if pending.len() >= BATCH {
+                                // Samples reference their series: write pending series first.
+                                insert_series(&mut tx, &pending_series).await?;
+                                pending_series.clear();
                                 insert_samples(&mut tx, &pending).await?;
                                 outcome.samples += pending.len() as u64;
                                 pending.clear();
@@ -433,11 +471,13 @@ pub async fn import_run(
         if let Some(e) = db_err {
             return Err(e);
         }
+        insert_series(&mut tx, &pending_series).await?;
+        pending_series.clear();
         if !pending.is_empty() {
             insert_samples(&mut tx, &pending).await?;
             outcome.samples += pending.len() as u64;
         }
-        if local.is_empty() {
+        if local.iter().all(Option::is_none) {
             if let Some(block) = &meta.block {
                 return Err(Error::Invalid(format!(
                     "{}: no block labelled {block:?} in this file",
@@ -451,7 +491,11 @@ pub async fn import_run(
             });
         }
         // Attach the artifact to every run this file fed.
-        let mut fed: Vec<i64> = local.values().map(|(_, _, r)| *r).collect();
+        let mut fed: Vec<i64> = local
+            .iter()
+            .flatten()
+            .map(|&slot| slots.run_id[slot])
+            .collect();
         fed.sort_unstable();
         fed.dedup();
         let meta_json = serde_json::to_string(&file_meta).unwrap_or_else(|_| "{}".into());
@@ -484,13 +528,13 @@ pub async fn import_run(
     }
 
     for run in runs.values() {
-        for (db_id, n) in run.series.values() {
-            sqlx::query("UPDATE series SET n = ? WHERE id = ?")
-                .bind(n)
-                .bind(db_id)
-                .execute(&mut *tx)
-                .await?;
-        }
+        // One statement per run rather than one per series (trace_stat has thousands).
+        sqlx::query(
+            "UPDATE series SET n = (SELECT COUNT(*) FROM samples WHERE series_id = series.id) WHERE run_id = ?",
+        )
+        .bind(run.run_id)
+        .execute(&mut *tx)
+        .await?;
         outcome.series += run.series.len() as u64;
         outcome.run_ids.push(run.run_id);
     }
@@ -775,6 +819,42 @@ async fn insert_run(
             .await?;
     }
     Ok(run_id)
+}
+
+/// Series rows per INSERT statement (8 bound values each).
+const SERIES_PER_STMT: usize = 250;
+
+/// Inserts series rows with explicit ids in multi-row statements.
+async fn insert_series(
+    tx: &mut Transaction<'_, Sqlite>,
+    rows: &[PendingSeries],
+) -> Result<(), Error> {
+    for chunk in rows.chunks(SERIES_PER_STMT) {
+        let mut sql = String::from(
+            "INSERT INTO series (id, run_id, metric, unit, direction, scope, label, statistic) VALUES ",
+        );
+        for i in 0..chunk.len() {
+            sql.push_str(if i == 0 {
+                "(?,?,?,?,?,?,?,?)"
+            } else {
+                ",(?,?,?,?,?,?,?,?)"
+            });
+        }
+        let mut q = sqlx::query(AssertSqlSafe(sql));
+        for r in chunk {
+            q = q
+                .bind(r.id)
+                .bind(r.run_id)
+                .bind(&r.spec.key.metric)
+                .bind(r.spec.unit.as_str())
+                .bind(r.spec.direction.as_str())
+                .bind(&r.spec.key.scope)
+                .bind(&r.spec.key.label)
+                .bind(&r.spec.key.statistic);
+        }
+        q.execute(&mut **tx).await?;
+    }
+    Ok(())
 }
 
 /// Inserts (series_id, idx, value) rows with multi-row statements.

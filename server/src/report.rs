@@ -316,7 +316,7 @@ async fn assemble(
 fn rows_from_groups(
     keys: &[Key],
     infos: &[KeyInfo],
-    grouped: &HashMap<u32, (Vec<f64>, Vec<f64>)>,
+    grouped: &Grouped,
     settings: &Settings,
 ) -> (Vec<Row>, Summary) {
     let mut rows = Vec::new();
@@ -406,7 +406,7 @@ pub fn from_datasets(
     let mut keys: Vec<Key> = Vec::new();
     let mut infos: Vec<KeyInfo> = Vec::new();
     let mut index: HashMap<Key, u32> = HashMap::new();
-    let mut grouped: HashMap<u32, (Vec<f64>, Vec<f64>)> = HashMap::new();
+    let mut grouped: Grouped = HashMap::new();
     for (is_head, ds) in [(false, base), (true, head)] {
         for s in &ds.series {
             let key = Key {
@@ -664,7 +664,10 @@ async fn gather(
 }
 
 /// key id -> (base values, head values), grouped with polars.
-fn group_samples(frame: DataFrame) -> PolarsResult<HashMap<u32, (Vec<f64>, Vec<f64>)>> {
+/// Samples per key id: (base values, head values).
+type Grouped = HashMap<u32, (Vec<f64>, Vec<f64>)>;
+
+fn group_samples(frame: DataFrame) -> PolarsResult<Grouped> {
     let out = frame
         .lazy()
         .group_by([col("key"), col("head")])
@@ -673,7 +676,7 @@ fn group_samples(frame: DataFrame) -> PolarsResult<HashMap<u32, (Vec<f64>, Vec<f
     let keys = out.column("key")?.u32()?.clone();
     let heads = out.column("head")?.bool()?.clone();
     let values = out.column("value")?.list()?.clone();
-    let mut map: HashMap<u32, (Vec<f64>, Vec<f64>)> = HashMap::new();
+    let mut map: Grouped = HashMap::new();
     for ((k, h), v) in keys.iter().zip(heads.iter()).zip(values.series_iter()) {
         let (Some(k), Some(h), Some(v)) = (k, h, v) else {
             continue;
@@ -1040,44 +1043,44 @@ pub fn terminal_text(r: &Report, width: usize) -> String {
             clip(&d.head, 40)
         ));
     }
-    let mut table = comfy_table::Table::new();
-    table.load_style(comfy_table::presets::UTF8_HORIZONTAL_ONLY);
-    table.set_header(vec![
-        "benchmark",
-        "params",
-        "series",
-        "n",
-        "base",
-        "head",
-        "change [95% CI]",
-        "p",
-        "q",
-        "verdict",
-        "flags",
-    ]);
+    // One table per benchmark: the benchmark is a heading, not a repeated column.
+    let mut benches: Vec<&str> = Vec::new();
     for row in &r.comparisons {
-        let c = &row.cmp;
-        table.add_row(vec![
-            row.benchmark.clone(),
-            row.params_text(),
-            row.name(),
-            format!("{}/{}", c.base.n, c.head.n),
-            median_h(&c.base, &row.unit),
-            median_h(&c.head, &row.unit),
-            format!(
-                "{} {}",
+        if !benches.contains(&row.benchmark.as_str()) {
+            benches.push(&row.benchmark);
+        }
+    }
+    let _ = width;
+    for bench in benches {
+        if !bench.is_empty() {
+            out.push_str(&format!("\n{bench}\n"));
+        }
+        let mut table = comfy_table::Table::new();
+        table.load_style(comfy_table::presets::NOTHING);
+        table.set_header(vec![
+            "params", "series", "n", "base", "head", "change", "95% CI", "p", "q", "verdict",
+            "flags",
+        ]);
+        for row in r.comparisons.iter().filter(|x| x.benchmark == bench) {
+            let c = &row.cmp;
+            table.add_row(vec![
+                row.params_text(),
+                row.name(),
+                format!("{}/{}", c.base.n, c.head.n),
+                median_h(&c.base, &row.unit),
+                median_h(&c.head, &row.unit),
                 pct(c.change_pct),
                 c.ci.as_ref()
-                    .map(|i| format!("[{:+.1}, {:+.1}]", i.low, i.high))
-                    .unwrap_or_default()
-            ),
-            pval(c.p),
-            pval(c.q),
-            c.verdict.as_str().to_string(),
-            flags_text(row),
-        ]);
+                    .map(|i| format!("[{:+.1}%, {:+.1}%]", i.low, i.high))
+                    .unwrap_or_default(),
+                pval(c.p),
+                pval(c.q),
+                c.verdict.as_str().to_string(),
+                flags_text(row),
+            ]);
+        }
+        out.push_str(&format!("{table}\n"));
     }
-    out.push_str(&format!("{table}\n"));
     out.push_str(&sweep_matrices(r));
     for row in r.comparisons.iter().filter(|r| {
         matches!(

@@ -4,6 +4,7 @@ use crate::error::ParseError;
 use crate::lines::Lines;
 use crate::model::Ctx;
 
+mod blocks;
 pub mod function_graph;
 pub mod hackbench;
 pub mod latency;

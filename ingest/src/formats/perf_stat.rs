@@ -1,26 +1,618 @@
-//! PLACEHOLDER: replaced by the real parser.
+//! `perf_stat`: the human-readable output of `perf stat`, from the 2009 format to current perf.
+//!
+//! Variants handled: `Performance counter stats for 'cmd' [(N runs)]:` headers (with or without
+//! the leading space, also `system wide`, `CPU(s) ...`, `process id ...`); counter rows with or
+//! without thousands separators, a unit before the event (`527649.37 msec cpu-clock`) or after
+//! it (`83723.452481 task-clock:u (msec)`), a `# derived` comment, a `( +- x% )` run-to-run
+//! spread and a `(93.10%)` multiplexing share; `<not supported>` / `<not counted>` rows; rows
+//! prefixed by `CPU<n>` (`-A`); `seconds time elapsed` with an optional absolute spread
+//! (`80.10 +- 1.22 seconds time elapsed ( +- 1.53% )`); `seconds user` / `seconds sys`; the
+//! `--table` rows of individual measurements.
+//!
+//! Series (canonical units):
+//! - one per counter, named by the event (`cycles:u`, `context-switches`): `count`, neutral;
+//!   clocks given in msec (`task-clock`, `cpu-clock`) become seconds, lower is better; other
+//!   units are kept as printed.
+//! - `elapsed`, `user`, `sys` (s, lower is better).
+//! - with `-r N`, perf prints the mean of the N runs: those values carry statistic `mean`;
+//!   `<event>.stddev_pct` / `elapsed.stddev_pct` (statistic `rel_stddev_pct`, `%`) hold the
+//!   relative spread and `elapsed.stddev` (statistic `stddev`, s) the absolute one. The
+//!   `--table` rows are real samples of `elapsed`.
+//! - `workload.time` (s): the benchmark's own `Time:` lines printed before perf's summary.
+//!
+//! Metadata: `command` (or `target`), `runs`, `not_counted` (events without a value),
+//! `multiplex_pct.<event>`, `derived.<event>` (perf's `#` comment), unrelated `Key: value`
+//! lines (`Slab: 7936 kB`), `perf_command`. Blocks take their label from the author's prose;
+//! when one file measures several commands, every series also carries a `command` param.
+//!
+//! Values are held back until a second command shows up or a few thousand values were read,
+//! so that all blocks of a multi-command file get the param; past that bound, only blocks whose
+//! command differs from the first carry it.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use super::Format;
-use crate::error::{ErrorKind, ParseError};
-use crate::lines::Lines;
-use crate::model::Ctx;
+use super::blocks::{BlockMeta, Labeler};
+use crate::error::ParseError;
+use crate::lines::{Lines, parse_number, strip_mail};
+use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
 
 pub struct PerfStat;
+
+const HEADER: &str = "Performance counter stats for ";
+
+static ELAPSED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(\S+)\s+(?:\+-\s*(\S+)\s+)?seconds time elapsed(?:\s+\(\s*\+-\s*([\d.]+)\s*%\s*\))?$",
+    )
+    .expect("valid regex")
+});
+static USER_SYS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\S+)\s+seconds (user|sys)$").expect("valid regex"));
+static RUNS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\((\d+) runs\)\s*:?\s*$").expect("valid regex"));
+/// `--table` rows: `5.189 (-0.293) ###`.
+static TABLE_ROW: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\d+(?:\.\d+)?)\s+\([+-]?[\d.]+\)\s*#*$").expect("valid regex"));
+/// Unrelated `Key: <number> [unit]` lines (`Slab: 7936 kB`).
+static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^([A-Za-z][\w ()/.-]*?):\s+(-?[\d.,]+(?:\s*\S+)?)$").expect("valid regex")
+});
 
 impl Format for PerfStat {
     fn name(&self) -> &'static str {
         "perf_stat"
     }
+
     fn description(&self) -> &'static str {
-        "perf_stat"
+        "perf stat counter output (with -r N variance, elapsed/user/sys times)"
     }
-    fn sniff(&self, _head: &str) -> u32 {
-        0
+
+    fn sniff(&self, head: &str) -> u32 {
+        let mut score = 0;
+        for raw in head.lines() {
+            let line = strip_mail(raw);
+            if line.starts_with(HEADER) {
+                return 95;
+            }
+            if line.contains("seconds time elapsed") {
+                score = 80;
+            }
+        }
+        score
     }
-    fn parse(&self, _lines: &mut Lines<'_>, _ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        Err(ParseError::new(
-            ErrorKind::Unsupported("not written yet".into()),
-            0,
-        ))
+
+    fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        let mut p = Parser::default();
+        let mut buf = String::new();
+        while let Some(raw) = lines.next_line()? {
+            buf.clear();
+            buf.push_str(raw);
+            ctx.line = lines.line_no();
+            p.line(strip_mail(&buf).trim_end(), ctx)?;
+        }
+        p.finish(ctx)
+    }
+}
+
+/// A value waiting for its block's label and params.
+struct Item {
+    metric: String,
+    unit: Unit,
+    direction: Direction,
+    statistic: Option<&'static str>,
+    scope: Option<String>,
+    value: f64,
+    line: u64,
+}
+
+struct Block {
+    label: Option<String>,
+    command: Option<String>,
+    runs: Option<u32>,
+    items: Vec<Item>,
+    not_counted: Vec<String>,
+}
+
+/// Items held back while deciding whether series need a `command` param; past this many the
+/// decision is taken on what was seen, so memory stays bounded on any input.
+const BUFFER_LIMIT: usize = 4096;
+
+#[derive(Default)]
+struct Parser {
+    labels: Labeler,
+    meta: BlockMeta,
+    /// Blocks whose items are held back; once decided, only the current block (no items).
+    blocks: Vec<Block>,
+    /// None while items are held back; then whether every block's series carry its command
+    /// as a param (`Some(false)`: only blocks whose command differs from the first one).
+    by_command: Option<bool>,
+    first_command: Option<String>,
+    buffered: usize,
+    /// Something other than workload output was found.
+    measured: bool,
+    /// Workload output read before the `perf stat` summary it belongs to.
+    pending: Vec<Item>,
+    /// Between a header and the prose that follows the block.
+    in_block: bool,
+    in_table: bool,
+}
+
+impl Parser {
+    fn line(&mut self, line: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        if line.is_empty() {
+            self.labels.blank();
+            return Ok(());
+        }
+        if let Some(at) = line.find(HEADER) {
+            return self.header(&line[at + HEADER.len()..], ctx);
+        }
+        if let Some(c) = ELAPSED.captures(line) {
+            if !self.in_block {
+                self.start(None, None, ctx)?;
+            }
+            let stat = self.mean();
+            let v = value(&c[1], "elapsed time", ctx.line)?;
+            self.item(
+                "elapsed",
+                Unit::Seconds,
+                Direction::LowerIsBetter,
+                stat,
+                v,
+                ctx,
+            )?;
+            if let Some(abs) = c.get(2) {
+                let v = value(abs.as_str(), "elapsed time spread", ctx.line)?;
+                self.item(
+                    "elapsed.stddev",
+                    Unit::Seconds,
+                    Direction::LowerIsBetter,
+                    Some("stddev"),
+                    v,
+                    ctx,
+                )?;
+            }
+            if let Some(pct) = c.get(3) {
+                let v = value(pct.as_str(), "elapsed time spread", ctx.line)?;
+                let stat = Some("rel_stddev_pct");
+                self.item(
+                    "elapsed.stddev_pct",
+                    Unit::Percent,
+                    Direction::LowerIsBetter,
+                    stat,
+                    v,
+                    ctx,
+                )?;
+            }
+            self.in_table = false;
+            return Ok(());
+        }
+        if self.in_block
+            && let Some(c) = USER_SYS.captures(line)
+        {
+            let v = value(&c[1], "CPU time", ctx.line)?;
+            let stat = self.mean();
+            self.item(&c[2], Unit::Seconds, Direction::LowerIsBetter, stat, v, ctx)?;
+            return Ok(());
+        }
+        if self.in_block && line.starts_with('#') {
+            let l = line.trim_start_matches('#').trim();
+            if l.starts_with("Table of individual measurements") {
+                self.in_table = true;
+            } else if l.starts_with("Final result") {
+                self.in_table = false;
+            }
+            // Other `#` lines are derived metrics perf prints on their own line.
+            return Ok(());
+        }
+        if self.in_table
+            && let Some(c) = TABLE_ROW.captures(line)
+        {
+            let v = value(&c[1], "elapsed time", ctx.line)?;
+            self.item(
+                "elapsed",
+                Unit::Seconds,
+                Direction::LowerIsBetter,
+                None,
+                v,
+                ctx,
+            )?;
+            return Ok(());
+        }
+        if let Some(cmd) = perf_command(line) {
+            self.labels.command();
+            self.in_block = false;
+            self.meta.next("perf_command", cmd);
+            return Ok(());
+        }
+        if self.in_block && starts_like_counter(line) {
+            return self.counter(line, ctx);
+        }
+        if let Some(v) = line.strip_prefix("Time:") {
+            // hackbench prints one number; anything else is someone's prose.
+            if v.split_whitespace().count() != 1 {
+                ctx.warn(format!("a `Time:` line that is not one number: {line:?}"));
+                return Ok(());
+            }
+            // The workload's own output (hackbench) comes before perf's summary.
+            let v = parse_number(v).ok_or_else(|| {
+                ParseError::syntax(ctx.line, "a number of seconds after `Time:`", line)
+            })?;
+            self.labels.side_data();
+            self.in_block = false;
+            self.pending.push(Item {
+                metric: "workload.time".into(),
+                unit: Unit::Seconds,
+                direction: Direction::LowerIsBetter,
+                statistic: None,
+                scope: None,
+                value: v,
+                line: ctx.line,
+            });
+            if self.pending.len() >= BUFFER_LIMIT {
+                // Endless workload output without a summary: give it a block of its own.
+                self.start(None, None, ctx)?;
+                self.in_block = false;
+            }
+            return Ok(());
+        }
+        if let Some(c) = KEY_VALUE.captures(line) {
+            self.labels.side_data();
+            self.in_block = false;
+            self.meta.next(c[1].trim(), c[2].trim());
+            return Ok(());
+        }
+        self.in_block = false;
+        self.in_table = false;
+        self.labels.prose(line);
+        Ok(())
+    }
+
+    fn header(&mut self, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        let runs = RUNS.captures(rest).and_then(|c| c[1].parse::<u32>().ok());
+        let target = match RUNS.find(rest) {
+            Some(m) => &rest[..m.start()],
+            None => rest,
+        }
+        .trim()
+        .trim_end_matches(':')
+        .trim();
+        // `'make'` names the command; `'system wide'`, `CPU(s) 0-3`, `process id '42'` a target.
+        let quoted = target
+            .strip_prefix('\'')
+            .and_then(|t| t.strip_suffix('\''))
+            .filter(|t| !t.is_empty());
+        let command = quoted.filter(|t| *t != "system wide").map(str::to_string);
+        if command.is_none() && !target.is_empty() {
+            self.meta.next("target", quoted.unwrap_or(target));
+        }
+        self.start(command, runs, ctx)
+    }
+
+    fn start(
+        &mut self,
+        command: Option<String>,
+        runs: Option<u32>,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), ParseError> {
+        let label = self.labels.label();
+        self.meta.start(label.clone(), ctx.line);
+        if let Some(c) = &command {
+            self.meta.set("command", c.clone());
+        }
+        if let Some(r) = runs {
+            self.meta.set("runs", r.to_string());
+        }
+        if self.by_command.is_some() {
+            self.blocks.clear();
+        }
+        let differs =
+            command.is_some() && self.first_command.is_some() && command != self.first_command;
+        if self.first_command.is_none() {
+            self.first_command.clone_from(&command);
+        }
+        self.blocks.push(Block {
+            label,
+            command,
+            runs,
+            items: Vec::new(),
+            not_counted: Vec::new(),
+        });
+        self.in_block = true;
+        self.in_table = false;
+        if differs && self.by_command.is_none() {
+            self.decide(true, ctx)?;
+        }
+        for it in std::mem::take(&mut self.pending) {
+            self.add(it, ctx)?;
+        }
+        Ok(())
+    }
+
+    /// Fixes whether series carry a `command` param and emits what was held back.
+    fn decide(&mut self, by_command: bool, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        self.by_command = Some(by_command);
+        let blocks = std::mem::take(&mut self.blocks);
+        for b in &blocks {
+            for it in &b.items {
+                self.emit(b, it, ctx)?;
+            }
+        }
+        if let Some(mut last) = blocks.into_iter().last() {
+            last.items = Vec::new();
+            self.blocks.push(last);
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, item: Item, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        if item.metric != "workload.time" {
+            self.measured = true;
+        }
+        match self.by_command {
+            None => {
+                if let Some(b) = self.blocks.last_mut() {
+                    b.items.push(item);
+                    self.buffered += 1;
+                }
+                if self.buffered > BUFFER_LIMIT {
+                    self.decide(false, ctx)?;
+                }
+                Ok(())
+            }
+            Some(_) => match self.blocks.last() {
+                Some(b) => self.emit(b, &item, ctx),
+                None => Ok(()),
+            },
+        }
+    }
+
+    fn emit(&self, b: &Block, it: &Item, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        let mut key = SeriesKey::new(it.metric.clone()).label(b.label.clone());
+        if let Some(s) = &it.scope {
+            key = key.scope(s.clone());
+        }
+        if let Some(s) = it.statistic {
+            key = key.statistic(s);
+        }
+        let param = match self.by_command {
+            Some(true) => b.command.is_some(),
+            _ => b.command.is_some() && b.command != self.first_command,
+        };
+        if param && let Some(c) = &b.command {
+            key = key.param("command", c.clone());
+        }
+        // Errors name the value's own line, which for held-back items is an earlier one.
+        let current = ctx.line;
+        ctx.line = it.line;
+        let r = ctx.push(
+            SeriesSpec::new(key, it.unit.clone(), it.direction),
+            it.value,
+        );
+        ctx.line = current;
+        r
+    }
+
+    /// perf prints the mean of the runs when asked for several.
+    fn mean(&self) -> Option<&'static str> {
+        self.blocks
+            .last()
+            .and_then(|b| b.runs)
+            .filter(|r| *r > 1)
+            .map(|_| "mean")
+    }
+
+    fn item(
+        &mut self,
+        metric: &str,
+        unit: Unit,
+        direction: Direction,
+        statistic: Option<&'static str>,
+        value: f64,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), ParseError> {
+        let item = Item {
+            metric: metric.to_string(),
+            unit,
+            direction,
+            statistic,
+            scope: None,
+            value,
+            line: ctx.line,
+        };
+        self.add(item, ctx)
+    }
+
+    /// A counter row.
+    fn counter(&mut self, line: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        let mut rest = line.trim();
+        // Trailing groups: `( +- 0.24% )` spread, `(93.10%)` multiplexing share.
+        let mut spread = None;
+        let mut multiplex = None;
+        while rest.ends_with(')') {
+            let Some(open) = rest.rfind('(') else { break };
+            let inner = rest[open + 1..rest.len() - 1].trim();
+            if let Some(pct) = inner.strip_prefix("+-") {
+                spread = Some(pct.trim().trim_end_matches('%').trim().to_string());
+            } else if let Some(pct) = inner.strip_suffix('%')
+                && parse_number(pct).is_some()
+            {
+                multiplex = Some(pct.trim().to_string());
+            } else {
+                break;
+            }
+            rest = rest[..open].trim_end();
+        }
+        let (main, derived) = match rest.split_once('#') {
+            Some((m, d)) => (
+                m.trim(),
+                Some(d.split_whitespace().collect::<Vec<_>>().join(" ")),
+            ),
+            None => (rest, None),
+        };
+        let mut toks: Vec<&str> = main.split_whitespace().collect();
+        let scope = match toks.first() {
+            Some(t)
+                if t.len() > 3
+                    && t.starts_with("CPU")
+                    && t[3..].bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                let s = t.to_ascii_lowercase();
+                toks.remove(0);
+                Some(s)
+            }
+            _ => None,
+        };
+        // `<not supported>` / `<not counted>`: two tokens in place of the count.
+        if toks.first().is_some_and(|t| t.starts_with('<')) {
+            let close = toks.iter().position(|t| t.ends_with('>'));
+            let (what, event) = match close {
+                Some(i) => (toks[..=i].join(" "), toks.get(i + 1).copied()),
+                None => (toks.join(" "), None),
+            };
+            let Some(event) = event else {
+                ctx.warn(format!("a `{what}` row without an event name"));
+                return Ok(());
+            };
+            let note = if what.contains("supported") {
+                format!("{event} (not supported)")
+            } else {
+                event.to_string()
+            };
+            self.measured = true;
+            if let Some(b) = self.blocks.last_mut() {
+                b.not_counted.push(note);
+                let list = b.not_counted.join(", ");
+                self.meta.set("not_counted", list);
+            }
+            return Ok(());
+        }
+        let Some(count) = toks.first().and_then(|t| parse_number(t)) else {
+            ctx.warn(format!("not a perf stat counter row: {line:?}"));
+            return Ok(());
+        };
+        let (unit, event) = match &toks[1..] {
+            [event] => (None, *event),
+            [event, "(msec)"] => (Some("msec"), *event),
+            [unit, event] => (Some(*unit), *event),
+            _ => {
+                ctx.warn(format!("not a perf stat counter row: {line:?}"));
+                return Ok(());
+            }
+        };
+        let (unit, direction, v) = match unit {
+            None => (Unit::Count, Direction::Neutral, count),
+            Some("msec") => (Unit::Seconds, Direction::LowerIsBetter, count / 1e3),
+            Some("usec" | "us") => (Unit::Seconds, Direction::LowerIsBetter, count / 1e6),
+            Some("nsec" | "ns") => (Unit::Seconds, Direction::LowerIsBetter, count / 1e9),
+            Some("sec" | "s") => (Unit::Seconds, Direction::LowerIsBetter, count),
+            Some(other) => (Unit::Other(other.to_string()), Direction::Neutral, count),
+        };
+        let stat = self.mean();
+        let scope = scope.as_deref();
+        let line = ctx.line;
+        let counter = Item {
+            metric: event.to_string(),
+            unit,
+            direction,
+            statistic: stat,
+            scope: scope.map(str::to_string),
+            value: v,
+            line,
+        };
+        self.add(counter, ctx)?;
+        if let Some(pct) = spread {
+            let spread = Item {
+                metric: format!("{event}.stddev_pct"),
+                unit: Unit::Percent,
+                direction: Direction::LowerIsBetter,
+                statistic: Some("rel_stddev_pct"),
+                scope: scope.map(str::to_string),
+                value: value(&pct, "counter spread", line)?,
+                line,
+            };
+            self.add(spread, ctx)?;
+        }
+        let suffix = scope.map(|s| format!("@{s}")).unwrap_or_default();
+        if let Some(m) = multiplex {
+            self.meta.set(&format!("multiplex_pct.{event}{suffix}"), m);
+        }
+        if let Some(d) = derived.filter(|d| !d.is_empty()) {
+            self.meta.set(&format!("derived.{event}{suffix}"), d);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        if !self.pending.is_empty() {
+            // Workload output with no perf summary after it.
+            self.start(None, None, ctx)?;
+        }
+        if self.by_command.is_none() {
+            // Commands that differ were decided on when seen: all blocks share one here.
+            self.decide(false, ctx)?;
+        }
+        if !self.measured {
+            return Err(ParseError::nothing("perf stat counters or elapsed time"));
+        }
+        self.meta.finish(ctx);
+        Ok(())
+    }
+}
+
+/// A row that starts with a count (`3,228,188`, `83723.452481`), `<not counted>`, or a `CPU3`
+/// column.
+fn starts_like_counter(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with(|c: char| c.is_ascii_digit() || c == '<')
+        || (t.starts_with("CPU") && t[3..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+fn value(text: &str, what: &str, line: u64) -> Result<f64, ParseError> {
+    parse_number(text).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
+}
+
+/// `$ perf stat -- make`, `1) perf stat --null --repeat 10 -- hackbench 20 thread 20000`.
+fn perf_command(line: &str) -> Option<&str> {
+    let at = line.find("perf stat")?;
+    let before = line[..at].trim();
+    let prompt_like = before.is_empty()
+        || ["$", "#", "%"].contains(&before)
+        || before
+            .strip_suffix([')', '.'])
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    prompt_like.then(|| line[at..].trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands() {
+        assert_eq!(
+            perf_command("$ perf stat -- make"),
+            Some("perf stat -- make")
+        );
+        assert_eq!(
+            perf_command("2) perf stat --null --repeat 10 -- hackbench 32 thread 20000"),
+            Some("perf stat --null --repeat 10 -- hackbench 32 thread 20000")
+        );
+        assert_eq!(perf_command("I ran perf stat on it"), None);
+    }
+
+    #[test]
+    fn elapsed_forms() {
+        let c = ELAPSED
+            .captures("80.10 +- 1.22 seconds time elapsed  ( +-  1.53% )")
+            .unwrap();
+        assert_eq!((&c[1], &c[2], &c[3]), ("80.10", "1.22", "1.53"));
+        let c = ELAPSED
+            .captures("52.680621973  seconds time elapsed   ( +-   0.689% )")
+            .unwrap();
+        assert_eq!(&c[3], "0.689");
+        assert!(c.get(2).is_none());
     }
 }

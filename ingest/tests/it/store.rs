@@ -1,3 +1,233 @@
-//! Tests of store.
-#[allow(unused_imports)]
-use crate::common::*;
+//! Tests of the import into SQLite: one transaction, idempotence, byte-exact artifacts,
+//! labelled blocks and parameter sweeps.
+
+use std::collections::BTreeMap;
+
+use ingest::store::{self, BuildMeta, InputFile, RunMeta};
+use sqlx::SqlitePool;
+
+use crate::common::fixture;
+
+async fn fresh() -> (tempfile::TempDir, SqlitePool) {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = store::open(&dir.path().join("t.db").display().to_string())
+        .await
+        .unwrap();
+    (dir, pool)
+}
+
+fn meta(build: &str, benchmark: &str) -> RunMeta {
+    RunMeta {
+        build: BuildMeta {
+            label: build.into(),
+            ..Default::default()
+        },
+        machine: "rig".into(),
+        benchmark: benchmark.into(),
+        ..Default::default()
+    }
+}
+
+async fn count(pool: &SqlitePool, table: &str) -> i64 {
+    sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
+        .fetch_one(pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn opens_with_wal_and_foreign_keys() {
+    let (_d, pool) = fresh().await;
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let fk: i64 = sqlx::query_scalar("PRAGMA foreign_keys")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(fk, 1);
+}
+
+#[tokio::test]
+async fn imports_trace_stat_block_and_is_idempotent() {
+    let (_d, pool) = fresh().await;
+    let path = fixture("trace_stat/seed004_head_function_star_4cpu_collapsed_ws.txt");
+    let mut m = meta("parent", "qs");
+    m.block = Some("original".into());
+    let out = store::import_run(&pool, &m, &[InputFile::path(&path, None)], None)
+        .await
+        .unwrap();
+    assert!(out.created);
+    assert_eq!(out.run_ids.len(), 1);
+    // 4 CPUs x (hit, time, avg, s2) + all x (hit, time, avg)
+    assert_eq!(out.series, 19);
+    let hits: f64 = sqlx::query_scalar(
+        "SELECT value FROM samples JOIN series ON series.id = samples.series_id \
+         WHERE metric = 'rcu_preempt_deferred_qs_handle.hit' AND scope = 'all'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(hits, 3_319_015.0);
+    let labels: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM series WHERE label IS NOT NULL")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(labels, 0, "a selected block is stored without its label");
+
+    let again = store::import_run(&pool, &m, &[InputFile::path(&path, None)], None)
+        .await
+        .unwrap();
+    assert!(!again.created);
+    assert_eq!(again.run_ids, out.run_ids);
+    assert_eq!(count(&pool, "runs").await, 1);
+    assert_eq!(count(&pool, "artifacts").await, 1);
+
+    // The other block of the same file is another run, sharing the stored bytes.
+    let mut m2 = meta("patched", "qs");
+    m2.block = Some("apply patch".into());
+    let out2 = store::import_run(&pool, &m2, &[InputFile::path(&path, None)], None)
+        .await
+        .unwrap();
+    assert!(out2.created);
+    assert_eq!(count(&pool, "runs").await, 2);
+    assert_eq!(count(&pool, "artifacts").await, 1, "content-addressed");
+}
+
+#[tokio::test]
+async fn artifact_round_trips_byte_for_byte() {
+    let (_d, pool) = fresh().await;
+    let path = fixture("time/seed000_bash_time_3runs_ftrace_switch.txt");
+    let bytes = std::fs::read(&path).unwrap();
+    let out = store::import_run(
+        &pool,
+        &meta("b", "t"),
+        &[InputFile::path(&path, None)],
+        None,
+    )
+    .await
+    .unwrap();
+    let aid: i64 = sqlx::query_scalar("SELECT artifact_id FROM run_artifacts WHERE run_id = ?")
+        .bind(out.run_ids[0])
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let mut back = Vec::new();
+    store::read_artifact(&pool, aid, &mut back).await.unwrap();
+    assert_eq!(back, bytes);
+}
+
+#[tokio::test]
+async fn a_failing_file_leaves_nothing_behind() {
+    let (_d, pool) = fresh().await;
+    let good = InputFile::path(fixture("latency/doc54_irqsoff_3.8.0_16us.txt"), None);
+    let bad = InputFile::bytes(
+        "bad.txt",
+        b"Time: 1.0\nTime: -5.0\n".to_vec(),
+        Some("hackbench".into()),
+    );
+    let err = store::import_run(&pool, &meta("b", "t"), &[good, bad], None)
+        .await
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("bad.txt"), "{msg}");
+    for t in [
+        "builds",
+        "machines",
+        "runs",
+        "series",
+        "samples",
+        "artifacts",
+        "artifact_chunks",
+        "run_artifacts",
+    ] {
+        assert_eq!(count(&pool, t).await, 0, "{t} after a failed import");
+    }
+}
+
+#[tokio::test]
+async fn a_missing_block_is_an_error() {
+    let (_d, pool) = fresh().await;
+    let mut m = meta("b", "t");
+    m.block = Some("nope".into());
+    let err = store::import_run(
+        &pool,
+        &m,
+        &[InputFile::path(
+            fixture("trace_stat/seed004_head_function_star_4cpu_collapsed_ws.txt"),
+            None,
+        )],
+        None,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("no block labelled \"nope\""),
+        "{err}"
+    );
+    assert_eq!(count(&pool, "runs").await, 0);
+}
+
+#[tokio::test]
+async fn a_sweep_makes_one_run_per_parameter_combination() {
+    let (_d, pool) = fresh().await;
+    let mut m = meta("v4.19", "rcuperf");
+    m.block = Some("v4.19".into());
+    m.params = BTreeMap::from([("nreaders".to_string(), "10".to_string())]);
+    let out = store::import_run(
+        &pool,
+        &m,
+        &[InputFile::path(
+            fixture("samples/seed001_rcuperf_preempt_off_sweep.csv"),
+            None,
+        )],
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.run_ids.len(), 4);
+    let keys: Vec<String> = sqlx::query_scalar("SELECT params_key FROM runs ORDER BY id")
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert!(
+        keys.contains(&"nreaders=10&preempt_off_ms=20".to_string()),
+        "{keys:?}"
+    );
+    let p: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM run_params WHERE key = 'preempt_off_ms'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(p, 4);
+}
+
+#[tokio::test]
+async fn a_build_with_a_different_commit_is_refused() {
+    let (_d, pool) = fresh().await;
+    let f = || InputFile::bytes("t.txt", b"Time: 1.5\n".to_vec(), Some("hackbench".into()));
+    let mut m = meta("v6.1", "hb");
+    m.build.commit = Some("aaaaaaa".into());
+    store::import_run(&pool, &m, &[f()], None).await.unwrap();
+    m.build.commit = Some("bbbbbbb".into());
+    m.benchmark = "hb2".into();
+    let err = store::import_run(&pool, &m, &[f()], None)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("different commit"), "{err}");
+}
+
+#[tokio::test]
+async fn metadata_is_validated() {
+    let (_d, pool) = fresh().await;
+    let f = InputFile::bytes("t.txt", b"Time: 1.5\n".to_vec(), Some("hackbench".into()));
+    let err = store::import_run(&pool, &meta("", "hb"), std::slice::from_ref(&f), None)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("build label must not be empty"));
+    let err = store::import_run(&pool, &meta("a\nb", "hb"), &[f], None)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("control characters"));
+}

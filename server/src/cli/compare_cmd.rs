@@ -178,7 +178,11 @@ fn print(args: &CompareArgs, report: &Report) -> anyhow::Result<()> {
     } else if args.email {
         write!(out, "{}", report::email_text(report))?;
     } else {
-        write!(out, "{}", report::terminal_text(report, 72))?;
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse::<usize>().ok())
+            .unwrap_or(120);
+        write!(out, "{}", report::terminal_text(report, width))?;
     }
     Ok(())
 }

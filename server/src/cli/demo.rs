@@ -188,16 +188,20 @@ fn entries() -> Vec<Entry> {
     // Seed 000: `time ./test-ftrace`, 3 runs per load level, with and without c229828ca6bc.
     let seed000 = fixture!("time/seed000_bash_time_3runs_ftrace_switch.txt");
     for (load, with_block, reverted_block) in [
-        ("idle", "no load, with commit", "no load, reverted"),
+        (
+            "idle",
+            "Now, results with no load on the system; with the commit c229828ca6bc62d",
+            "Now, results with no load on the system; with reverted c229828ca6bc62d",
+        ),
         (
             "one-cpu",
-            "1 CPU loaded, with commit",
-            "1 CPU loaded, reverted",
+            "Results with 100% load on one CPU and no load on 2nd CPU with c229828ca6bc62d",
+            "Results with 100% load on one CPU and no load on 2nd CPU with reverted c229828ca6bc62d",
         ),
         (
             "all-cpus",
-            "both loaded, with commit",
-            "both loaded, reverted",
+            "Results with 100% load on both CPUs with c229828ca6bc62d",
+            "Results with 100% load on both CPUs with reverted c229828ca6bc62d",
         ),
     ] {
         let params: &'static [(&str, &str)] = match load {
@@ -302,7 +306,7 @@ fn entries() -> Vec<Entry> {
     add(
         "boot-synchronize-sched",
         seed003,
-        Some("without patch"),
+        Some("without this patch"),
         &HZ_BASE,
         "power7-kvm-4cpu",
         &[("cpus", "4")],
@@ -311,7 +315,7 @@ fn entries() -> Vec<Entry> {
     add(
         "boot-synchronize-sched",
         seed003,
-        Some("with patch"),
+        Some("with this patch"),
         &HZ_PATCH,
         "power7-kvm-4cpu",
         &[("cpus", "4")],
@@ -322,7 +326,7 @@ fn entries() -> Vec<Entry> {
     add(
         "rcuscale-kfree",
         kfree,
-        Some("before"),
+        Some(""),
         &KFREE_BASE,
         "kvm-64cpu",
         &[("cpus", "64")],
@@ -465,7 +469,7 @@ fn entries() -> Vec<Entry> {
     add(
         "hackbench-slob",
         slob,
-        Some("segregated free list"),
+        Some("SLOB with segregated free list"),
         &SLOB_PATCH,
         "kvm-2cpu",
         &[("cpus", "2")],
@@ -494,7 +498,7 @@ fn entries() -> Vec<Entry> {
     add(
         "refscale-rcu",
         refscale,
-        Some("Unmarked accesses"),
+        Some("Unmarked accesses (status quo), measured by three refscale runs"),
         &REF_BASE,
         "i9-10885h-laptop",
         &[("cpus", "8")],
@@ -503,7 +507,7 @@ fn entries() -> Vec<Entry> {
     add(
         "refscale-rcu",
         refscale,
-        Some("Marked accesses"),
+        Some("Marked accesses, also measured by three refscale runs"),
         &REF_PATCH,
         "i9-10885h-laptop",
         &[("cpus", "8")],

@@ -45,7 +45,8 @@ pub struct IngestArgs {
     #[arg(long = "param", value_parser = super::parse_kv)]
     pub params: Vec<(String, String)>,
     /// Import only the block with this label from files that hold several labelled blocks
-    /// (e.g. `original` / `apply patch`; `quiescent parse` shows the labels).
+    /// (e.g. `original` / `apply patch`; `quiescent parse` shows the labels); `--block ''`
+    /// takes the results before the first label.
     #[arg(long)]
     pub block: Option<String>,
     /// Force a format instead of sniffing each file.

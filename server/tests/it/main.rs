@@ -1,4 +1,5 @@
 //! The server's integration tests: one binary, one module per feature.
 
+mod cli;
 mod common;
 mod web;

@@ -1,0 +1,426 @@
+//! Shared by the formats whose files hold several measurement blocks written up by a person:
+//! block labels taken from the author's prose, and per-block metadata.
+//!
+//! A label is the last short, label-like paragraph seen since the previous block (`-vanilla:`,
+//! `== original, no patched`, `(without the patchset)`, `With this commit:`); it stays in force
+//! for the following blocks until new prose replaces it. Sentences (ending with `.`), command
+//! lines, rules (`---`) and sub-headings directly above non-block data (`memory usage:` above
+//! `Slab: 7936 kB`) are not labels. A paragraph that continues the previous one (`and with
+//! reverted X` after `Results with no load; with X`) is read against it, so that blocks in
+//! different sections keep distinct labels.
+
+use std::collections::BTreeMap;
+
+use crate::model::Ctx;
+
+/// Longest label accepted; longer paragraphs are prose, not block titles.
+const MAX_LABEL: usize = 100;
+
+/// Paragraphs kept while waiting for a block, and the longest paragraph kept whole: prose of
+/// any length costs bounded memory (longer text is not a label anyway).
+const MAX_PENDING: usize = 16;
+const MAX_PARAGRAPH: usize = 4 * 1024;
+
+/// Words that open a paragraph continuing the previous label.
+const CONTINUATIONS: [&str; 6] = ["and ", "or ", "but ", "vs ", "vs. ", "versus "];
+
+#[derive(Debug, Default)]
+pub(crate) struct Labeler {
+    /// Closed paragraphs since the last block, raw (lines joined by one space).
+    pending: Vec<String>,
+    /// The paragraph being read.
+    building: String,
+    /// The label in force.
+    current: Option<String>,
+    /// The last label that was not a continuation.
+    anchor: Option<String>,
+}
+
+impl Labeler {
+    /// A line of prose (already stripped of mail quoting).
+    pub(crate) fn prose(&mut self, line: &str) {
+        let line = line.trim();
+        if line.is_empty() {
+            return self.blank();
+        }
+        if is_rule(line) {
+            return self.blank();
+        }
+        if self.building.len() + line.len() < MAX_PARAGRAPH {
+            if !self.building.is_empty() {
+                self.building.push(' ');
+            }
+            self.building.push_str(line);
+        } else {
+            // Too long to be a title: keep a sentence end so it is not taken for one.
+            self.building.clear();
+            self.building.push('.');
+        }
+        // A line ending with `:` is a heading: it ends its paragraph.
+        if line.ends_with(':') {
+            self.blank();
+        }
+    }
+
+    /// A blank line, a rule or anything else that ends a paragraph.
+    pub(crate) fn blank(&mut self) {
+        if !self.building.is_empty() {
+            if self.pending.len() >= MAX_PENDING {
+                self.pending.remove(0);
+            }
+            self.pending.push(std::mem::take(&mut self.building));
+        }
+    }
+
+    /// A command line (`$ time make`): ends a paragraph, is never a label.
+    pub(crate) fn command(&mut self) {
+        self.blank();
+    }
+
+    /// Data that is not a block (`Slab: 7936 kB` before a `perf stat` block): a heading just
+    /// above it titles that data, not the block.
+    pub(crate) fn side_data(&mut self) {
+        self.blank();
+        if self.pending.last().is_some_and(|p| p.ends_with(':')) {
+            self.pending.pop();
+        }
+    }
+
+    /// Sets the label explicitly (e.g. from a command's options); pending prose is consumed.
+    pub(crate) fn set(&mut self, label: Option<String>) {
+        self.blank();
+        self.pending.clear();
+        self.anchor.clone_from(&label);
+        self.current = label;
+    }
+
+    /// The label of a block starting now: the pending prose decides, else the label in force.
+    pub(crate) fn label(&mut self) -> Option<String> {
+        self.blank();
+        let found = self.pending.iter().rev().find_map(|p| clean_label(p));
+        self.pending.clear();
+        if let Some(label) = found {
+            let resolved = match continuation(&label) {
+                Some(phrase) => match &self.anchor {
+                    Some(anchor) => join_continuation(anchor, phrase),
+                    None => phrase.to_string(),
+                },
+                None => {
+                    self.anchor = Some(label.clone());
+                    label
+                }
+            };
+            self.current = Some(resolved);
+        }
+        self.current.clone()
+    }
+}
+
+/// `---`, `=====`, `*****`: separators, not words.
+fn is_rule(line: &str) -> bool {
+    line.len() >= 3
+        && line
+            .bytes()
+            .all(|b| matches!(b, b'-' | b'=' | b'*' | b'_' | b'~'))
+}
+
+/// Turns a paragraph into a label, or None when it is prose rather than a title.
+pub(crate) fn clean_label(paragraph: &str) -> Option<String> {
+    let p = paragraph.trim();
+    // Sentences are prose (an ellipsis too).
+    if p.ends_with(['.', '!', '?']) {
+        return None;
+    }
+    let p = last_sentence(p);
+    let p = p.trim_end_matches(':').trim();
+    let p = trim_decoration(p);
+    let p = unwrap_parens(p);
+    let p = remove_asides(p);
+    let p = trim_decoration(p.trim_end_matches(':').trim()).to_string();
+    if p.is_empty() || p.len() > MAX_LABEL || !p.bytes().any(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    Some(p)
+}
+
+/// The last sentence of a paragraph (`... repositories.  For example, before this commit:`).
+fn last_sentence(p: &str) -> &str {
+    let bytes = p.as_bytes();
+    let mut start = 0;
+    for i in 0..bytes.len() {
+        if matches!(bytes[i], b'.' | b'!' | b'?')
+            && bytes.get(i + 1) == Some(&b' ')
+            && let Some(next) = p[i + 1..].trim_start().chars().next()
+            && next.is_uppercase()
+        {
+            start = i + 1;
+        }
+    }
+    p[start..].trim()
+}
+
+/// Strips `== x`, `--- x ---`, `** x **` decorations; a single leading `-` stays (`-vanilla`).
+fn trim_decoration(p: &str) -> &str {
+    let mut s = p.trim();
+    loop {
+        let before = s;
+        s = s.trim_start_matches('=').trim_end_matches('=').trim();
+        for d in ["--", "**", "##"] {
+            while let Some(r) = s.strip_prefix(d) {
+                s = r.trim_start_matches(d.as_bytes()[0] as char).trim();
+            }
+            while let Some(r) = s.strip_suffix(d) {
+                s = r.trim_end_matches(d.as_bytes()[0] as char).trim();
+            }
+        }
+        if s == before {
+            return s;
+        }
+    }
+}
+
+/// `(with the patchset)` -> `with the patchset`, when the parentheses enclose the whole label.
+fn unwrap_parens(p: &str) -> &str {
+    if p.starts_with('(') && p.ends_with(')') && matching_paren(p, 0) == Some(p.len() - 1) {
+        p[1..p.len() - 1].trim()
+    } else {
+        p
+    }
+}
+
+/// Index of the `)` matching the `(` at `open`.
+fn matching_paren(p: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in p.bytes().enumerate().skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Removes parenthesised asides (`(rcu: Throttle ...)`, `(started the script make-load
+/// once)`): a group opening after a space and holding several words. `foo()` stays.
+fn remove_asides(p: &str) -> String {
+    let mut out = String::with_capacity(p.len());
+    let mut i = 0;
+    let bytes = p.as_bytes();
+    while i < bytes.len() {
+        if bytes[i] == b'('
+            && (i == 0 || bytes[i - 1] == b' ')
+            && let Some(close) = matching_paren(p, i)
+            && p[i..close].contains(' ')
+        {
+            i = close + 1;
+            continue;
+        }
+        let ch = p[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The phrase after a continuation word (`and with reverted X` -> `with reverted X`).
+fn continuation(label: &str) -> Option<&str> {
+    CONTINUATIONS
+        .iter()
+        .find_map(|w| label.strip_prefix(w))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+/// Reads a continuation against its anchor: the phrase replaces the anchor's parallel part,
+/// found as the last occurrence of the phrase's first word (`Results with no load; with X` +
+/// `with reverted X` -> `Results with no load; with reverted X`).
+fn join_continuation(anchor: &str, phrase: &str) -> String {
+    let first = phrase.split_whitespace().next().unwrap_or(phrase);
+    let mut found = None;
+    for (i, _) in anchor.match_indices(first) {
+        let before_ok = i == 0 || anchor.as_bytes()[i - 1] == b' ';
+        let after = anchor.as_bytes().get(i + first.len());
+        if before_ok && after.is_none_or(|b| *b == b' ') {
+            found = Some(i);
+        }
+    }
+    match found {
+        Some(0) | None => phrase.to_string(),
+        Some(i) => format!("{}{}", &anchor[..i], phrase),
+    }
+}
+
+/// Metadata per block. Values set before a block starts belong to the next block. At the end,
+/// keys on which every block agrees become file metadata; with several blocks, each block's
+/// metadata is kept under the `blocks` extra (label, first line, fields, and how many
+/// consecutive blocks were alike).
+#[derive(Debug, Default)]
+pub(crate) struct BlockMeta {
+    pending: BTreeMap<String, String>,
+    blocks: Vec<Block>,
+}
+
+#[derive(Debug)]
+struct Block {
+    label: Option<String>,
+    line: u64,
+    meta: BTreeMap<String, String>,
+    /// Consecutive blocks with the same label and metadata are kept as one entry, so that
+    /// memory does not grow with a long file of repeated runs.
+    count: usize,
+}
+
+impl BlockMeta {
+    /// Records a value for the block that starts next.
+    pub(crate) fn next(&mut self, key: &str, value: impl Into<String>) {
+        self.pending.insert(key.to_string(), value.into());
+    }
+
+    /// Records a value for the current block (or the next one if none started).
+    pub(crate) fn set(&mut self, key: &str, value: impl Into<String>) {
+        match self.blocks.last_mut() {
+            Some(b) => {
+                b.meta.insert(key.to_string(), value.into());
+            }
+            None => self.next(key, value),
+        }
+    }
+
+    /// Starts a block; values recorded with [`BlockMeta::next`] move into it.
+    pub(crate) fn start(&mut self, label: Option<String>, line: u64) {
+        self.compact();
+        self.blocks.push(Block {
+            label,
+            line,
+            meta: std::mem::take(&mut self.pending),
+            count: 1,
+        });
+    }
+
+    /// Folds the last block into the one before it when they are alike.
+    fn compact(&mut self) {
+        if let [.., a, b] = self.blocks.as_slice()
+            && a.label == b.label
+            && a.meta == b.meta
+        {
+            self.blocks.pop();
+            if let Some(a) = self.blocks.last_mut() {
+                a.count += 1;
+            }
+        }
+    }
+
+    /// How many blocks were started.
+    pub(crate) fn len(&self) -> usize {
+        self.blocks.iter().map(|b| b.count).sum()
+    }
+
+    /// Writes the metadata out.
+    pub(crate) fn finish(mut self, ctx: &mut Ctx<'_>) {
+        // Values seen after the last block describe it (e.g. a trailing exit status).
+        if !self.pending.is_empty() {
+            match self.blocks.last_mut() {
+                Some(b) => b.meta.extend(std::mem::take(&mut self.pending)),
+                None => {
+                    for (k, v) in std::mem::take(&mut self.pending) {
+                        ctx.meta(&k, v);
+                    }
+                }
+            }
+        }
+        self.compact();
+        let Some(first) = self.blocks.first() else {
+            return;
+        };
+        for (k, v) in &first.meta {
+            if self.blocks.iter().all(|b| b.meta.get(k) == Some(v)) {
+                ctx.meta(k, v.clone());
+            }
+        }
+        let total = self.len();
+        if total > 1 {
+            ctx.meta("blocks", total.to_string());
+            let list: Vec<serde_json::Value> = self
+                .blocks
+                .iter()
+                .map(|b| {
+                    serde_json::json!({
+                        "line": b.line,
+                        "label": b.label,
+                        "meta": b.meta,
+                        "count": b.count,
+                    })
+                })
+                .collect();
+            ctx.extra("blocks", serde_json::Value::Array(list));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_from_headings_and_parens() {
+        assert_eq!(clean_label("-vanilla:").as_deref(), Some("-vanilla"));
+        assert_eq!(
+            clean_label("== original, no patched").as_deref(),
+            Some("original, no patched")
+        );
+        assert_eq!(
+            clean_label("(without the patchset)").as_deref(),
+            Some("without the patchset")
+        );
+        assert_eq!(
+            clean_label("repositories.  For example, before this commit:").as_deref(),
+            Some("For example, before this commit")
+        );
+        assert_eq!(clean_label("i.e. almost 20x speed-up."), None);
+        assert_eq!(clean_label("---"), None);
+        assert_eq!(
+            clean_label("call foo() twice (slow path)").as_deref(),
+            Some("call foo() twice")
+        );
+    }
+
+    #[test]
+    fn continuation_reads_against_anchor() {
+        let mut l = Labeler::default();
+        l.prose("Results with 100% load on both CPUs (started script make-load twice)");
+        l.prose("with c229828ca6bc62d (rcu: Throttle rcu_try_advance_all_cbs() execution)");
+        assert_eq!(
+            l.label().as_deref(),
+            Some("Results with 100% load on both CPUs with c229828ca6bc62d")
+        );
+        l.prose("and with reverted c229828ca6bc62d (rcu: Throttle rcu_try_advance_all_cbs()");
+        l.prose("execution)");
+        assert_eq!(
+            l.label().as_deref(),
+            Some("Results with 100% load on both CPUs with reverted c229828ca6bc62d")
+        );
+        // No new prose: the label stays in force.
+        assert_eq!(
+            l.label().as_deref(),
+            Some("Results with 100% load on both CPUs with reverted c229828ca6bc62d")
+        );
+    }
+
+    #[test]
+    fn sub_headings_above_side_data_are_not_labels() {
+        let mut l = Labeler::default();
+        l.prose("current SLOB:");
+        l.prose("memory usage:");
+        l.side_data();
+        l.prose("hackbench:");
+        l.blank();
+        l.side_data();
+        assert_eq!(l.label().as_deref(), Some("current SLOB"));
+    }
+}
