@@ -37,14 +37,20 @@
   });
   // Small copy buttons next to values marked .copyable.
   document.querySelectorAll(".copyable").forEach(function (el) {
-    if (!el.textContent.trim() || el.textContent.length > 4000) return;
+    // A shared comparison's id copies as its full address.
+    var url = el.getAttribute("data-copy-url");
+    var text = url ? location.origin + url : el.textContent.trim();
+    if (!text || text.length > 100000) return;
     var b = document.createElement("button");
     b.type = "button";
     b.className = "copy";
     b.textContent = "copy";
     b.title = "Copy to the clipboard";
-    b.addEventListener("click", function () { copyText(el.textContent.trim(), b); });
-    el.insertAdjacentElement("afterend", b);
+    b.addEventListener("click", function () { copyText(text, b); });
+    // Inline values get the button after them, inside the same element (grids stay intact);
+    // blocks (config, samples) get it just before.
+    if (el.tagName === "PRE") el.insertAdjacentElement("beforebegin", b);
+    else { el.appendChild(document.createTextNode(" ")); el.appendChild(b); }
   });
 
   // Live filtering of the comparison table; the same fields submit as a GET form without JS.

@@ -674,9 +674,11 @@ pub struct ProfCell {
     pub hit_base: String,
     pub hit_head: String,
     pub hit_verdict: &'static str,
+    pub hit_change: String,
     pub avg_base: String,
     pub avg_head: String,
     pub avg_verdict: &'static str,
+    pub avg_change: String,
     pub present: bool,
 }
 
@@ -715,11 +717,19 @@ fn is_cpu(scope: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Percent change of head against base.
+fn change(base: Option<f64>, head: Option<f64>) -> Option<f64> {
+    match (base, head) {
+        (Some(b), Some(h)) if b != 0.0 => Some((h - b) / b.abs() * 100.0),
+        _ => None,
+    }
+}
+
 fn profiles(rows: &[Row]) -> Vec<Profile> {
-    // (benchmark, params, label) -> function -> (field, scope) -> row index
+    // (benchmark, params, label) -> (functions in order, function -> (field, scope) -> row)
     type Fields = HashMap<(String, String), usize>;
-    let mut groups: BTreeMap<(String, String, String), (Vec<String>, HashMap<String, Fields>)> =
-        BTreeMap::new();
+    type Group = (Vec<String>, HashMap<String, Fields>);
+    let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
         if r.statistic.is_some() {
             continue;
@@ -782,12 +792,14 @@ fn profiles(rows: &[Row]) -> Vec<Profile> {
                             c.hit_base = human(med(i, true), &rows[i].unit);
                             c.hit_head = human(med(i, false), &rows[i].unit);
                             c.hit_verdict = rows[i].cmp.verdict.as_str();
+                            c.hit_change = pct(rows[i].cmp.change_pct);
                         }
                         if let Some(&i) = get("avg", cpu) {
                             c.present = true;
                             c.avg_base = human(med(i, true), &rows[i].unit);
                             c.avg_head = human(med(i, false), &rows[i].unit);
                             c.avg_verdict = rows[i].cmp.verdict.as_str();
+                            c.avg_change = pct(rows[i].cmp.change_pct);
                         }
                         c
                     })
@@ -799,10 +811,12 @@ fn profiles(rows: &[Row]) -> Vec<Profile> {
                     total.hit_base = human(med(i, true), &rows[i].unit);
                     total.hit_head = human(med(i, false), &rows[i].unit);
                     total.hit_verdict = rows[i].cmp.verdict.as_str();
+                    total.hit_change = pct(rows[i].cmp.change_pct);
                     if let Some(&j) = get("avg", "all") {
                         total.avg_base = human(med(j, true), &rows[j].unit);
                         total.avg_head = human(med(j, false), &rows[j].unit);
                         total.avg_verdict = rows[j].cmp.verdict.as_str();
+                        total.avg_change = pct(rows[j].cmp.change_pct);
                     }
                 } else {
                     computed_totals = true;
@@ -825,6 +839,7 @@ fn profiles(rows: &[Row]) -> Vec<Profile> {
                         total.present = true;
                         total.hit_base = human(hb, &unit_of("hit"));
                         total.hit_head = human(hh, &unit_of("hit"));
+                        total.hit_change = pct(change(hb, hh));
                     }
                     let (tb, th) = (sum("time", true), sum("time", false));
                     let div = |t: Option<f64>, h: Option<f64>| match (t, h) {
@@ -834,6 +849,7 @@ fn profiles(rows: &[Row]) -> Vec<Profile> {
                     let ut = unit_of("time");
                     total.avg_base = human(div(tb, hb), &ut);
                     total.avg_head = human(div(th, hh), &ut);
+                    total.avg_change = pct(change(div(tb, hb), div(th, hh)));
                 }
                 cells.push(total);
                 ProfFunc {
@@ -923,7 +939,7 @@ async fn latency(pool: &SqlitePool, r: &Report) -> Result<Option<Latency>, AppEr
         let mut seen_in_run: HashMap<i64, usize> = HashMap::new();
         for row in rows.iter().take(TRACES_SHOWN as usize) {
             let run_id: i64 = row.get(0);
-            if !latencies.contains_key(&run_id) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = latencies.entry(run_id) {
                 let v: Vec<f64> = sqlx::query_scalar(
                     "SELECT sa.value FROM samples sa JOIN series se ON se.id = sa.series_id \
                      WHERE se.run_id = ? AND se.metric = 'latency' AND se.label IS NULL \
@@ -932,7 +948,7 @@ async fn latency(pool: &SqlitePool, r: &Report) -> Result<Option<Latency>, AppEr
                 .bind(run_id)
                 .fetch_all(pool)
                 .await?;
-                latencies.insert(run_id, v);
+                slot.insert(v);
             }
             let meta: BTreeMap<String, serde_json::Value> =
                 serde_json::from_str(row.get::<&str, _>(3)).unwrap_or_default();

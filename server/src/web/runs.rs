@@ -11,6 +11,7 @@ use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use sqlx::{Row, SqlitePool};
 
@@ -141,6 +142,19 @@ pub struct ExtraBlock {
     pub more: usize,
 }
 
+/// Columns of trace entries in the order trace files print them.
+const ENTRY_COLUMNS: [&str; 9] = [
+    "comm",
+    "pid",
+    "cpu",
+    "flags",
+    "time_us",
+    "duration_us",
+    "mark",
+    "func",
+    "parent",
+];
+
 /// Rows of an entries table shown on a page; the JSON API has them all.
 const EXTRA_ROWS_SHOWN: usize = 2000;
 
@@ -170,6 +184,15 @@ pub fn extra_block(key: &str, v: &serde_json::Value) -> ExtraBlock {
                     }
                 }
             }
+            // Stored objects come back with sorted keys: put the usual trace columns in the
+            // order a trace prints them.
+            let rank = |c: &String| {
+                ENTRY_COLUMNS
+                    .iter()
+                    .position(|k| k == c)
+                    .unwrap_or(ENTRY_COLUMNS.len())
+            };
+            b.columns.sort_by_key(rank);
             b.rows = items
                 .iter()
                 .take(EXTRA_ROWS_SHOWN)
@@ -484,7 +507,8 @@ async fn download(
     let name: String = row.get(1);
     let size: i64 = row.get(2);
     let pool = st.pool.clone();
-    // One chunk (1 MiB) in memory at a time, whatever the file size.
+    // One chunk (1 MiB) in memory at a time, whatever the file size. Fused: the compression
+    // layer may poll again after the end.
     let stream = futures_util::stream::unfold(Some(0i64), move |next| {
         let pool = pool.clone();
         async move {
@@ -505,7 +529,8 @@ async fn download(
                 }
             }
         }
-    });
+    })
+    .fuse();
     Ok((
         [
             (header::CONTENT_TYPE, "application/octet-stream".to_string()),
@@ -547,11 +572,11 @@ mod tests {
 
     #[test]
     fn shapes_extra() {
-        let v = serde_json::json!([{"time": "0us", "func": "a"}, {"time": "1us", "mark": "+"}]);
+        let v = serde_json::json!([{"time_us": 0, "func": "a", "zz": 1}, {"time_us": 1.5, "mark": "+"}]);
         let b = extra_block("entries", &v);
         assert_eq!(b.kind, "table");
-        assert_eq!(b.columns, vec!["time", "func", "mark"]);
-        assert_eq!(b.rows[1], vec!["1us", "", "+"]);
+        assert_eq!(b.columns, vec!["time_us", "mark", "func", "zz"]);
+        assert_eq!(b.rows[1], vec!["1.5", "+", "", ""]);
         let b = extra_block("stack", &serde_json::json!(["a", "b"]));
         assert_eq!((b.kind, b.items.len()), ("list", 2));
         let b = extra_block("x", &serde_json::json!({"k": 1}));

@@ -12,12 +12,29 @@ pub fn fmt_time(secs: i64) -> String {
     crate::cli::runs::format_time(secs)
 }
 
-/// A value in its unit, humanised (`564 us`, `49.393 s`, `2 KiB`); `-` when undefined.
+/// A value in its unit, humanised (`564 us`, `49.393 s`, `2 KiB`, `4 us^2`); `-` when
+/// undefined.
 pub fn human(v: Option<f64>, unit: &str) -> String {
     match v {
+        Some(v) if v.is_finite() && unit == "s^2" => human_variance(v),
         Some(v) if v.is_finite() => crate::cli::human(v, unit),
         _ => "-".into(),
     }
+}
+
+/// Variances of durations: trace_stat's `s^2` column is often around 1e-15 s^2.
+fn human_variance(v: f64) -> String {
+    let a = v.abs();
+    let (scale, unit) = if a == 0.0 || a >= 1.0 {
+        (1.0, "s^2")
+    } else if a >= 1e-6 {
+        (1e6, "ms^2")
+    } else if a >= 1e-12 {
+        (1e12, "us^2")
+    } else {
+        (1e18, "ns^2")
+    };
+    format!("{} {unit}", crate::cli::sig(v * scale))
 }
 
 /// A signed percentage with two decimals (`+3.21%`).
@@ -222,6 +239,9 @@ mod tests {
         assert_eq!(prob(Some(0.000012)), "1.2e-5");
         assert_eq!(human(Some(0.000564), "s"), "564 us");
         assert_eq!(human(None, "s"), "-");
+        assert_eq!(human(Some(4e-15), "s^2"), "4000 ns^2");
+        assert_eq!(human(Some(2.4e-11), "s^2"), "24 us^2");
+        assert_eq!(human(Some(0.0), "s^2"), "0 s^2");
     }
 
     #[test]

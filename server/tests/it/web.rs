@@ -204,6 +204,22 @@ async fn artifact_download_is_byte_identical() {
         t.get("/runs/1/artifacts/7").await.status,
         StatusCode::NOT_FOUND
     );
+    // Compressed on the wire when the client asks, identical once decoded (the body stream
+    // is polled again after its end by the compression layer).
+    let r = t
+        .request(
+            axum::http::Request::get(format!("/runs/{}/artifacts/0", ids[0]))
+                .header("accept-encoding", "gzip")
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.header("content-encoding"), "gzip");
+    let mut decoded = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&r.body[..]), &mut decoded)
+        .unwrap();
+    assert_eq!(decoded, want);
 
     // A binary file over three chunks, stored under a hostile name.
     let chunks: Vec<Vec<u8>> = vec![
@@ -546,7 +562,7 @@ async fn shared_comparison_keeps_its_numbers_and_says_when_newer_runs_exist() {
 
     let frozen = t.page(&loc).await;
     assert!(frozen.contains(&format!(
-        r#"<span class="mono copyable" id="share-id">{id}</span>"#
+        r#"<span class="mono copyable" id="share-id" data-copy-url="/c/{id}">{id}</span>"#
     )));
     assert!(frozen.contains("No newer runs exist"));
     assert_eq!(results_table(&frozen), results_table(&live));
@@ -668,7 +684,7 @@ async fn latency_comparison_shows_traces_side_by_side() {
     .await;
     let html = t.page("/compare?base=before&head=after").await;
     let lat = between(&html, "<h2>Latency traces</h2>", "</section>");
-    assert!(lat.contains(r#"<tr><th>latency</th><td class="num"><b>16 us</b></td><td class="num"><b>259 us</b></td></tr>"#), "{lat}");
+    assert!(lat.contains(r#"<tr><th>latency</th><td class="mono"><b>16 us</b></td><td class="mono"><b>259 us</b></td></tr>"#), "{lat}");
     assert!(lat.contains(r#"<tr><th class="mono">started_at</th><td class="mono">run_timer_softirq</td><td class="mono">__lock_task_sighand</td></tr>"#));
     assert!(lat.contains(r#"<tr><th class="mono">ended_at</th><td class="mono">run_timer_softirq</td><td class="mono">_raw_spin_unlock_irqrestore</td></tr>"#));
     assert!(lat.contains(r#"<tr><th class="mono">task</th><td class="mono">swapper/0</td><td class="mono">ps</td></tr>"#));
