@@ -1,10 +1,11 @@
-//! Reports already computed, keyed by what was asked and by the data generation (the highest
-//! run id): a comparison is a pure function of the stored runs, and runs are only ever added,
-//! so a new import invalidates every entry at once.
+//! Reports and comparison pages already computed, keyed by what was asked and by the data
+//! generation (the highest run id): a comparison is a pure function of the stored runs, and
+//! runs are only ever added, so a new import invalidates every entry at once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use axum::body::Bytes;
 use sqlx::SqlitePool;
 
 use crate::report::Report;
@@ -15,6 +16,7 @@ const CAPACITY: usize = 64;
 #[derive(Default)]
 pub struct ReportCache {
     map: Mutex<HashMap<String, (i64, Arc<Report>)>>,
+    pages: Mutex<HashMap<String, (i64, Bytes)>>,
 }
 
 impl ReportCache {
@@ -39,6 +41,24 @@ impl ReportCache {
                 map.clear();
             }
             map.insert(key, (generation, report));
+        }
+    }
+
+    /// A rendered page.
+    pub fn get_page(&self, key: &str, generation: i64) -> Option<Bytes> {
+        let pages = self.pages.lock().ok()?;
+        match pages.get(key) {
+            Some((g, b)) if *g == generation => Some(b.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn put_page(&self, key: String, generation: i64, body: Bytes) {
+        if let Ok(mut pages) = self.pages.lock() {
+            if pages.len() >= CAPACITY {
+                pages.clear();
+            }
+            pages.insert(key, (generation, body));
         }
     }
 }

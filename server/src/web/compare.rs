@@ -7,7 +7,7 @@ use std::sync::Arc;
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
-use axum::extract::{Query, State};
+use axum::extract::{Query, RawQuery, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -1174,27 +1174,53 @@ pub struct ComparePage {
     pub frozen: Option<FrozenInfo>,
 }
 
+/// Serves a rendered page from the cache, or renders it with `make` and keeps it.
+pub async fn cached_page<F>(st: &AppState, key: String, make: F) -> PageResult<Response>
+where
+    F: std::future::Future<Output = PageResult<ComparePage>>,
+{
+    let generation = st.cache.generation(&st.pool).await?;
+    let body = match st.cache.get_page(&key, generation) {
+        Some(b) => b,
+        None => {
+            let html = make
+                .await?
+                .render()
+                .map_err(|e| AppError::Anyhow(anyhow::anyhow!("rendering {key}: {e}")))?;
+            let b = axum::body::Bytes::from(html);
+            st.cache.put_page(key, generation, b.clone());
+            b
+        }
+    };
+    Ok(([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response())
+}
+
 async fn page(
     State(st): State<AppState>,
+    RawQuery(raw): RawQuery,
     Query(q): Query<CompareQuery>,
-) -> PageResult<ComparePage> {
-    let mut form = CompareForm::load(&st.pool).await?;
-    form.fill(&q);
-    if q.is_blank() {
-        return Ok(ComparePage {
+) -> PageResult<Response> {
+    let key = format!("/compare?{}", raw.unwrap_or_default());
+    cached_page(&st, key, async {
+        let mut form = CompareForm::load(&st.pool).await?;
+        form.fill(&q);
+        if q.is_blank() {
+            return Ok(ComparePage {
+                form,
+                v: None,
+                frozen: None,
+            });
+        }
+        let (sel, settings, filter) = q.parse()?;
+        let report = live_report(&st, &sel, &settings).await?;
+        let v = CompareView::build(&st.pool, report, &sel, filter).await?;
+        Ok(ComparePage {
             form,
-            v: None,
+            v: Some(v),
             frozen: None,
-        });
-    }
-    let (sel, settings, filter) = q.parse()?;
-    let report = live_report(&st, &sel, &settings).await?;
-    let v = CompareView::build(&st.pool, report, &sel, filter).await?;
-    Ok(ComparePage {
-        form,
-        v: Some(v),
-        frozen: None,
+        })
     })
+    .await
 }
 
 /// A text download with a file name.

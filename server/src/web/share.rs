@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query, RawQuery, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Form, Router};
@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use sqlx::{Row as _, SqlitePool};
 
 use super::compare::{
-    CompareForm, ComparePage, CompareQuery, CompareView, FrozenInfo, ViewFilter, download,
-    export_name, live_report, query_string, report_json,
+    CompareForm, ComparePage, CompareQuery, CompareView, FrozenInfo, ViewFilter, cached_page,
+    download, export_name, live_report, query_string, report_json,
 };
 use super::view::{Missing, PageError, PageResult, fmt_time};
 use crate::error::AppError;
@@ -178,42 +178,47 @@ fn filter_of(f: &Frozen, q: &CompareQuery) -> Result<ViewFilter, AppError> {
 async fn page(
     State(st): State<AppState>,
     Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
     Query(q): Query<CompareQuery>,
-) -> PageResult<ComparePage> {
-    let f = load(&st.pool, &id).await?;
-    let filter = filter_of(&f, &q)?;
-    let r = frozen_report(&st, &f).await?;
-    let mut form = CompareForm::load(&st.pool).await?;
-    form.fill(&CompareQuery {
-        base: Some(f.spec.selection.base.clone()),
-        head: Some(f.spec.selection.head.clone()),
-        benchmark: f.spec.selection.benchmark.clone(),
-        machine: f.spec.selection.machine.clone(),
-        metric: f.spec.selection.metric.clone(),
-        alpha: Some(f.spec.settings.alpha.to_string()),
-        threshold: Some(f.spec.settings.threshold_pct.to_string()),
-        only: filter.only.clone(),
-        hide_ns: filter.hide_ns.then(|| "1".to_string()),
-        q: filter.q.clone(),
-    });
-    let newer_runs = r.newer_runs;
-    let mut v = CompareView::build(&st.pool, r, &f.spec.selection, filter).await?;
-    v.csv_href = format!("/c/{}/csv", f.id);
-    v.json_href = format!("/c/{}/json", f.id);
-    v.api_href = format!("/api/v1/c/{}", f.id);
-    Ok(ComparePage {
-        form,
-        frozen: Some(FrozenInfo {
-            live_href: format!(
-                "/compare?{}",
-                query_string(&f.spec.selection, &f.spec.settings, None)
-            ),
-            id: f.id,
-            created: fmt_time(f.created_at),
-            newer_runs,
-        }),
-        v: Some(v),
+) -> PageResult<Response> {
+    let key = format!("/c/{id}?{}", raw.unwrap_or_default());
+    cached_page(&st, key, async {
+        let f = load(&st.pool, &id).await?;
+        let filter = filter_of(&f, &q)?;
+        let r = frozen_report(&st, &f).await?;
+        let mut form = CompareForm::load(&st.pool).await?;
+        form.fill(&CompareQuery {
+            base: Some(f.spec.selection.base.clone()),
+            head: Some(f.spec.selection.head.clone()),
+            benchmark: f.spec.selection.benchmark.clone(),
+            machine: f.spec.selection.machine.clone(),
+            metric: f.spec.selection.metric.clone(),
+            alpha: Some(f.spec.settings.alpha.to_string()),
+            threshold: Some(f.spec.settings.threshold_pct.to_string()),
+            only: filter.only.clone(),
+            hide_ns: filter.hide_ns.then(|| "1".to_string()),
+            q: filter.q.clone(),
+        });
+        let newer_runs = r.newer_runs;
+        let mut v = CompareView::build(&st.pool, r, &f.spec.selection, filter).await?;
+        v.csv_href = format!("/c/{}/csv", f.id);
+        v.json_href = format!("/c/{}/json", f.id);
+        v.api_href = format!("/api/v1/c/{}", f.id);
+        Ok(ComparePage {
+            form,
+            frozen: Some(FrozenInfo {
+                live_href: format!(
+                    "/compare?{}",
+                    query_string(&f.spec.selection, &f.spec.settings, None)
+                ),
+                id: f.id,
+                created: fmt_time(f.created_at),
+                newer_runs,
+            }),
+            v: Some(v),
+        })
     })
+    .await
 }
 
 async fn csv(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<Response> {

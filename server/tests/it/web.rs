@@ -335,8 +335,14 @@ async fn comparison_page_shows_verdicts_numbers_charts_and_exports() {
     // Charts for the three tested series, none for the summary; their numbers below.
     assert_eq!(html.matches(r#"<svg class="chart strip""#).count(), 3);
     assert_eq!(html.matches(r#"<svg class="chart ecdf""#).count(), 3);
-    assert_eq!(html.matches(r#"<circle class="dot base""#).count(), 18);
-    assert_eq!(html.matches(r#"<circle class="dot head""#).count(), 18);
+    // One dot per sample: 6 per side and series.
+    let dots = |side: &str| -> usize {
+        html.split(&format!(r#"<path class="dots {side}" d=""#))
+            .skip(1)
+            .map(|p| between(p, "", "\"").matches("h0").count())
+            .sum()
+    };
+    assert_eq!((dots("base"), dots("head")), (18, 18));
     assert!(html.contains(r#"<article class="detail" id="s-0">"#));
     assert!(html.contains(
         "<tr><th>median</th><td class=\"num\">1 s</td><td class=\"num\">1.1 s</td></tr>"
