@@ -110,7 +110,7 @@ fn change(base_median: Option<f64>, head_median: Option<f64>) -> (Option<f64>, O
 /// Compares the samples of one series.
 ///
 /// Policy: fewer than `settings.min_n` values on a side is `not_enough_data` (descriptive
-/// numbers, change, effect sizes and interval are still given; no test, no p). When even the
+/// numbers, change and effect sizes are still given; no interval, no test, no p). When even the
 /// most extreme exact Mann-Whitney outcome, p = 2 / C(n_base + n_head, n_base), is not below
 /// alpha (3 vs 3: 0.1), the test is Welch's t ([`Flag::WelchFallback`]; Mann-Whitney's p when
 /// Welch is undefined because neither side varies); otherwise Mann-Whitney. The verdict set here
@@ -165,7 +165,12 @@ pub fn compare_series(
         flags.push(Flag::MeanMedianDisagree);
     }
 
-    let ci = interval_sorted(&b, &h, &r, settings);
+    // An interval from fewer than min_n values per side would only restate the point estimate.
+    let ci = if enough {
+        interval_sorted(&b, &h, &r, settings)
+    } else {
+        None
+    };
     if ci
         .as_ref()
         .is_some_and(|ci| verdict::spans_threshold(ci, settings.threshold_pct))

@@ -1,6 +1,6 @@
 //! A streaming line reader and the helpers every format needs for mail artefacts.
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 
 use crate::error::{ErrorKind, ParseError};
 
@@ -8,23 +8,42 @@ use crate::error::{ErrorKind, ParseError};
 /// whole would make memory grow with the input.
 pub const MAX_LINE: usize = 1 << 20;
 
-/// Reads lines one at a time with a reused buffer: CRLF and LF accepted, a NUL byte is an error
-/// (binary input), invalid UTF-8 is replaced rather than fatal (mail archives mix encodings).
+/// Reads lines one at a time from a large reused buffer: CRLF and LF accepted, a NUL byte is
+/// an error (binary input), invalid UTF-8 is replaced rather than fatal (mail archives mix
+/// encodings). Lines are handed out as slices of the buffer, so the common case copies nothing.
 pub struct Lines<'r> {
     reader: &'r mut dyn BufRead,
-    raw: Vec<u8>,
-    text: String,
+    buf: Vec<u8>,
+    /// Start of the unread part of `buf`.
+    pos: usize,
+    /// End of the valid bytes in `buf`.
+    end: usize,
+    eof: bool,
+    /// The current line when it had to be repaired (invalid UTF-8).
+    lossy: String,
+    /// Where the current line is: `buf[start..stop]`, or `lossy` when `is_lossy`.
+    start: usize,
+    stop: usize,
+    is_lossy: bool,
     line_no: u64,
     offset: u64,
     pushed_back: bool,
 }
 
+const READ_CHUNK: usize = 256 * 1024;
+
 impl<'r> Lines<'r> {
     pub fn new(reader: &'r mut dyn BufRead) -> Self {
         Lines {
             reader,
-            raw: Vec::with_capacity(256),
-            text: String::with_capacity(256),
+            buf: vec![0; READ_CHUNK],
+            pos: 0,
+            end: 0,
+            eof: false,
+            lossy: String::new(),
+            start: 0,
+            stop: 0,
+            is_lossy: false,
             line_no: 0,
             offset: 0,
             pushed_back: false,
@@ -41,51 +60,106 @@ impl<'r> Lines<'r> {
         self.pushed_back = true;
     }
 
+    fn current(&self) -> &str {
+        if self.is_lossy {
+            &self.lossy
+        } else {
+            // Validated when the line was read.
+            std::str::from_utf8(&self.buf[self.start..self.stop]).unwrap_or_default()
+        }
+    }
+
+    /// Reads more input, keeping the unread tail at the front of the buffer.
+    fn refill(&mut self) -> Result<(), ParseError> {
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.end == self.buf.len() {
+            let grown = (self.buf.len() * 2).min(MAX_LINE + READ_CHUNK);
+            self.buf.resize(grown, 0);
+        }
+        loop {
+            match self.reader.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(ParseError::new(
+                        ErrorKind::Io(e.to_string()),
+                        self.line_no + 1,
+                    ));
+                }
+            }
+        }
+    }
+
     /// The next line without its line ending, or `None` at the end of the input.
     pub fn next_line(&mut self) -> Result<Option<&str>, ParseError> {
         if self.pushed_back {
             self.pushed_back = false;
-            return Ok(Some(&self.text));
+            return Ok(Some(self.current()));
         }
-        self.raw.clear();
-        let n = (&mut *self.reader)
-            .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut self.raw)
-            .map_err(|e| ParseError::new(ErrorKind::Io(e.to_string()), self.line_no + 1))?;
-        if n == 0 {
-            return Ok(None);
-        }
+        // Find the end of the next line, reading more as needed.
+        let mut searched = self.pos;
+        let nl = loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.buf[searched..self.end]) {
+                break Some(searched + i);
+            }
+            if self.end - self.pos > MAX_LINE {
+                return Err(ParseError::new(
+                    ErrorKind::Syntax {
+                        expected: format!("a text line shorter than {} bytes", MAX_LINE),
+                        found: "a longer line (binary or corrupt input?)".into(),
+                    },
+                    self.line_no + 1,
+                ));
+            }
+            if self.eof {
+                break None;
+            }
+            let consumed = self.pos;
+            searched = self.end - consumed;
+            self.refill()?;
+            searched += self.pos;
+        };
+        let (start, mut stop, next) = match nl {
+            Some(i) => (self.pos, i, i + 1),
+            None if self.pos < self.end => (self.pos, self.end, self.end),
+            None => return Ok(None),
+        };
         self.line_no += 1;
-        if self.raw.len() > MAX_LINE {
-            return Err(ParseError::new(
-                ErrorKind::Syntax {
-                    expected: format!("a text line shorter than {} bytes", MAX_LINE),
-                    found: "a longer line (binary or corrupt input?)".into(),
-                },
-                self.line_no,
-            ));
-        }
-        if let Some(pos) = memchr::memchr(0, &self.raw) {
+        if let Some(p) = memchr::memchr(0, &self.buf[start..stop]) {
             return Err(ParseError::new(
                 ErrorKind::Binary {
-                    offset: self.offset + pos as u64,
+                    offset: self.offset + p as u64,
                 },
                 self.line_no,
             ));
         }
-        self.offset += n as u64;
-        if self.raw.last() == Some(&b'\n') {
-            self.raw.pop();
+        self.offset += (next - start) as u64;
+        self.pos = next;
+        if stop > start && self.buf[stop - 1] == b'\r' {
+            stop -= 1;
         }
-        if self.raw.last() == Some(&b'\r') {
-            self.raw.pop();
+        self.start = start;
+        self.stop = stop;
+        self.is_lossy = false;
+        if std::str::from_utf8(&self.buf[start..stop]).is_err() {
+            self.is_lossy = true;
+            self.lossy.clear();
+            self.lossy
+                .push_str(&String::from_utf8_lossy(&self.buf[start..stop]));
+            return Ok(Some(&self.lossy));
         }
-        self.text.clear();
-        match std::str::from_utf8(&self.raw) {
-            Ok(s) => self.text.push_str(s),
-            Err(_) => self.text.push_str(&String::from_utf8_lossy(&self.raw)),
-        }
-        Ok(Some(&self.text))
+        Ok(std::str::from_utf8(&self.buf[start..stop]).ok())
     }
 }
 
@@ -196,6 +270,44 @@ mod tests {
         assert_eq!(lines.next_line().unwrap(), Some("c"));
         assert_eq!(lines.line_no(), 3);
         assert_eq!(lines.next_line().unwrap(), None);
+    }
+
+    #[test]
+    fn long_lines_across_refills_and_limits() {
+        let mut data = Vec::new();
+        for i in 0..50_000 {
+            data.extend_from_slice(format!("line {i} {}\n", "x".repeat(i % 97)).as_bytes());
+        }
+        let big = "y".repeat(READ_CHUNK * 3);
+        data.extend_from_slice(big.as_bytes());
+        data.extend_from_slice(b"\nlast");
+        let mut r: &[u8] = &data;
+        let mut lines = Lines::new(&mut r);
+        for i in 0..50_000 {
+            let l = lines.next_line().unwrap().unwrap();
+            assert!(l.starts_with(&format!("line {i} ")), "{l}");
+            assert_eq!(l.len(), format!("line {i} ").len() + i % 97);
+        }
+        assert_eq!(lines.next_line().unwrap().unwrap().len(), READ_CHUNK * 3);
+        assert_eq!(lines.next_line().unwrap(), Some("last"));
+        assert_eq!(lines.next_line().unwrap(), None);
+
+        let huge = vec![b'z'; MAX_LINE + 10];
+        let mut r: &[u8] = &huge;
+        let mut lines = Lines::new(&mut r);
+        assert!(lines.next_line().is_err());
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_and_push_back_repeats() {
+        let data = b"ok\nbad \xff byte\n";
+        let mut r: &[u8] = data;
+        let mut lines = Lines::new(&mut r);
+        lines.next_line().unwrap();
+        assert_eq!(lines.next_line().unwrap(), Some("bad \u{fffd} byte"));
+        lines.push_back();
+        assert_eq!(lines.next_line().unwrap(), Some("bad \u{fffd} byte"));
+        assert_eq!(lines.line_no(), 2);
     }
 
     #[test]

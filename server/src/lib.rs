@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod state;
+pub mod tokens;
 pub mod web;
 
 pub use error::AppError;

@@ -75,6 +75,18 @@ pub struct Row {
     pub base_samples: Vec<f64>,
     #[serde(skip)]
     pub head_samples: Vec<f64>,
+    /// On a pooled per-CPU row (`scope = "cpus"`) folded by [`Report::fold_per_cpu`]: the
+    /// value of each CPU on both sides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_cpu: Vec<CpuValues>,
+}
+
+/// One CPU's values of a per-CPU series (a trace_stat column).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuValues {
+    pub scope: String,
+    pub base: Option<f64>,
+    pub head: Option<f64>,
 }
 
 impl Row {
@@ -90,7 +102,9 @@ impl Row {
     /// The series name as shown in tables: metric, scope unless `all`, statistic, label.
     pub fn name(&self) -> String {
         let mut s = self.metric.clone();
-        if self.scope != "all" {
+        if !self.per_cpu.is_empty() {
+            s.push_str(&format!(" [{} cpus]", self.per_cpu.len()));
+        } else if self.scope != "all" {
             s.push_str(&format!(" [{}]", self.scope));
         }
         if let Some(st) = &self.statistic {
@@ -289,7 +303,7 @@ async fn assemble(
         .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping failed: {e}")))?
         .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping samples: {e}")))?;
 
-    let (rows, summary) = rows_from_groups(&keys, &infos, &grouped, settings);
+    let (rows, summary) = rows_from_groups(&keys, &infos, grouped, settings, false);
     let base_machines = machines_of(pool, &base_runs).await?;
     let head_machines = machines_of(pool, &head_runs).await?;
     let env_diff = env_diff(&base, &head, &base_machines, &head_machines);
@@ -316,54 +330,70 @@ async fn assemble(
 fn rows_from_groups(
     keys: &[Key],
     infos: &[KeyInfo],
-    grouped: &Grouped,
+    mut grouped: Grouped,
     settings: &Settings,
+    fold: bool,
 ) -> (Vec<Row>, Summary) {
+    /// Per-CPU values of one (benchmark, params, metric, statistic, label), pooled.
+    struct Pool {
+        info: usize,
+        base: Vec<f64>,
+        head: Vec<f64>,
+        cpus: Vec<CpuValues>,
+    }
     let mut rows = Vec::new();
-    let mut per_cpu_pool: BTreeMap<Key, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let mut per_cpu_pool: BTreeMap<Key, Pool> = BTreeMap::new();
     for (kid, key) in keys.iter().enumerate() {
-        let (b, h) = match grouped.get(&(kid as u32)) {
-            Some(v) => v.clone(),
+        let (b, h) = match grouped.remove(&(kid as u32)) {
+            Some(v) => v,
             None => continue,
         };
         if b.is_empty() || h.is_empty() {
             continue; // present on one side only
         }
         if is_cpu_scope(&key.scope) && key.statistic.is_none() {
-            let pooled = per_cpu_pool
+            let pool = per_cpu_pool
                 .entry(Key {
                     scope: "cpus".into(),
                     ..key.clone()
                 })
-                .or_default();
-            pooled.0.push(median_of(&b));
-            pooled.1.push(median_of(&h));
+                .or_insert_with(|| Pool {
+                    info: kid,
+                    base: Vec::new(),
+                    head: Vec::new(),
+                    cpus: Vec::new(),
+                });
+            let (mb, mh) = (median_of(&b), median_of(&h));
+            pool.base.push(mb);
+            pool.head.push(mh);
+            // One value a side (a single trace_stat run): the pooled row carries it.
+            if fold && b.len() == 1 && h.len() == 1 {
+                pool.cpus.push(CpuValues {
+                    scope: key.scope.clone(),
+                    base: Some(mb),
+                    head: Some(mh),
+                });
+                continue;
+            }
         }
         rows.push(make_row(key, &infos[kid], b, h, settings, false));
     }
-    let info_of: HashMap<&Key, &KeyInfo> = keys.iter().zip(infos.iter()).collect();
-    for (key, (b, h)) in per_cpu_pool {
-        if b.len() < 2 {
+    for (key, pool) in per_cpu_pool {
+        if pool.base.len() < 2 {
             continue;
         }
-        let src = keys
-            .iter()
-            .find(|k| {
-                k.benchmark == key.benchmark
-                    && k.params_key == key.params_key
-                    && k.metric == key.metric
-                    && is_cpu_scope(&k.scope)
-            })
-            .and_then(|k| info_of.get(k))
-            .map(|i| KeyInfo {
-                unit: i.unit.clone(),
-                direction: i.direction.clone(),
-            })
-            .unwrap_or(KeyInfo {
-                unit: String::new(),
-                direction: "neutral".into(),
-            });
-        rows.push(make_row(&key, &src, b, h, settings, true));
+        let mut row = make_row(
+            &key,
+            &infos[pool.info],
+            pool.base,
+            pool.head,
+            settings,
+            true,
+        );
+        let mut cpus = pool.cpus;
+        cpus.sort_by(|a, b| crate::natural(&a.scope, &b.scope));
+        row.per_cpu = cpus;
+        rows.push(row);
     }
 
     // q-values and verdicts across the whole comparison.
@@ -374,21 +404,7 @@ fn rows_from_groups(
         r.cmp = c;
     }
     sort_rows(&mut rows);
-
-    let mut summary = Summary {
-        total: rows.len(),
-        ..Summary::default()
-    };
-    for r in &rows {
-        match r.cmp.verdict {
-            Verdict::Regression => summary.regressions += 1,
-            Verdict::Improvement => summary.improvements += 1,
-            Verdict::Increase => summary.increases += 1,
-            Verdict::Decrease => summary.decreases += 1,
-            Verdict::NoSignificantChange => summary.unchanged += 1,
-            Verdict::NotEnoughData => summary.not_enough_data += 1,
-        }
-    }
+    let summary = summarise(&rows);
     (rows, summary)
 }
 
@@ -398,17 +414,19 @@ fn rows_from_groups(
 pub fn from_datasets(
     base_name: &str,
     head_name: &str,
-    base: &ingest::Dataset,
-    head: &ingest::Dataset,
+    base: ingest::Dataset,
+    head: ingest::Dataset,
     direction: Option<Direction>,
     settings: &Settings,
+    fold: bool,
 ) -> Report {
     let mut keys: Vec<Key> = Vec::new();
     let mut infos: Vec<KeyInfo> = Vec::new();
     let mut index: HashMap<Key, u32> = HashMap::new();
     let mut grouped: Grouped = HashMap::new();
     for (is_head, ds) in [(false, base), (true, head)] {
-        for s in &ds.series {
+        // Samples are moved, not copied: 1,000,000 vs 1,000,000 numbers must stay small.
+        for s in ds.series {
             let key = Key {
                 benchmark: String::new(),
                 params_key: ingest::store::params_key(&s.spec.key.params),
@@ -429,14 +447,15 @@ pub fn from_datasets(
                 (keys.len() - 1) as u32
             });
             let e = grouped.entry(kid).or_default();
-            if is_head {
-                e.1.extend_from_slice(&s.samples);
+            let side = if is_head { &mut e.1 } else { &mut e.0 };
+            if side.is_empty() {
+                *side = s.samples;
             } else {
-                e.0.extend_from_slice(&s.samples);
+                side.extend_from_slice(&s.samples);
             }
         }
     }
-    let (rows, summary) = rows_from_groups(&keys, &infos, &grouped, settings);
+    let (rows, summary) = rows_from_groups(&keys, &infos, grouped, settings, fold);
     let side = |name: &str| Side {
         build: BuildInfo {
             label: name.to_string(),
@@ -510,6 +529,7 @@ fn make_row(
         cmp,
         base_samples: b,
         head_samples: h,
+        per_cpu: Vec::new(),
     }
 }
 
@@ -779,6 +799,74 @@ fn env_diff(base: &BuildInfo, head: &BuildInfo, bm: &[String], hm: &[String]) ->
         });
     }
     out
+}
+
+impl Report {
+    /// Folds single-sample per-CPU rows (`cpuN` with one value a side: one trace_stat run)
+    /// into their pooled `cpus` row, so that a 64-CPU profile of 19,043 functions prints one
+    /// row per function and metric, not 64. Summary counts are recomputed.
+    pub fn fold_per_cpu(&mut self) {
+        let mut folded: HashMap<(String, String, String, Option<String>), Vec<CpuValues>> =
+            HashMap::new();
+        let key = |r: &Row| {
+            (
+                r.benchmark.clone(),
+                r.params_text(),
+                r.metric.clone(),
+                r.label.clone(),
+            )
+        };
+        let pooled: BTreeSet<(String, String, String, Option<String>)> = self
+            .comparisons
+            .iter()
+            .filter(|r| r.scope == "cpus")
+            .map(key)
+            .collect();
+        self.comparisons.retain(|r| {
+            if is_cpu_scope(&r.scope)
+                && r.statistic.is_none()
+                && r.cmp.base.n <= 1
+                && r.cmp.head.n <= 1
+                && pooled.contains(&key(r))
+            {
+                folded.entry(key(r)).or_default().push(CpuValues {
+                    scope: r.scope.clone(),
+                    base: r.cmp.base.median,
+                    head: r.cmp.head.median,
+                });
+                false
+            } else {
+                true
+            }
+        });
+        for r in &mut self.comparisons {
+            if r.scope == "cpus"
+                && let Some(mut v) = folded.remove(&key(r))
+            {
+                v.sort_by(|a, b| crate::natural(&a.scope, &b.scope));
+                r.per_cpu = v;
+            }
+        }
+        self.summary = summarise(&self.comparisons);
+    }
+}
+
+fn summarise(rows: &[Row]) -> Summary {
+    let mut summary = Summary {
+        total: rows.len(),
+        ..Summary::default()
+    };
+    for r in rows {
+        match r.cmp.verdict {
+            Verdict::Regression => summary.regressions += 1,
+            Verdict::Improvement => summary.improvements += 1,
+            Verdict::Increase => summary.increases += 1,
+            Verdict::Decrease => summary.decreases += 1,
+            Verdict::NoSignificantChange => summary.unchanged += 1,
+            Verdict::NotEnoughData => summary.not_enough_data += 1,
+        }
+    }
+    summary
 }
 
 impl EnvDiff {

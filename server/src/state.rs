@@ -12,6 +12,9 @@ pub struct AppState {
     pub config: Arc<ServeArgs>,
     /// Comparison reports already computed (see `web::cache`).
     pub cache: Arc<crate::web::cache::ReportCache>,
+    /// Serialises this process's write transactions (uploads): waiting on it is cheaper and
+    /// fairer than polling SQLite's busy handler.
+    pub writer: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl AppState {
@@ -20,6 +23,7 @@ impl AppState {
             pool,
             config: Arc::new(config),
             cache: Arc::default(),
+            writer: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 }

@@ -59,6 +59,10 @@ pub struct CompareArgs {
     /// Only metrics matching this glob (`*.hit`, `real`).
     #[arg(long)]
     pub metric: Option<String>,
+    /// Show a row for every CPU of single-run per-CPU series (trace_stat) instead of folding
+    /// them into the pooled per-CPU row.
+    #[arg(long)]
+    pub per_cpu: bool,
     /// Force the format of file inputs.
     #[arg(long)]
     pub format: Option<String>,
@@ -104,21 +108,17 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
                 if a.is_file() { &args.head } else { &args.base }
             );
         }
-        let pa = ingest::parse_file(a, args.format.as_deref())?;
-        let pb = ingest::parse_file(b, args.format.as_deref())?;
-        let mut r = report::from_datasets(
+        let da = parse_filtered(a, args.format.as_deref(), args.metric.as_deref())?;
+        let db = parse_filtered(b, args.format.as_deref(), args.metric.as_deref())?;
+        report::from_datasets(
             &args.base,
             &args.head,
-            &pa.dataset,
-            &pb.dataset,
+            da,
+            db,
             direction,
             &settings,
-        );
-        if let Some(glob) = &args.metric {
-            r.comparisons
-                .retain(|row| report::glob_match(glob, &row.metric));
-        }
-        r
+            !args.per_cpu,
+        )
     } else {
         if !args.db.db.exists() {
             anyhow::bail!(
@@ -146,6 +146,10 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         }
         r
     };
+    let mut report = report;
+    if !args.per_cpu {
+        report.fold_per_cpu();
+    }
     if report.comparisons.is_empty() {
         eprintln!(
             "note: no series present on both sides (base has {} runs, head {} runs)",
@@ -163,6 +167,61 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Parses a file keeping only the series whose metric matches `glob` (a 64-CPU trace_stat
+/// profile holds millions of series; most comparisons want one metric of them).
+fn parse_filtered(
+    path: &Path,
+    format: Option<&str>,
+    glob: Option<&str>,
+) -> anyhow::Result<ingest::Dataset> {
+    /// Series ids stay dense (parsers' contexts index by them). Every dropped series shares id
+    /// 0, so their keys are never stored: a 64-CPU profile declares millions of them.
+    struct Filter<'a> {
+        inner: ingest::Dataset,
+        glob: Option<&'a str>,
+        ids: std::collections::HashMap<ingest::SeriesKey, usize>,
+        target: Vec<Option<usize>>,
+    }
+    impl ingest::Sink for Filter<'_> {
+        fn series(&mut self, spec: ingest::SeriesSpec) -> usize {
+            if let Some(&id) = self.ids.get(&spec.key) {
+                return id;
+            }
+            if self
+                .glob
+                .is_some_and(|g| !report::glob_match(g, &spec.key.metric))
+            {
+                return 0;
+            }
+            let id = self.target.len();
+            self.ids.insert(spec.key.clone(), id);
+            self.target.push(Some(self.inner.series(spec)));
+            id
+        }
+        fn sample(&mut self, id: usize, value: f64) {
+            if let Some(Some(inner)) = self.target.get(id) {
+                self.inner.sample(*inner, value);
+            }
+        }
+        fn meta(&mut self, key: &str, value: String) {
+            self.inner.meta(key, value);
+        }
+        fn warning(&mut self, w: ingest::Warning) {
+            self.inner.warning(w);
+        }
+        fn extra(&mut self, _key: &str, _value: serde_json::Value) {}
+    }
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut sink = Filter {
+        inner: ingest::Dataset::new(),
+        glob,
+        ids: std::collections::HashMap::new(),
+        target: vec![None],
+    };
+    ingest::parse_reader(path, file, format, &mut sink)?;
+    Ok(sink.inner)
 }
 
 fn print(args: &CompareArgs, report: &Report) -> anyhow::Result<()> {

@@ -10,6 +10,8 @@ pub mod demo;
 mod ingest_cmd;
 mod parse;
 pub mod runs;
+mod token;
+mod upload;
 
 /// Commit-versus-commit statistics for kernel benchmarks and tracer outputs.
 #[derive(Debug, Parser)]
@@ -33,6 +35,10 @@ pub enum Command {
     Compare(compare_cmd::CompareArgs),
     /// Build a database from the bundled real datasets and serve the dashboard.
     Demo(demo::DemoArgs),
+    /// Manage the upload tokens of test rigs.
+    Token(token::TokenArgs),
+    /// Send FILEs or DIRs as one run to a quiescent server (POST /api/v1/runs).
+    Upload(upload::UploadArgs),
     /// Serve the dashboard and the HTTP API.
     Serve {
         #[command(flatten)]
@@ -84,6 +90,8 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Artifact(args) => artifact::run(args).await,
         Command::Compare(args) => compare_cmd::run(args).await,
         Command::Demo(args) => demo::run(args).await,
+        Command::Token(args) => token::run(args).await,
+        Command::Upload(args) => upload::run(args).await,
         Command::Serve { db, serve } => {
             crate::web::serve(&db, serve).await?;
             Ok(std::process::ExitCode::SUCCESS)
@@ -116,7 +124,7 @@ pub fn human(value: f64, unit: &str) -> String {
     match unit {
         "s" => human_seconds(value),
         "bytes" => human_bytes(value),
-        "s^2" => format!("{} s^2", sig(value)),
+        "s^2" => human_seconds_squared(value),
         "count" => {
             if value.fract() == 0.0 && value.abs() < 1e15 {
                 format!("{}", value as i64)
@@ -141,6 +149,22 @@ pub fn human_seconds(v: f64) -> String {
         format!("{} us", sig(v * 1e6))
     } else {
         format!("{} ns", sig(v * 1e9))
+    }
+}
+
+/// Variances of durations (trace_stat's s^2 column) in the unit that reads best.
+pub fn human_seconds_squared(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0 s^2".into()
+    } else if a >= 1.0 {
+        format!("{} s^2", sig(v))
+    } else if a >= 1e-6 {
+        format!("{} ms^2", sig(v * 1e6))
+    } else if a >= 1e-12 {
+        format!("{} us^2", sig(v * 1e12))
+    } else {
+        format!("{} ns^2", sig(v * 1e18))
     }
 }
 
@@ -185,6 +209,8 @@ mod tests {
         assert_eq!(human_bytes(2048.0), "2 KiB");
         assert_eq!(sig(182650.3), "182650");
         assert_eq!(human(3.0, "count"), "3");
+        assert_eq!(human(0.004e-12, "s^2"), "4000 ns^2");
+        assert_eq!(human(30819.36e-12, "s^2"), "30819.4 us^2");
     }
 
     #[test]

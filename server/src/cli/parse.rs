@@ -48,6 +48,9 @@ pub fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Series listed in the readable summary of one file; a 64-CPU profile has millions.
+const MAX_ROWS: usize = 500;
+
 fn write_summary(out: &mut impl Write, p: &ParsedFile) -> std::io::Result<()> {
     let ds = &p.dataset;
     writeln!(
@@ -72,7 +75,7 @@ fn write_summary(out: &mut impl Write, p: &ParsedFile) -> std::io::Result<()> {
     table.set_header(vec![
         "series", "scope", "block", "n", "min", "median", "max", "unit",
     ]);
-    for s in &ds.series {
+    for s in ds.series.iter().take(MAX_ROWS) {
         let mut sorted = s.samples.clone();
         sorted.sort_by(f64::total_cmp);
         let unit = s.spec.unit.as_str();
@@ -103,6 +106,13 @@ fn write_summary(out: &mut impl Write, p: &ParsedFile) -> std::io::Result<()> {
         ]);
     }
     writeln!(out, "{table}")?;
+    if ds.series.len() > MAX_ROWS {
+        writeln!(
+            out,
+            "  ... and {} more series (`--json` prints them all)",
+            ds.series.len() - MAX_ROWS
+        )?;
+    }
     for w in &ds.warnings {
         writeln!(out, "  warning: line {}: {}", w.line, w.message)?;
     }

@@ -26,6 +26,7 @@ pub mod home;
 pub mod machines;
 pub mod runs;
 pub mod share;
+pub mod upload;
 pub mod view;
 
 /// The static files shipped with the source tree.
@@ -50,6 +51,7 @@ pub fn app(state: AppState) -> Router {
         .merge(compare::routes())
         .merge(share::routes())
         .merge(api::routes())
+        .merge(upload::routes())
         .nest_service("/static", ServeDir::new(static_dir))
         .fallback(not_found)
         .layer(CompressionLayer::new())

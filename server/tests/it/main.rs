@@ -2,4 +2,5 @@
 
 mod cli;
 mod common;
+mod upload;
 mod web;

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Compare benchmark: `quiescent compare` on 1,000,000 vs 1,000,000 numbers, and on a
+# 19,043-function x 64-CPU trace_stat pair, side by side in the same run with ministat
+# (Debian package `ministat`) and an equivalent numpy/scipy script on the same inputs.
+# Prints wall time and peak RSS of each and the ratios. Needs: ministat, python3 with numpy
+# and scipy, GNU time. Usage: bench/compare.sh [OUTDIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bench-out/compare}
+mkdir -p "$out"
+cargo build --release -q -p quiescent
+q=target/release/quiescent
+
+[ -f "$out/ts_head.txt" ] || python3 - "$out" <<'PY'
+import sys, numpy as np, os
+out = sys.argv[1]
+rng = np.random.default_rng(42)
+a = rng.lognormal(mean=3.0, sigma=0.05, size=1_000_000)
+b = rng.lognormal(mean=3.01, sigma=0.05, size=1_000_000)
+np.savetxt(os.path.join(out, "a.txt"), a, fmt="%.6f")
+np.savetxt(os.path.join(out, "b.txt"), b, fmt="%.6f")
+# trace_stat pair: `head`-style concatenations of 64 CPUs x 19,043 functions.
+for name, shift in (("ts_base.txt", 1.0), ("ts_head.txt", 1.05)):
+    with open(os.path.join(out, name), "w") as f:
+        for cpu in range(64):
+            f.write(f"==> /sys/kernel/debug/tracing/trace_stat/function{cpu} <==\n")
+            f.write("  Function                               Hit    Time            Avg             s^2\n")
+            f.write("  --------                               ---    ----            ---             ---\n")
+            hits = rng.integers(1000, 90000, size=19043)
+            avg = rng.uniform(0.1, 2.0, size=19043) * shift
+            for i in range(19043):
+                t = hits[i] * avg[i]
+                f.write(f"  kfunc_{i:06d}                        {hits[i]:>10}    {t:.3f} us    {avg[i]:.3f} us    {avg[i]*0.01:.3f} us    \n")
+            f.write("\n")
+PY
+
+cat > "$out/scipy_compare.py" <<'PY'
+# The same statistics with numpy/scipy: describe both sides, Mann-Whitney, Welch, BH.
+import sys, numpy as np
+from scipy import stats
+a = np.loadtxt(sys.argv[1]); b = np.loadtxt(sys.argv[2])
+for x in (a, b):
+    np.percentile(x, [25, 50, 75, 90, 99]); x.mean(); x.std(ddof=1); x.min(); x.max()
+u = stats.mannwhitneyu(a, b, alternative="two-sided")
+t = stats.ttest_ind(b, a, equal_var=False)
+print(u.pvalue, t.pvalue)
+PY
+
+cat > "$out/scipy_trace_stat.py" <<'PY'
+# Per function: pool the 64 per-CPU hit counts of each side and test them (as quiescent's
+# per-CPU row does), then Benjamini-Hochberg across all functions.
+import sys, re, numpy as np
+from scipy import stats
+def load(p):
+    d = {}
+    for line in open(p):
+        m = re.match(r"\s+(\S+)\s+(\d+)\s+([\d.]+) us", line)
+        if m and not line.strip().startswith("Function"):
+            d.setdefault(m.group(1), []).append(float(m.group(2)))
+    return d
+a, b = load(sys.argv[1]), load(sys.argv[2])
+ps = []
+for k in a:
+    x, y = np.array(a[k]), np.array(b[k])
+    np.median(x); np.median(y)
+    ps.append(stats.mannwhitneyu(x, y, alternative="two-sided").pvalue)
+q = stats.false_discovery_control(ps)
+print(len(ps), (q < 0.05).sum())
+PY
+
+measure() { # label, command...: prints "label seconds maxrss_kib"
+  local label=$1; shift
+  local tf; tf=$(mktemp)
+  /usr/bin/time -f "%e %M" -o "$tf" "$@" >/dev/null 2>"$out/$label.err" || { echo "$label failed:"; cat "$out/$label.err"; exit 1; }
+  echo "$label $(cat "$tf")"
+  rm -f "$tf"
+}
+
+echo "== 1,000,000 vs 1,000,000 numbers"
+r1=$(measure ministat ministat "$out/a.txt" "$out/b.txt")
+r2=$(measure quiescent "$q" compare "$out/a.txt" "$out/b.txt" --json)
+r3=$(measure scipy python3 "$out/scipy_compare.py" "$out/a.txt" "$out/b.txt")
+printf '%-10s %8s %10s\n' tool "wall s" "peak MiB"
+for r in "$r1" "$r2" "$r3"; do set -- $r; printf '%-10s %8s %10.1f\n' "$1" "$2" "$(echo "$3/1024" | bc -l)"; done
+set -- $r1; m_s=$2; set -- $r2; q_s=$2; q_m=$3; set -- $r3; s_s=$2
+echo "quiescent/ministat wall time: $(echo "scale=3; $q_s/$m_s" | bc -l) (target <= 0.5); quiescent/scipy: $(echo "scale=3; $q_s/$s_s" | bc -l); quiescent peak $(echo "scale=1; $q_m/1024" | bc -l) MiB (target < 64)"
+
+echo "== trace_stat pair: 19,043 functions x 64 CPUs"
+r4=$(measure quiescent "$q" compare "$out/ts_base.txt" "$out/ts_head.txt" --json --metric '*.hit')
+r5=$(measure scipy python3 "$out/scipy_trace_stat.py" "$out/ts_base.txt" "$out/ts_head.txt")
+for r in "$r4" "$r5"; do set -- $r; printf '%-10s %8s %10.1f\n' "$1" "$2" "$(echo "$3/1024" | bc -l)"; done
+set -- $r4; a_s=$2; set -- $r5; b_s=$2
+echo "quiescent/scipy wall time: $(echo "scale=3; $a_s/$b_s" | bc -l)"

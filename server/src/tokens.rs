@@ -1,0 +1,250 @@
+//! Upload tokens for test rigs. A token is 32 random bytes in hex, shown once when created;
+//! only `hex(sha256(token))` is stored, so a stolen database does not hand out upload rights.
+
+use rand::Rng;
+use sha2::{Digest, Sha256};
+use sqlx::{Row, SqlitePool};
+
+use crate::error::AppError;
+
+/// Longest token name accepted.
+const MAX_NAME: usize = 64;
+
+/// A token that authenticated a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    pub id: i64,
+    pub name: String,
+}
+
+/// A stored token, as `quiescent token list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TokenInfo {
+    pub id: i64,
+    pub name: String,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+    /// Runs uploaded with it.
+    pub runs: i64,
+}
+
+/// Why a token cannot be created or revoked.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("a token named {0:?} already exists")]
+    Exists(String),
+    #[error("no token named {0:?}")]
+    NotFound(String),
+    #[error("token {0:?} is already revoked")]
+    AlreadyRevoked(String),
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+/// A new random token: 32 bytes from the thread's CSPRNG (seeded by the OS), in hex.
+pub fn generate() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+/// What the database keeps of a token.
+pub fn hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// Equality whose time does not depend on where the inputs differ.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    // black_box keeps the optimiser from turning the fold into an early-exit comparison.
+    std::hint::black_box(diff) == 0
+}
+
+fn check_name(name: &str) -> Result<(), TokenError> {
+    if name.trim().is_empty() {
+        return Err(TokenError::Invalid("a token name must not be empty".into()));
+    }
+    if name.len() > MAX_NAME {
+        return Err(TokenError::Invalid(format!(
+            "a token name is at most {MAX_NAME} bytes"
+        )));
+    }
+    if name.chars().any(|c| c.is_control()) {
+        return Err(TokenError::Invalid(
+            "a token name must not contain control characters".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Creates a token named `name` and returns it: the only time it is visible.
+pub async fn create(pool: &SqlitePool, name: &str) -> Result<String, TokenError> {
+    check_name(name)?;
+    let token = generate();
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM tokens WHERE name = ?")
+        .bind(name)
+        .fetch_optional(&mut *tx)
+        .await?;
+    if exists.is_some() {
+        return Err(TokenError::Exists(name.to_string()));
+    }
+    sqlx::query("INSERT INTO tokens (name, hash, created_at) VALUES (?, ?, ?)")
+        .bind(name)
+        .bind(hash(&token))
+        .bind(ingest::store::now())
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(token)
+}
+
+/// Every token, oldest first, with the number of runs it uploaded.
+pub async fn list(pool: &SqlitePool) -> Result<Vec<TokenInfo>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT t.id, t.name, t.created_at, t.revoked_at, \
+                (SELECT COUNT(*) FROM runs r WHERE r.token_id = t.id) \
+         FROM tokens t ORDER BY t.id",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| TokenInfo {
+            id: r.get(0),
+            name: r.get(1),
+            created_at: r.get(2),
+            revoked_at: r.get(3),
+            runs: r.get(4),
+        })
+        .collect())
+}
+
+/// Revokes the token named `name`: its uploads are refused from now on (403); the runs it
+/// uploaded stay.
+pub async fn revoke(pool: &SqlitePool, name: &str) -> Result<(), TokenError> {
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let row: Option<Option<i64>> =
+        sqlx::query_scalar("SELECT revoked_at FROM tokens WHERE name = ?")
+            .bind(name)
+            .fetch_optional(&mut *tx)
+            .await?;
+    match row {
+        None => return Err(TokenError::NotFound(name.to_string())),
+        Some(Some(_)) => return Err(TokenError::AlreadyRevoked(name.to_string())),
+        Some(None) => {}
+    }
+    sqlx::query("UPDATE tokens SET revoked_at = ? WHERE name = ?")
+        .bind(ingest::store::now())
+        .bind(name)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The token presented in an `Authorization: Bearer TOKEN` header: 401 when it is missing or
+/// unknown, 403 when it was revoked. The token itself never appears in an error or a log.
+pub async fn authenticate(
+    pool: &SqlitePool,
+    authorization: Option<&str>,
+) -> Result<Token, AppError> {
+    let Some(value) = authorization else {
+        return Err(AppError::Unauthorized(
+            "missing Authorization header; send `Authorization: Bearer TOKEN` with a token from `quiescent token create`".into(),
+        ));
+    };
+    let token = match value.split_once(' ') {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),
+        _ => {
+            return Err(AppError::Unauthorized(
+                "the Authorization header must be `Bearer TOKEN`".into(),
+            ));
+        }
+    };
+    if token.is_empty() {
+        return Err(AppError::Unauthorized(
+            "the Authorization header holds no token".into(),
+        ));
+    }
+    let given = hash(token);
+    // The lookup is by hash, so its timing tells nothing about stored tokens; the final check
+    // compares the hashes in constant time all the same.
+    let row = sqlx::query("SELECT id, name, hash, revoked_at FROM tokens WHERE hash = ?")
+        .bind(&given)
+        .fetch_optional(pool)
+        .await?;
+    let Some(row) = row else {
+        return Err(AppError::Unauthorized("unknown token".into()));
+    };
+    let stored: String = row.get(2);
+    if !constant_time_eq(stored.as_bytes(), given.as_bytes()) {
+        return Err(AppError::Unauthorized("unknown token".into()));
+    }
+    let name: String = row.get(1);
+    if row.get::<Option<i64>, _>(3).is_some() {
+        return Err(AppError::Forbidden(format!(
+            "token {name:?} was revoked; ask for a new one (`quiescent token create`)"
+        )));
+    }
+    Ok(Token {
+        id: row.get(0),
+        name,
+    })
+}
+
+/// The name of the token (the rig) that uploaded run `run_id`, if it was uploaded.
+pub async fn uploader_name(pool: &SqlitePool, run_id: i64) -> Option<String> {
+    sqlx::query_scalar(
+        "SELECT t.name FROM runs r JOIN tokens t ON t.id = r.token_id WHERE r.id = ?",
+    )
+    .bind(run_id)
+    .fetch_optional(pool)
+    .await
+    .ok()
+    .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_64_hex_digits_and_differ() {
+        let a = generate();
+        let b = generate();
+        assert_eq!(a.len(), 64);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn hash_is_sha256_hex() {
+        // sha256("abc") from FIPS 180-2.
+        assert_eq!(
+            hash("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn constant_time_eq_compares() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+        assert!(constant_time_eq(b"", b""));
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("rig-1").is_ok());
+        assert!(check_name(" ").is_err());
+        assert!(check_name("a\nb").is_err());
+        assert!(check_name(&"x".repeat(65)).is_err());
+    }
+}

@@ -1,0 +1,737 @@
+//! `POST /api/v1/runs`: test rigs upload raw benchmark outputs with their metadata.
+//!
+//! The request is multipart/form-data: metadata fields (`build`, `commit`, `kernel_version`,
+//! `config`, `cmdline`, `machine`, `machine_fact.NAME`, `benchmark`, `param.NAME`, `format`,
+//! `block`) and one or more files, plain or gzip. Files are spooled (in memory when small, to a
+//! temporary file otherwise), checked against the size limits (gzip by decompressing into
+//! nothing, bounded), then imported in one transaction; the bytes are stored as received.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::multipart::{Field, MultipartError};
+use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use ingest::store::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source};
+use sqlx::{Row, SqlitePool};
+use tokio::io::AsyncWriteExt;
+
+use crate::error::AppError;
+use crate::state::AppState;
+use crate::tokens::{self, Token};
+
+/// Files per upload: a trace_stat directory of a 1000-CPU machine still fits.
+pub const MAX_FILES: usize = 1000;
+/// Metadata fields (params, machine facts...) per upload.
+pub const MAX_FIELDS: usize = 1000;
+/// Bytes of one metadata field, except `config`.
+pub const MAX_FIELD_BYTES: usize = 64 * 1024;
+/// Bytes of the kernel config (a whole .config is ~200 KiB).
+pub const MAX_CONFIG_BYTES: usize = 16 << 20;
+/// Files larger than this are spooled to a temporary file rather than kept in memory.
+const SPILL_BYTES: usize = 1 << 20;
+/// Longest `Idempotency-Key` accepted.
+const MAX_IDEMPOTENCY_KEY: usize = 255;
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// The upload route. The body limit is applied by the handler (from `--max-upload-mib`), so
+/// axum's 2 MB default is lifted here.
+pub fn routes() -> Router<AppState> {
+    Router::new().route(
+        "/api/v1/runs",
+        post(upload).layer(DefaultBodyLimit::disable()),
+    )
+}
+
+async fn upload(State(state): State<AppState>, req: Request) -> Response {
+    match handle(&state, req).await {
+        Ok(r) => r,
+        Err(e) => e.into_json_response(),
+    }
+}
+
+/// One received file.
+struct Upload {
+    name: String,
+    data: Spooled,
+    size: u64,
+    /// The sender said it is gzip (a `.gz` name or `Content-Encoding: gzip` on the part).
+    declared_gzip: bool,
+}
+
+enum Spooled {
+    Mem(Vec<u8>),
+    File(PathBuf),
+}
+
+impl Upload {
+    fn reader(&self) -> std::io::Result<Box<dyn Read + Send + '_>> {
+        Ok(match &self.data {
+            Spooled::Mem(v) => Box::new(v.as_slice()),
+            Spooled::File(p) => Box::new(std::fs::File::open(p)?),
+        })
+    }
+
+    fn starts_with_gzip_magic(&self) -> std::io::Result<bool> {
+        let mut head = [0u8; 2];
+        let mut r = self.reader()?;
+        let mut got = 0;
+        while got < 2 {
+            let n = r.read(&mut head[got..])?;
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        Ok(got == 2 && head == GZIP_MAGIC)
+    }
+}
+
+/// The metadata and files of one request.
+#[derive(Default)]
+struct UploadForm {
+    build: Option<String>,
+    commit: Option<String>,
+    kernel_version: Option<String>,
+    config: Option<String>,
+    cmdline: Option<String>,
+    machine: Option<String>,
+    benchmark: Option<String>,
+    format: Option<String>,
+    block: Option<String>,
+    machine_facts: BTreeMap<String, String>,
+    params: BTreeMap<String, String>,
+    fields: usize,
+    files: Vec<Upload>,
+}
+
+async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
+    let limit = state.config.max_upload_mib.saturating_mul(1 << 20);
+    let headers = req.headers().clone();
+    let token = tokens::authenticate(
+        &state.pool,
+        headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok()),
+    )
+    .await?;
+    check_multipart(&headers)?;
+    let idempotency_key = idempotency_key(&headers)?;
+    if let Some(len) = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        && len > limit
+    {
+        return Err(too_large(limit));
+    }
+
+    let req = match content_encoding(&headers)? {
+        Encoding::Identity => req,
+        Encoding::Gzip => gunzip_body(req, limit).await?,
+    };
+    let (parts, body) = req.into_parts();
+    let body = Body::new(http_body_util::Limited::new(body, limit as usize));
+    let req = Request::from_parts(parts, body);
+    let mut multipart = Multipart::from_request(req, state).await.map_err(|e| {
+        AppError::BadRequest(format!("cannot read the multipart/form-data body: {e}"))
+    })?;
+
+    // Temporary files live until the import is done.
+    let spool = tempfile::Builder::new()
+        .prefix("quiescent-upload-")
+        .tempdir()
+        .map_err(|e| anyhow::anyhow!("creating a temporary directory: {e}"))?;
+    let mut form = UploadForm::default();
+    while let Some(field) = multipart
+        .next_field()
+        .await
+        .map_err(|e| multipart_error(e, limit))?
+    {
+        read_field(field, &mut form, spool.path(), limit).await?;
+    }
+    let meta = form.run_meta(token.id)?;
+    let format = form.format.clone();
+    let files = std::mem::take(&mut form.files);
+
+    let files = tokio::task::spawn_blocking(move || check_sizes(&files, limit).map(|()| files))
+        .await
+        .map_err(|e| anyhow::anyhow!("size check failed: {e}"))??;
+
+    if let Some(key) = &idempotency_key
+        && let Some(outcome) = replay(&state.pool, &token, key).await?
+    {
+        return Ok(respond(&outcome, &token));
+    }
+
+    let inputs: Vec<InputFile> = files
+        .into_iter()
+        .map(|f| InputFile {
+            name: f.name,
+            source: match f.data {
+                Spooled::Mem(v) => Source::Bytes(Arc::from(v)),
+                Spooled::File(p) => Source::Path(p),
+            },
+            format: format.clone(),
+        })
+        .collect();
+
+    let outcome = {
+        // One writer at a time: waiting here is cheaper and fairer than SQLite's busy handler.
+        let _writer = state.writer.lock().await;
+        // Again under the lock: a concurrent request with the same key may have just stored.
+        if let Some(key) = &idempotency_key
+            && let Some(outcome) = replay(&state.pool, &token, key).await?
+        {
+            return Ok(respond(&outcome, &token));
+        }
+        let outcome = ingest::store::import_run(&state.pool, &meta, &inputs, None).await?;
+        if let Some(key) = &idempotency_key
+            && let Some(&run_id) = outcome.run_ids.first()
+        {
+            sqlx::query(
+                "INSERT OR IGNORE INTO idempotency_keys (token_id, key, run_id, created_at) VALUES (?, ?, ?, ?)",
+            )
+            .bind(token.id)
+            .bind(key)
+            .bind(run_id)
+            .bind(ingest::store::now())
+            .execute(&state.pool)
+            .await?;
+        }
+        outcome
+    };
+    drop(spool);
+    if outcome.created {
+        tracing::info!(
+            token = %token.name,
+            runs = ?outcome.run_ids,
+            samples = outcome.samples,
+            "upload stored"
+        );
+    }
+    Ok(respond(&outcome, &token))
+}
+
+/// 415 unless the body is multipart/form-data.
+fn check_multipart(headers: &HeaderMap) -> Result<(), AppError> {
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let essence = ct.as_deref().map(|c| {
+        c.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    });
+    if essence.as_deref() == Some("multipart/form-data") {
+        return Ok(());
+    }
+    Err(AppError::UnsupportedMediaType(format!(
+        "an upload is multipart/form-data (metadata fields and files, as `curl -F` sends them); the request's Content-Type is {}",
+        match ct {
+            Some(c) => format!("{:?}", truncate(&c, 100)),
+            None => "missing".into(),
+        }
+    )))
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
+    let Some(v) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let bytes = v.as_bytes();
+    if bytes.is_empty()
+        || bytes.len() > MAX_IDEMPOTENCY_KEY
+        || !bytes.iter().all(|b| (0x21..=0x7e).contains(b))
+    {
+        return Err(AppError::BadRequest(format!(
+            "the Idempotency-Key header must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters without spaces"
+        )));
+    }
+    Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
+}
+
+enum Encoding {
+    Identity,
+    Gzip,
+}
+
+fn content_encoding(headers: &HeaderMap) -> Result<Encoding, AppError> {
+    match headers
+        .get(header::CONTENT_ENCODING)
+        .map(|v| {
+            String::from_utf8_lossy(v.as_bytes())
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .as_deref()
+    {
+        None | Some("") | Some("identity") => Ok(Encoding::Identity),
+        Some("gzip") | Some("x-gzip") => Ok(Encoding::Gzip),
+        Some(other) => Err(AppError::UnsupportedMediaType(format!(
+            "Content-Encoding {:?} is not supported; send gzip or no encoding",
+            truncate(other, 40)
+        ))),
+    }
+}
+
+/// A request whose whole body is gzip: decompressed within `limit` before the multipart parse.
+async fn gunzip_body(req: Request, limit: u64) -> Result<Request, AppError> {
+    let (mut parts, body) = req.into_parts();
+    let compressed = axum::body::to_bytes(body, limit as usize)
+        .await
+        .map_err(|e| body_error(&e, limit))?;
+    let plain = tokio::task::spawn_blocking(move || {
+        let mut dec = flate2::read::MultiGzDecoder::new(compressed.as_ref()).take(limit + 1);
+        let mut out = Vec::new();
+        dec.read_to_end(&mut out).map(|_| out)
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("decompressing the body failed: {e}"))?
+    .map_err(|e| AppError::BadRequest(format!("the body is not valid gzip data: {e}")))?;
+    if plain.len() as u64 > limit {
+        return Err(AppError::PayloadTooLarge(format!(
+            "the gzip body decompresses to more than {} MiB (the server's --max-upload-mib)",
+            limit >> 20
+        )));
+    }
+    parts.headers.remove(header::CONTENT_ENCODING);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Ok(Request::from_parts(parts, Body::from(plain)))
+}
+
+fn too_large(limit: u64) -> AppError {
+    AppError::PayloadTooLarge(format!(
+        "the upload is larger than {} MiB (the server's --max-upload-mib)",
+        limit >> 20
+    ))
+}
+
+/// Whether an error came from the body limit, anywhere in its chain of sources.
+fn is_length_limit(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if err.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
+}
+
+fn body_error(e: &axum::Error, limit: u64) -> AppError {
+    if is_length_limit(e) {
+        too_large(limit)
+    } else {
+        AppError::BadRequest(format!("cannot read the request body: {e}"))
+    }
+}
+
+fn multipart_error(e: MultipartError, limit: u64) -> AppError {
+    if e.status() == StatusCode::PAYLOAD_TOO_LARGE || is_length_limit(&e) {
+        return too_large(limit);
+    }
+    AppError::BadRequest(format!(
+        "malformed multipart/form-data body: {}",
+        e.body_text()
+    ))
+}
+
+/// Reads one part into the form: a file, the config, or a metadata field.
+async fn read_field(
+    mut field: Field<'_>,
+    form: &mut UploadForm,
+    spool: &std::path::Path,
+    limit: u64,
+) -> Result<(), AppError> {
+    let name = field.name().unwrap_or("").to_string();
+    let file_name = field.file_name().map(str::to_string);
+    if name == "config" {
+        let text = read_text(&mut field, &name, MAX_CONFIG_BYTES, limit).await?;
+        return set_once(&mut form.config, &name, text);
+    }
+    let is_file = file_name.is_some() || matches!(name.as_str(), "file" | "files" | "file[]");
+    if is_file {
+        return read_file(field, form, spool, file_name, limit).await;
+    }
+    form.fields += 1;
+    if form.fields > MAX_FIELDS {
+        return Err(AppError::PayloadTooLarge(format!(
+            "more than {MAX_FIELDS} metadata fields in one upload"
+        )));
+    }
+    let value = read_text(&mut field, &name, MAX_FIELD_BYTES, limit).await?;
+    let slot = match name.as_str() {
+        "build" => &mut form.build,
+        "commit" => &mut form.commit,
+        "kernel_version" => &mut form.kernel_version,
+        "cmdline" => &mut form.cmdline,
+        "machine" => &mut form.machine,
+        "benchmark" => &mut form.benchmark,
+        "format" => &mut form.format,
+        "block" => &mut form.block,
+        _ => {
+            let (map, key, value) = if let Some(k) = name.strip_prefix("machine_fact.") {
+                (&mut form.machine_facts, k.to_string(), value)
+            } else if let Some(k) = name.strip_prefix("param.") {
+                (&mut form.params, k.to_string(), value)
+            } else if name == "machine_fact" || name == "param" {
+                // `-F param=load=idle`: the KEY=VALUE form of the command line's flags.
+                let (k, v) = crate::cli::parse_kv(&value)
+                    .map_err(|e| AppError::BadRequest(format!("field {name}: {e}")))?;
+                let map = if name == "param" {
+                    &mut form.params
+                } else {
+                    &mut form.machine_facts
+                };
+                (map, k, v)
+            } else {
+                return Err(AppError::BadRequest(format!(
+                    "unknown field {:?}; metadata fields are build, commit, kernel_version, config, cmdline, machine, machine_fact.NAME, benchmark, param.NAME, format, block, and files are parts with a file name",
+                    truncate(&name, 80)
+                )));
+            };
+            if key.trim().is_empty() {
+                return Err(AppError::BadRequest(format!(
+                    "field {name:?} needs a name after the dot"
+                )));
+            }
+            if map.contains_key(&key) {
+                return Err(AppError::BadRequest(format!(
+                    "{} {:?} is given twice",
+                    if name.starts_with("param") {
+                        "parameter"
+                    } else {
+                        "machine fact"
+                    },
+                    truncate(&key, 80)
+                )));
+            }
+            map.insert(key, value);
+            return Ok(());
+        }
+    };
+    set_once(slot, &name, value)
+}
+
+fn set_once(slot: &mut Option<String>, name: &str, value: String) -> Result<(), AppError> {
+    if slot.is_some() {
+        return Err(AppError::BadRequest(format!(
+            "field {name:?} is given twice"
+        )));
+    }
+    // An empty optional field (`-F commit=` from an unset shell variable) means "not given".
+    if !value.trim().is_empty() {
+        *slot = Some(value);
+    }
+    Ok(())
+}
+
+async fn read_text(
+    field: &mut Field<'_>,
+    name: &str,
+    max: usize,
+    limit: u64,
+) -> Result<String, AppError> {
+    let mut buf = Vec::new();
+    while let Some(chunk) = field.chunk().await.map_err(|e| multipart_error(e, limit))? {
+        if buf.len() + chunk.len() > max {
+            return Err(AppError::PayloadTooLarge(format!(
+                "field {:?} is larger than {} KiB",
+                truncate(name, 80),
+                max >> 10
+            )));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    String::from_utf8(buf).map_err(|e| {
+        AppError::BadRequest(format!(
+            "field {:?} is not UTF-8 text (byte {})",
+            truncate(name, 80),
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+async fn read_file(
+    mut field: Field<'_>,
+    form: &mut UploadForm,
+    spool: &std::path::Path,
+    file_name: Option<String>,
+    limit: u64,
+) -> Result<(), AppError> {
+    if form.files.len() >= MAX_FILES {
+        return Err(AppError::PayloadTooLarge(format!(
+            "more than {MAX_FILES} files in one upload; send fewer per request"
+        )));
+    }
+    let index = form.files.len();
+    let name = match file_name {
+        Some(n) if !n.trim().is_empty() => n,
+        _ => format!("file{index}"),
+    };
+    if name.chars().any(|c| c.is_control()) || name.len() > 4096 {
+        return Err(AppError::BadRequest(format!(
+            "file name {:?} has control characters or is longer than 4096 bytes",
+            truncate(&name, 80)
+        )));
+    }
+    let part_encoding = field.headers().get(header::CONTENT_ENCODING).map(|v| {
+        String::from_utf8_lossy(v.as_bytes())
+            .trim()
+            .to_ascii_lowercase()
+    });
+    let declared_gzip = match part_encoding.as_deref() {
+        None | Some("") | Some("identity") => name.to_ascii_lowercase().ends_with(".gz"),
+        Some("gzip") | Some("x-gzip") => true,
+        Some(other) => {
+            return Err(AppError::UnsupportedMediaType(format!(
+                "file {:?}: Content-Encoding {:?} is not supported; send gzip or plain text",
+                truncate(&name, 80),
+                truncate(other, 40)
+            )));
+        }
+    };
+
+    let mut mem: Vec<u8> = Vec::new();
+    let mut file: Option<(PathBuf, tokio::fs::File)> = None;
+    let mut size = 0u64;
+    while let Some(chunk) = field.chunk().await.map_err(|e| multipart_error(e, limit))? {
+        size += chunk.len() as u64;
+        if let Some((_, f)) = &mut file {
+            write_chunk(f, &chunk).await?;
+        } else if mem.len() + chunk.len() > SPILL_BYTES {
+            let path = spool.join(format!("{index}"));
+            let mut f = tokio::fs::File::create(&path)
+                .await
+                .map_err(|e| anyhow::anyhow!("creating a spool file: {e}"))?;
+            write_chunk(&mut f, &mem).await?;
+            write_chunk(&mut f, &chunk).await?;
+            mem = Vec::new();
+            file = Some((path, f));
+        } else {
+            mem.extend_from_slice(&chunk);
+        }
+    }
+    let data = match file {
+        Some((path, mut f)) => {
+            f.flush()
+                .await
+                .map_err(|e| anyhow::anyhow!("writing a spool file: {e}"))?;
+            Spooled::File(path)
+        }
+        None => Spooled::Mem(mem),
+    };
+    form.files.push(Upload {
+        name,
+        data,
+        size,
+        declared_gzip,
+    });
+    Ok(())
+}
+
+async fn write_chunk(f: &mut tokio::fs::File, chunk: &[u8]) -> Result<(), AppError> {
+    f.write_all(chunk)
+        .await
+        .map_err(|e| AppError::Anyhow(anyhow::anyhow!("writing a spool file: {e}")))
+}
+
+impl UploadForm {
+    /// The run's metadata; 400 naming every missing field.
+    fn run_meta(&self, token_id: i64) -> Result<RunMeta, AppError> {
+        let missing: Vec<&str> = [
+            ("build", &self.build),
+            ("machine", &self.machine),
+            ("benchmark", &self.benchmark),
+        ]
+        .into_iter()
+        .filter(|(_, v)| v.is_none())
+        .map(|(n, _)| n)
+        .collect();
+        if !missing.is_empty() {
+            return Err(AppError::BadRequest(format!(
+                "missing metadata: {} (send them as form fields, e.g. -F build=v6.9 -F machine=rig1 -F benchmark=hackbench)",
+                missing.join(", ")
+            )));
+        }
+        if self.files.is_empty() {
+            return Err(AppError::BadRequest(
+                "no files: send the benchmark output as a file part (curl -F file=@output.txt)"
+                    .into(),
+            ));
+        }
+        if let Some(f) = &self.format
+            && ingest::formats::by_name(f).is_none()
+        {
+            return Err(AppError::BadRequest(format!(
+                "unknown format {:?}; supported formats: {}",
+                truncate(f, 80),
+                ingest::formats::supported_names()
+            )));
+        }
+        Ok(RunMeta {
+            build: BuildMeta {
+                label: self.build.clone().unwrap_or_default(),
+                commit: self.commit.clone(),
+                kernel_version: self.kernel_version.clone(),
+                config: self.config.clone(),
+                cmdline: self.cmdline.clone(),
+            },
+            machine: self.machine.clone().unwrap_or_default(),
+            machine_facts: self.machine_facts.clone(),
+            benchmark: self.benchmark.clone().unwrap_or_default(),
+            params: self.params.clone(),
+            token_id: Some(token_id),
+            block: self.block.clone(),
+        })
+    }
+}
+
+/// The total size of the files, gzip ones decompressed (bounded: a gzip bomb stops at the
+/// limit), must fit in `limit`.
+fn check_sizes(files: &[Upload], limit: u64) -> Result<(), AppError> {
+    let io = |name: &str, e: std::io::Error| {
+        AppError::Anyhow(anyhow::anyhow!("reading spooled {name}: {e}"))
+    };
+    let mut total = 0u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    for f in files {
+        let gzip = f.starts_with_gzip_magic().map_err(|e| io(&f.name, e))?;
+        if f.declared_gzip && !gzip {
+            return Err(AppError::Unprocessable {
+                detail: format!(
+                    "{}: declared gzip (by its .gz name or Content-Encoding) but it is not gzip data",
+                    f.name
+                ),
+                file: Some(f.name.clone()),
+                line: None,
+            });
+        }
+        if !gzip {
+            total += f.size;
+        } else {
+            let reader = f.reader().map_err(|e| io(&f.name, e))?;
+            let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(reader));
+            loop {
+                let n = dec.read(&mut buf).map_err(|e| AppError::Unprocessable {
+                    detail: format!("{}: not valid gzip data: {e}", f.name),
+                    file: Some(f.name.clone()),
+                    line: None,
+                })?;
+                if n == 0 {
+                    break;
+                }
+                total += n as u64;
+                if total > limit {
+                    return Err(AppError::PayloadTooLarge(format!(
+                        "{}: the files decompress to more than {} MiB (the server's --max-upload-mib)",
+                        f.name,
+                        limit >> 20
+                    )));
+                }
+            }
+        }
+        if total > limit {
+            return Err(too_large(limit));
+        }
+    }
+    Ok(())
+}
+
+/// The runs an earlier request with the same `Idempotency-Key` (and token) stored.
+async fn replay(
+    pool: &SqlitePool,
+    token: &Token,
+    key: &str,
+) -> Result<Option<ImportOutcome>, AppError> {
+    let run_id: Option<i64> =
+        sqlx::query_scalar("SELECT run_id FROM idempotency_keys WHERE token_id = ? AND key = ?")
+            .bind(token.id)
+            .bind(key)
+            .fetch_optional(pool)
+            .await?;
+    let Some(run_id) = run_id else {
+        return Ok(None);
+    };
+    let run_ids: Vec<i64> = sqlx::query_scalar(
+        "SELECT id FROM runs WHERE import_hash = (SELECT import_hash FROM runs WHERE id = ?) ORDER BY id",
+    )
+    .bind(run_id)
+    .fetch_all(pool)
+    .await?;
+    let mut series = 0u64;
+    let mut samples = 0u64;
+    for id in &run_ids {
+        let row = sqlx::query("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM series WHERE run_id = ?")
+            .bind(id)
+            .fetch_one(pool)
+            .await?;
+        series += row.get::<i64, _>(0) as u64;
+        samples += row.get::<i64, _>(1) as u64;
+    }
+    Ok(Some(ImportOutcome {
+        run_ids,
+        created: false,
+        series,
+        samples,
+        warnings: Vec::new(),
+        warning_count: 0,
+        formats: Vec::new(),
+    }))
+}
+
+/// 201 with the new run, or 200 with the run stored earlier.
+fn respond(outcome: &ImportOutcome, token: &Token) -> Response {
+    let run_id = outcome.run_ids.first().copied();
+    let url = run_id.map(|id| format!("/runs/{id}"));
+    let body = serde_json::json!({
+        "run_id": run_id,
+        "run_ids": outcome.run_ids,
+        "url": url,
+        "created": outcome.created,
+        "series": outcome.series,
+        "samples": outcome.samples,
+        "warnings": outcome.warnings.iter().map(|(file, w)| serde_json::json!({
+            "file": file,
+            "line": w.line,
+            "message": w.message,
+        })).collect::<Vec<_>>(),
+        "warning_count": outcome.warning_count,
+        "formats": outcome.formats.iter().map(|(file, format)| serde_json::json!({
+            "file": file,
+            "format": format,
+        })).collect::<Vec<_>>(),
+        "uploader": token.name,
+    });
+    let status = if outcome.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let mut response = (status, Json(body)).into_response();
+    if let Some(url) = url
+        && let Ok(v) = HeaderValue::from_str(&url)
+    {
+        response.headers_mut().insert(header::LOCATION, v);
+    }
+    response
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        s.to_string()
+    } else {
+        format!("{}...", &s[..s.floor_char_boundary(max)])
+    }
+}
