@@ -395,9 +395,11 @@ fn row_view(idx: usize, r: &Row) -> RowView {
             .unwrap_or_else(|| "-".into()),
         verdict: c.verdict.as_str(),
         verdict_text: verdict_text(r),
+        // The summary flag is the verdict text already.
         flags: c
             .flags
             .iter()
+            .filter(|f| **f != Flag::Summary)
             .map(|f| (report::flag_text(f), flag_help(f)))
             .collect(),
         significant: is_change(c.verdict),
@@ -564,6 +566,9 @@ pub struct Cell {
     pub verdict: &'static str,
     /// Intensity class `s1`..`s3` by the size of the change.
     pub strength: &'static str,
+    /// Without a test (`not_enough_data`): `worse` or `better` by the metric's direction, so
+    /// a sweep of summaries still shows which way it went; empty otherwise.
+    pub lean: &'static str,
     pub title: String,
 }
 
@@ -575,12 +580,27 @@ fn strength(change: Option<f64>) -> &'static str {
     }
 }
 
+fn lean(r: &Row) -> &'static str {
+    use compare::Direction;
+    if r.cmp.verdict != Verdict::NotEnoughData {
+        return "";
+    }
+    match (r.direction, r.cmp.change_pct) {
+        (Direction::LowerIsBetter, Some(c)) if c > 0.0 => "worse",
+        (Direction::LowerIsBetter, Some(c)) if c < 0.0 => "better",
+        (Direction::HigherIsBetter, Some(c)) if c < 0.0 => "worse",
+        (Direction::HigherIsBetter, Some(c)) if c > 0.0 => "better",
+        _ => "",
+    }
+}
+
 fn cell(idx: usize, r: &Row) -> Cell {
     Cell {
         idx,
         change: pct(r.cmp.change_pct),
         verdict: r.cmp.verdict.as_str(),
         strength: strength(r.cmp.change_pct),
+        lean: lean(r),
         title: format!(
             "{} → {} ({})",
             human(r.cmp.base.median, &r.unit),
@@ -601,6 +621,16 @@ pub struct Sweep {
     /// (swept value, one cell per column).
     pub rows: Vec<(String, Vec<Option<Cell>>)>,
     pub more_columns: usize,
+}
+
+impl Sweep {
+    /// Some cells only lean one way (no test behind them).
+    pub fn has_untested(&self) -> bool {
+        self.rows
+            .iter()
+            .flat_map(|(_, cells)| cells.iter().flatten())
+            .any(|c| !c.lean.is_empty())
+    }
 }
 
 const SWEEP_COLUMNS: usize = 10;

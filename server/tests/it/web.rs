@@ -811,3 +811,40 @@ async fn snapshot_comparison_page() {
     scenario(&t).await;
     insta::assert_snapshot!("comparison", redact_times(&t.page(CMP).await));
 }
+
+#[tokio::test]
+async fn summary_sweep_shows_the_direction_without_a_verdict() {
+    let t = common::app().await;
+    // Median GP durations per preempt-off duration (seed 001: 12 -> 13 ms and 11 -> 40 ms).
+    for (label, values) in [("v4.19", [0.012, 0.011]), ("v5.1", [0.013, 0.040])] {
+        for (ms, v) in ["5", "20"].iter().zip(values) {
+            common::run(
+                &t.pool,
+                label,
+                "rcuperf-10r10w",
+                "rcuperf",
+                &[("preempt_off_ms", ms)],
+                &[S {
+                    statistic: Some("median"),
+                    ..secs("gp_duration", &[v])
+                }],
+            )
+            .await;
+        }
+    }
+    let html = t.page("/compare?base=v4.19&head=v5.1").await;
+    let sweep = between(&html, "<h2>Parameter sweeps</h2>", "</section>");
+    assert!(
+        sweep.contains(
+            r#"<td class="cell v-not_enough_data s2 lean-worse" title="12 ms → 13 ms (summary values, no test possible)">"#
+        ),
+        "{sweep}"
+    );
+    assert!(sweep.contains(">+8.33%</a>") && sweep.contains(">+263.64%</a>"));
+    assert!(sweep.contains("lean-worse\" title=\"11 ms → 40 ms"));
+    assert!(sweep.contains("Hatched cells have no test"));
+    // The verdict says it once; the flags column does not repeat it.
+    let table = results_table(&html);
+    assert_eq!(table.matches("summary values, no test possible").count(), 2);
+    assert!(!table.contains(r#"<span class="flag""#));
+}
