@@ -65,10 +65,27 @@ pub fn main() -> std::process::ExitCode {
     match rt.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_chain(&e));
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes, like anyhow's `{:#}`, leaving out a cause whose text the message
+/// before it already includes (the library errors print their source inline).
+pub fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 fn init_tracing() {
@@ -211,6 +228,20 @@ mod tests {
         assert_eq!(human(3.0, "count"), "3");
         assert_eq!(human(0.004e-12, "s^2"), "4000 ns^2");
         assert_eq!(human(30819.36e-12, "s^2"), "30819.4 us^2");
+    }
+
+    #[test]
+    fn error_chain_skips_repeated_causes() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let e = anyhow::Error::new(ingest::Error::Io {
+            path: "/x".into(),
+            source: io,
+        })
+        .context("opening input");
+        assert_eq!(
+            error_chain(&e),
+            "opening input: /x: cannot read: No such file"
+        );
     }
 
     #[test]
