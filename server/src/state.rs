@@ -10,6 +10,8 @@ use crate::config::ServeArgs;
 pub struct AppState {
     pub pool: SqlitePool,
     pub config: Arc<ServeArgs>,
+    /// Comparison reports already computed (see `web::cache`).
+    pub cache: Arc<crate::web::cache::ReportCache>,
     /// Serialises this process's write transactions (uploads): waiting on it is cheaper and
     /// fairer than polling SQLite's busy handler.
     pub writer: Arc<tokio::sync::Mutex<()>>,
@@ -20,6 +22,7 @@ impl AppState {
         AppState {
             pool,
             config: Arc::new(config),
+            cache: Arc::default(),
             writer: Arc::new(tokio::sync::Mutex::new(())),
         }
     }

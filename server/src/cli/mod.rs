@@ -9,7 +9,7 @@ mod compare_cmd;
 pub mod demo;
 mod ingest_cmd;
 mod parse;
-mod runs;
+pub mod runs;
 mod token;
 mod upload;
 

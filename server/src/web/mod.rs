@@ -17,7 +17,17 @@ use crate::config::{DbArgs, ServeArgs};
 use crate::error::AppError;
 use crate::state::AppState;
 
+pub mod api;
+pub mod builds;
+pub mod cache;
+pub mod charts;
+pub mod compare;
+pub mod home;
+pub mod machines;
+pub mod runs;
+pub mod share;
 pub mod upload;
+pub mod view;
 
 /// The static files shipped with the source tree.
 pub fn default_static_dir() -> PathBuf {
@@ -34,6 +44,13 @@ pub fn app(state: AppState) -> Router {
     let timeout = Duration::from_secs(state.config.request_timeout_secs);
     Router::new()
         .route("/healthz", get(healthz))
+        .merge(home::routes())
+        .merge(builds::routes())
+        .merge(machines::routes())
+        .merge(runs::routes())
+        .merge(compare::routes())
+        .merge(share::routes())
+        .merge(api::routes())
         .merge(upload::routes())
         .nest_service("/static", ServeDir::new(static_dir))
         .fallback(not_found)
@@ -78,6 +95,11 @@ pub async fn serve_pool(
     let addr = listener.local_addr()?;
     let state = AppState::new(pool.clone(), config);
     ready(addr);
+    // Without TCP_NODELAY a response written in two pieces (headers, then body) waits for the
+    // client's delayed ACK: 40 ms per request on Linux.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, app(state))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

@@ -1,3 +1,6 @@
-//! Integration tests of the quiescent server.
+//! The server's integration tests: one binary, one module per feature.
+
 mod cli;
+mod common;
 mod upload;
+mod web;

@@ -1,0 +1,375 @@
+//! Comparison page speed at scale: `cargo run --release --example bench_pages`
+//!
+//! Generates a database of 100,000 runs and 10,000,000 samples (bulk `INSERT ... SELECT` in
+//! big transactions), serves it in-process on loopback, and times sequential requests of a
+//! comparison of two builds with 1,000 runs each against the same server's `/static/style.css`.
+//! Prints p50/p99 of both and their ratios (target: comparison p99 at most 5x the static file),
+//! plus the first (uncached) comparison and comparisons that miss the report cache.
+//!
+//! `BENCH_DB=path` keeps the generated database there and reuses it on the next run.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use sqlx::SqlitePool;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+
+const BUILDS: i64 = 100;
+const RUNS: i64 = 100_000;
+/// Runs of each of the two compared builds (the rest are spread over filler builds).
+const COMPARED_RUNS: i64 = 1_000;
+const SERIES_PER_RUN: i64 = 2;
+const SAMPLES_PER_SERIES: i64 = 50;
+const MACHINES: i64 = 10;
+const PAGE_REQUESTS: usize = 300;
+const STATIC_REQUESTS: usize = 3_000;
+const COLD_REQUESTS: usize = 5;
+const OTHER_REQUESTS: usize = 20;
+
+const COMPARE: &str = "/compare?base=v6.0&head=v6.1&benchmark=hackbench";
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let keep = std::env::var_os("BENCH_DB").map(std::path::PathBuf::from);
+    let tmp = tempfile::tempdir()?;
+    let path = keep.clone().unwrap_or_else(|| tmp.path().join("bench.db"));
+    let reuse = keep.is_some() && path.exists();
+    let pool = ingest::store::open(&path.display().to_string())
+        .await
+        .with_context(|| format!("opening {}", path.display()))?;
+    if reuse {
+        println!("reusing {}", path.display());
+    } else {
+        let t = Instant::now();
+        generate(&pool).await?;
+        println!("generated in {:.1} s", t.elapsed().as_secs_f64());
+    }
+    let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
+        .fetch_one(&pool)
+        .await?;
+    let samples: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM samples")
+        .fetch_one(&pool)
+        .await?;
+    println!(
+        "database: {runs} runs, {samples} samples ({})",
+        path.display()
+    );
+    if runs < RUNS || samples < RUNS * SERIES_PER_RUN * SAMPLES_PER_SERIES {
+        bail!("the database is smaller than the benchmark needs");
+    }
+
+    // Serve in-process on loopback, as `quiescent serve` does.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let config = quiescent::config::ServeArgs {
+        bind: "127.0.0.1:0".into(),
+        ..Default::default()
+    };
+    let server = tokio::spawn(quiescent::web::serve_pool(pool.clone(), config, |addr| {
+        let _ = tx.send(addr);
+    }));
+    let addr = rx.await.context("the server did not start")?;
+    let mut conn = Client::connect(addr).await?;
+
+    // The first comparison computes the report; later ones reuse it until runs are added.
+    let (first, body) = conn.get(COMPARE).await?;
+    if !body.contains("svg class=\"chart strip\"") || !body.contains("data-verdict=\"regression\"")
+    {
+        bail!("the comparison page does not look right");
+    }
+    println!(
+        "comparison page: {} KiB, {} series",
+        body.len() / 1024,
+        body.matches("<tr id=\"row-").count()
+    );
+
+    let mut cold = Vec::new();
+    for i in 0..COLD_REQUESTS {
+        // A different alpha is a different report: a cache miss.
+        let (d, _) = conn.get(&format!("{COMPARE}&alpha=0.0{}", 40 + i)).await?;
+        cold.push(d);
+    }
+    let mut page = Vec::with_capacity(PAGE_REQUESTS);
+    for _ in 0..PAGE_REQUESTS {
+        page.push(conn.get(COMPARE).await?.0);
+    }
+    let mut css = Vec::with_capacity(STATIC_REQUESTS);
+    for _ in 0..STATIC_REQUESTS {
+        css.push(conn.get("/static/style.css").await?.0);
+    }
+    // Interleave a second pass so that drift (CPU frequency, other load) hits both alike.
+    let mut page2 = Vec::with_capacity(PAGE_REQUESTS);
+    let mut css2 = Vec::with_capacity(PAGE_REQUESTS);
+    for _ in 0..PAGE_REQUESTS {
+        page2.push(conn.get(COMPARE).await?.0);
+        css2.push(conn.get("/static/style.css").await?.0);
+    }
+    page.extend(page2);
+    css.extend(css2);
+
+    let (p50, p99) = percentiles(&mut page);
+    let (s50, s99) = percentiles(&mut css);
+    let (c50, _) = percentiles(&mut cold);
+    println!("first comparison (report computed): {}", ms(first));
+    println!(
+        "comparison, report cache miss ({COLD_REQUESTS} requests): p50 {}",
+        ms(c50)
+    );
+    println!(
+        "comparison page ({} requests): p50 {}  p99 {}",
+        page.len(),
+        ms(p50),
+        ms(p99)
+    );
+    println!(
+        "/static/style.css ({} requests): p50 {}  p99 {}",
+        css.len(),
+        ms(s50),
+        ms(s99)
+    );
+    println!(
+        "ratio comparison/static: p50 {:.2}x  p99 {:.2}x  (target p99 <= 5x)",
+        p50.as_secs_f64() / s50.as_secs_f64(),
+        p99.as_secs_f64() / s99.as_secs_f64()
+    );
+    // Where an uncached comparison spends its time.
+    let sel = quiescent::report::Selection {
+        base: "v6.0".into(),
+        head: "v6.1".into(),
+        benchmark: Some("hackbench".into()),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let report = quiescent::report::build(&pool, &sel, &compare::Settings::default()).await?;
+    let report_time = t.elapsed();
+    let t = Instant::now();
+    let mut stats = Duration::ZERO;
+    for row in &report.comparisons {
+        let t = Instant::now();
+        let _ = compare::compare_series(
+            &row.base_samples,
+            &row.head_samples,
+            row.direction,
+            &compare::Settings::default(),
+            false,
+        );
+        stats += t.elapsed();
+    }
+    let _ = t;
+    let t = Instant::now();
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM samples sa JOIN series se ON se.id = sa.series_id \
+         JOIN runs r ON r.id = se.run_id WHERE r.build_id IN (1, 2) AND r.benchmark = 'hackbench'",
+    )
+    .fetch_one(&pool)
+    .await?;
+    let sql_time = t.elapsed();
+    let t = Instant::now();
+    let rows: Vec<(i64, f64)> = sqlx::query_as(
+        "SELECT sa.series_id, sa.value FROM samples sa JOIN series se ON se.id = sa.series_id \
+         JOIN runs r ON r.id = se.run_id WHERE r.build_id IN (1, 2) AND r.benchmark = 'hackbench'",
+    )
+    .fetch_all(&pool)
+    .await?;
+    let fetch_time = t.elapsed();
+    println!(
+        "uncached report: {} in all; of which the statistics of its {} series {} ({} + {} samples per series); \
+         counting its {n} samples in SQL takes {}, fetching them ({} rows) through sqlx {}",
+        ms(report_time),
+        report.comparisons.len(),
+        ms(stats),
+        report.comparisons[0].base_samples.len(),
+        report.comparisons[0].head_samples.len(),
+        ms(sql_time),
+        rows.len(),
+        ms(fetch_time)
+    );
+
+    // The other pages at this size, for information.
+    for path in [
+        "/",
+        "/builds/v6.0",
+        "/machines/rig-00",
+        "/runs/1",
+        "/api/v1/runs?build=v6.0",
+    ] {
+        let mut t = Vec::new();
+        for _ in 0..OTHER_REQUESTS {
+            t.push(conn.get(path).await?.0);
+        }
+        let (o50, o99) = percentiles(&mut t);
+        println!(
+            "{path} ({OTHER_REQUESTS} requests): p50 {}  p99 {}",
+            ms(o50),
+            ms(o99)
+        );
+    }
+    server.abort();
+    Ok(())
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+/// (p50, p99) by the nearest-rank method.
+fn percentiles(v: &mut [Duration]) -> (Duration, Duration) {
+    v.sort();
+    let at = |p: f64| v[((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    (at(0.50), at(0.99))
+}
+
+/// Fills the database: every table the pages read, in a few big statements.
+async fn generate(pool: &SqlitePool) -> anyhow::Result<()> {
+    let mut tx = pool.begin().await?;
+    let now = ingest::store::now();
+    // Builds: the two compared ones first, then fillers.
+    sqlx::query(
+        "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ?1) \
+         INSERT INTO builds (id, label, commit_sha, kernel_version, config, cmdline, created_at) \
+         SELECT i + 1, CASE i WHEN 0 THEN 'v6.0' WHEN 1 THEN 'v6.1' ELSE printf('filler-%03d', i) END, \
+                printf('%040x', i * 2654435761), '6.' || (i % 20), \
+                'CONFIG_HZ=' || CASE i WHEN 1 THEN 1000 ELSE 250 END || char(10) || 'CONFIG_PREEMPT=y' || char(10), \
+                'quiet', ?2 + i FROM c",
+    )
+    .bind(BUILDS)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ?1) \
+         INSERT INTO machines (id, name, created_at) SELECT i + 1, printf('rig-%02d', i), ?2 FROM c",
+    )
+    .bind(MACHINES)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    // Runs: 1,000 for each compared build on rig-00 (benchmark hackbench, three load levels);
+    // the others spread over the filler builds, ten benchmarks and all machines.
+    sqlx::query(
+        "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ?1) \
+         INSERT INTO runs (id, build_id, machine_id, benchmark, params_key, content_hash, import_hash, created_at) \
+         SELECT i + 1, \
+                CASE WHEN i < 2 * ?2 THEN 1 + i % 2 ELSE 3 + i % (?3 - 2) END, \
+                CASE WHEN i < 2 * ?2 THEN 1 ELSE 1 + i % ?4 END, \
+                CASE WHEN i < 2 * ?2 THEN 'hackbench' ELSE printf('bench-%d', i % 10) END, \
+                'load=' || CASE (i / 2) % 3 WHEN 0 THEN 'idle' WHEN 1 THEN 'one-cpu' ELSE 'all-cpus' END, \
+                printf('c%d', i), printf('i%d', i), ?5 + i FROM c",
+    )
+    .bind(RUNS)
+    .bind(COMPARED_RUNS)
+    .bind(BUILDS)
+    .bind(MACHINES)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO run_params (run_id, key, value) \
+         SELECT id, 'load', substr(params_key, 6) FROM runs",
+    )
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO series (id, run_id, metric, unit, direction, scope, n) \
+         SELECT r.id * 2 - 1 + m.k, r.id, m.metric, 's', 'lower_is_better', 'all', ?1 \
+         FROM runs r CROSS JOIN (SELECT 0 AS k, 'real' AS metric UNION ALL SELECT 1, 'sys') m \
+         ORDER BY 1",
+    )
+    .bind(SAMPLES_PER_SERIES)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+
+    // Samples, one transaction per 10% of the series. Values: a deterministic spread of about
+    // +-5% around a level per load; the head build's idle `real` is 3% slower (a regression).
+    let series = RUNS * SERIES_PER_RUN;
+    let step = series / 10;
+    for lo in (0..series).step_by(step as usize) {
+        let mut tx = pool.begin().await?;
+        sqlx::query(
+            "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ?1) \
+             INSERT INTO samples (series_id, idx, value) \
+             SELECT s.id, c.i, \
+                    (CASE r.params_key WHEN 'load=idle' THEN 1.0 WHEN 'load=one-cpu' THEN 2.0 ELSE 3.0 END) \
+                    * (CASE s.metric WHEN 'sys' THEN 0.1 ELSE 1.0 END) \
+                    * (1.0 + ((s.id * 7919 + c.i * 104729) % 1000 - 500) / 10000.0) \
+                    * (CASE WHEN r.build_id = 2 AND s.metric = 'real' AND r.params_key = 'load=idle' THEN 1.03 ELSE 1.0 END) \
+             FROM series s JOIN runs r ON r.id = s.run_id CROSS JOIN c \
+             WHERE s.id > ?2 AND s.id <= ?3 ORDER BY s.id, c.i",
+        )
+        .bind(SAMPLES_PER_SERIES)
+        .bind(lo)
+        .bind(lo + step)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+    }
+    sqlx::query("ANALYZE").execute(pool).await?;
+    Ok(())
+}
+
+/// A minimal HTTP/1.1 keep-alive client: one connection, sequential requests.
+struct Client {
+    r: BufReader<tokio::net::tcp::OwnedReadHalf>,
+    w: tokio::net::tcp::OwnedWriteHalf,
+}
+
+impl Client {
+    async fn connect(addr: std::net::SocketAddr) -> anyhow::Result<Client> {
+        let s = TcpStream::connect(addr).await?;
+        s.set_nodelay(true)?;
+        let (r, w) = s.into_split();
+        Ok(Client {
+            r: BufReader::new(r),
+            w,
+        })
+    }
+
+    /// GETs `path`: the time to the last byte of the body, and the body.
+    async fn get(&mut self, path: &str) -> anyhow::Result<(Duration, String)> {
+        let t = Instant::now();
+        self.w
+            .write_all(format!("GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n").as_bytes())
+            .await?;
+        let mut line = String::new();
+        self.r.read_line(&mut line).await?;
+        if !line.starts_with("HTTP/1.1 200") {
+            bail!("{path}: {}", line.trim());
+        }
+        let (mut len, mut chunked) = (None, false);
+        loop {
+            line.clear();
+            self.r.read_line(&mut line).await?;
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            let lower = l.to_ascii_lowercase();
+            if let Some(v) = lower.strip_prefix("content-length:") {
+                len = Some(v.trim().parse::<usize>()?);
+            }
+            if lower.starts_with("transfer-encoding:") && lower.contains("chunked") {
+                chunked = true;
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                line.clear();
+                self.r.read_line(&mut line).await?;
+                let n = usize::from_str_radix(line.trim(), 16)?;
+                let mut chunk = vec![0; n + 2];
+                self.r.read_exact(&mut chunk).await?;
+                if n == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..n]);
+            }
+        } else {
+            let n = len.context("no content-length")?;
+            body.resize(n, 0);
+            self.r.read_exact(&mut body).await?;
+        }
+        Ok((t.elapsed(), String::from_utf8_lossy(&body).into_owned()))
+    }
+}

@@ -1,0 +1,86 @@
+//! The home page: builds, machines, benchmarks, recent runs, and the comparison form.
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use serde::Serialize;
+use sqlx::SqlitePool;
+
+use super::builds::{BuildSummary, list_builds};
+use super::compare::CompareForm;
+use super::machines::{MachineSummary, list_machines};
+use super::runs::{RunFilter, RunSummary, list_runs};
+use super::view::PageResult;
+use crate::error::AppError;
+use crate::state::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/", get(page))
+}
+
+/// A benchmark and how much of it is stored.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct BenchmarkSummary {
+    pub name: String,
+    pub runs: i64,
+    pub builds: i64,
+    pub machines: i64,
+}
+
+pub async fn list_benchmarks(pool: &SqlitePool) -> Result<Vec<BenchmarkSummary>, AppError> {
+    Ok(sqlx::query_as::<_, BenchmarkSummary>(
+        "SELECT benchmark AS name, COUNT(*) AS runs, COUNT(DISTINCT build_id) AS builds, \
+                COUNT(DISTINCT machine_id) AS machines \
+         FROM runs GROUP BY benchmark ORDER BY benchmark",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Recent runs on the home page.
+const RECENT_RUNS: i64 = 20;
+
+#[derive(Template, WebTemplate)]
+#[template(path = "home.html")]
+pub struct HomePage {
+    pub builds: Vec<BuildSummary>,
+    pub machines: Vec<MachineSummary>,
+    pub benchmarks: Vec<BenchmarkSummary>,
+    pub recent: Vec<RunSummary>,
+    pub total_runs: i64,
+    pub total_samples: i64,
+    pub form: CompareForm,
+}
+
+async fn page(State(st): State<AppState>) -> PageResult<HomePage> {
+    let pool = &st.pool;
+    let builds = list_builds(pool).await?;
+    let benchmarks = list_benchmarks(pool).await?;
+    let mut form = CompareForm::load(pool).await?;
+    // Propose the two newest builds: the older as base.
+    if let [head, base, ..] = form.builds.as_slice() {
+        form.base = base.clone();
+        form.head = head.clone();
+    }
+    let total_samples: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series")
+        .fetch_one(pool)
+        .await?;
+    Ok(HomePage {
+        total_runs: benchmarks.iter().map(|b| b.runs).sum(),
+        machines: list_machines(pool).await?,
+        recent: list_runs(
+            pool,
+            &RunFilter {
+                limit: RECENT_RUNS,
+                ..RunFilter::default()
+            },
+        )
+        .await?,
+        builds,
+        benchmarks,
+        total_samples,
+        form,
+    })
+}

@@ -1,0 +1,227 @@
+// Browser tests of the dashboard: node run.mjs BASE_URL
+//
+// Expects the demo database (`quiescent demo`) plus one build labelled
+// `<script>alert(1)</script>` (run.sh stores it). Drives Debian's /usr/bin/chromium through
+// playwright-core, with and without JavaScript, and saves screenshots under out/.
+
+import { chromium } from "playwright-core";
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { createHash } from "node:crypto";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const base = (process.argv[2] || process.env.QUIESCENT_URL || "").replace(/\/$/, "");
+if (!/^https?:\/\//.test(base)) {
+  console.error("usage: node run.mjs http://127.0.0.1:PORT");
+  process.exit(2);
+}
+const here = dirname(fileURLToPath(import.meta.url));
+const out = join(here, "out");
+mkdirSync(out, { recursive: true });
+
+const XSS = "<script>alert(1)</script>";
+const LIVE = "/compare?base=c229828ca6bc-reverted&head=c229828ca6bc";
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const args = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+
+const profiles = [];
+async function browser(javaScriptEnabled) {
+  const dir = mkdtempSync(join(tmpdir(), "quiescent-chromium-"));
+  profiles.push(dir);
+  return chromium.launchPersistentContext(dir, {
+    executablePath,
+    headless: true,
+    args,
+    javaScriptEnabled,
+    viewport: { width: 1280, height: 900 },
+  });
+}
+
+let passed = 0;
+let failed = 0;
+async function test(name, fn) {
+  try {
+    await fn();
+    passed++;
+    console.log(`ok   ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}\n     ${String(e && e.stack ? e.stack : e).split("\n").slice(0, 4).join("\n     ")}`);
+  }
+}
+function check(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+/** Visible rows of the results table: their data-verdict. */
+async function visibleVerdicts(page) {
+  return page.$$eval("#results tbody tr", (rows) =>
+    rows.filter((r) => r.offsetParent !== null).map((r) => r.dataset.verdict),
+  );
+}
+
+/** The results table as text (what a reader sees). */
+async function tableText(page) {
+  return page.$eval("#results", (t) => t.innerText);
+}
+
+const js = await browser(true);
+const nojs = await browser(false);
+const dialogs = [];
+for (const ctx of [js, nojs]) {
+  ctx.on("page", (p) => p.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); }));
+}
+const page = await js.newPage();
+const errors = [];
+page.on("pageerror", (e) => errors.push(String(e)));
+
+try {
+  await test("home page lists builds and offers the comparison form", async () => {
+    const res = await page.goto(base + "/");
+    check(res.status() === 200, `status ${res.status()}`);
+    check((await page.title()).includes("quiescent"), "title");
+    check(await page.locator("form.compare-form select[name=base]").count() === 1, "no base select");
+    check(await page.locator("a", { hasText: "c229828ca6bc-reverted" }).count() >= 1, "demo build not listed");
+  });
+
+  await test("the demo comparison shows its table and SVG charts", async () => {
+    const res = await page.goto(base + LIVE);
+    check(res.status() === 200, `status ${res.status()}`);
+    const rows = await page.locator("#results tbody tr").count();
+    check(rows >= 3, `only ${rows} rows`);
+    const charts = await page.locator("svg.chart.strip").count();
+    const ecdfs = await page.locator("svg.chart.ecdf").count();
+    check(charts >= 1 && ecdfs >= 1, `charts ${charts}, ecdf ${ecdfs}`);
+    const dots = await page.$$eval("svg.chart path.dots", (ps) =>
+      ps.reduce((n, p) => n + (p.getAttribute("d").match(/h0/g) || []).length, 0));
+    check(dots >= 6, `only ${dots} dots`);
+    // Charts have a real size on screen.
+    const box = await page.locator("svg.chart.strip").first().boundingBox();
+    check(box && box.width > 300 && box.height > 60, `chart box ${JSON.stringify(box)}`);
+    check(await page.locator("h2", { hasText: "Parameter sweeps" }).count() === 1, "no sweep matrix");
+    check(await page.locator("#email-text").innerText().then((t) => t.startsWith("base: c229828ca6bc-reverted")), "email text");
+    check(await page.locator("button.copy[data-copy=email-text]").isVisible(), "copy button hidden with JS");
+    await page.screenshot({ path: join(out, "compare.png"), fullPage: true });
+  });
+
+  await test("filters work live with JavaScript and keep the address bookmarkable", async () => {
+    await page.goto(base + LIVE);
+    const all = await visibleVerdicts(page);
+    await page.selectOption("#f-only", "changes");
+    const changes = await visibleVerdicts(page);
+    check(changes.length > 0 && changes.length < all.length, `changes ${changes.length} of ${all.length}`);
+    check(changes.every((v) => ["regression", "improvement", "increase", "decrease"].includes(v)), `verdicts ${changes}`);
+    check(page.url().includes("only=changes"), `url ${page.url()}`);
+    await page.selectOption("#f-only", "");
+    await page.fill("#f-q", "one-cpu");
+    const searched = await page.$$eval("#results tbody tr", (rows) =>
+      rows.filter((r) => r.offsetParent !== null).map((r) => r.dataset.search));
+    check(searched.length > 0 && searched.every((s) => s.includes("one-cpu")), `search ${searched}`);
+    check((await page.locator("#shown-count").innerText()).startsWith(`${searched.length} of`), "count not updated");
+    check(page.url().includes("q=one-cpu"), `url ${page.url()}`);
+    // The bookmarked address renders the same filter on the server.
+    const again = await js.newPage();
+    await again.goto(page.url());
+    const server = await again.$$eval("#results tbody tr", (rows) =>
+      rows.filter((r) => !r.hidden).map((r) => r.dataset.search));
+    check(JSON.stringify(server) === JSON.stringify(searched), "server filter differs from live filter");
+    await again.close();
+  });
+
+  await test("filters work without JavaScript (GET form)", async () => {
+    const p = await nojs.newPage();
+    await p.goto(base + LIVE);
+    check(!(await p.locator("button.copy[data-copy=email-text]").isVisible()), "copy button shown without JS");
+    const all = await visibleVerdicts(p);
+    await p.selectOption("#f-only", "changes");
+    await Promise.all([p.waitForNavigation(), p.click("#filters button[type=submit]")]);
+    check(p.url().includes("only=changes"), `url ${p.url()}`);
+    const changes = await visibleVerdicts(p);
+    check(changes.length > 0 && changes.length < all.length, `changes ${changes.length} of ${all.length}`);
+    check(changes.every((v) => ["regression", "improvement", "increase", "decrease"].includes(v)), `verdicts ${changes}`);
+    await p.fill("#f-q", "all-cpus");
+    await Promise.all([p.waitForNavigation(), p.click("#filters button[type=submit]")]);
+    const rows = await p.$$eval("#results tbody tr", (r) => r.filter((x) => x.offsetParent !== null).map((x) => x.dataset.search));
+    check(rows.every((s) => s.includes("all-cpus")), `search ${rows}`);
+    await p.close();
+  });
+
+  await test("a share link freezes the comparison and shows the same numbers", async () => {
+    await page.goto(base + LIVE);
+    const live = await tableText(page);
+    await Promise.all([page.waitForNavigation(), page.click("form.share-form button")]);
+    const m = new URL(page.url()).pathname.match(/^\/c\/([0-9A-Za-z]{8,})$/);
+    check(m, `not a share link: ${page.url()}`);
+    check(await page.locator(".banner", { hasText: "Shared comparison" }).count() === 1, "no banner");
+    check((await tableText(page)) === live, "shared numbers differ from the live ones");
+    // The link works in a fresh browser (no session involved).
+    const p = await nojs.newPage();
+    await p.goto(page.url());
+    check((await tableText(p)) === live, "shared numbers differ in another browser");
+    await p.close();
+    const api = await page.request.get(base + "/api/v1/c/" + m[1]);
+    check(api.ok() && (await api.json()).id === m[1], "API of the shared comparison");
+  });
+
+  await test("a label with markup renders as text and no dialog fires", async () => {
+    const enc = encodeURIComponent(XSS);
+    const res = await page.goto(base + "/builds/" + enc);
+    check(res.status() === 200, `the build ${XSS} is not stored (run.sh stores it): ${res.status()}`);
+    check((await page.locator("h1").innerText()).includes(XSS), "label not shown as text");
+    await page.goto(base + "/");
+    check(await page.locator("a", { hasText: XSS }).count() >= 1, "label not on the home page");
+    await page.goto(base + `/compare?base=${enc}&head=v3.8.0-test`);
+    check((await page.locator("h1.versus").innerText()).includes(XSS), "label not in the comparison title");
+    await page.goto(base + `/compare?base=${enc}&head=nonexistent${enc}`);
+    await page.waitForTimeout(300);
+    check(dialogs.length === 0, `dialogs fired: ${dialogs}`);
+  });
+
+  await test("pages are readable in a narrow window", async () => {
+    const p = await js.newPage();
+    await p.setViewportSize({ width: 390, height: 844 });
+    await p.goto(base + LIVE);
+    const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(overflow <= 1, `page scrolls sideways by ${overflow}px`);
+    await p.screenshot({ path: join(out, "compare-narrow.png"), fullPage: false });
+    await p.goto(base + "/");
+    const overflowHome = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(overflowHome <= 1, `home scrolls sideways by ${overflowHome}px`);
+    await p.close();
+  });
+
+  await test("run page links a byte-exact raw download", async () => {
+    await page.goto(base + "/");
+    const href = await page.locator("table.runs a[href^='/runs/']").first().getAttribute("href");
+    await page.goto(base + href);
+    const link = page.locator("a", { hasText: "Download the raw file" }).first();
+    const url = base + (await link.getAttribute("href"));
+    const res = await page.request.get(url);
+    check(res.ok(), `download ${res.status()}`);
+    check((res.headers()["content-disposition"] || "").startsWith("attachment; filename="), "disposition");
+    // The page shows the stored sha256: the download must hash to it.
+    const want = (await page.locator(".artifact .copyable").first().innerText()).replace(/copy$/, "").trim();
+    const got = createHash("sha256").update(await res.body()).digest("hex");
+    check(got === want, `sha256 ${got} != ${want}`);
+  });
+
+  await test("no script errors on the pages", async () => {
+    check(errors.length === 0, errors.join("; "));
+  });
+} finally {
+  await js.close();
+  await nojs.close();
+  for (const d of profiles) rmSync(d, { recursive: true, force: true });
+}
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
