@@ -1241,7 +1241,7 @@ async fn slow_client_gets_408_and_the_server_keeps_serving() {
     let t = Instant::now();
     let resp = raw_request(addr, &head, None).await;
     assert!(resp.starts_with("HTTP/1.1 408"), "{}", first_line(&resp));
-    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
     env.assert_empty().await;
     healthz(&reqwest::Client::new(), addr).await;
 }
@@ -1659,7 +1659,7 @@ async fn upload_cli_sends_retries_and_reports() {
         "{stderr}"
     );
     assert!(!stderr.contains("retrying"), "{stderr}");
-    assert!(out.1 < Duration::from_secs(5));
+    assert!(out.1 < Duration::from_secs(30));
 
     // Nothing listening: retried, then a clear message.
     let free = std::net::TcpListener::bind("127.0.0.1:0")
