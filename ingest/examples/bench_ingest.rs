@@ -165,17 +165,22 @@ fn remove_db(p: &Path) {
     }
 }
 
-/// Counts what a parser emits without keeping it.
+/// Counts what a parser emits without keeping the samples; series are looked up by key as
+/// the store's sink does.
 #[derive(Default)]
 struct CountSink {
-    series: usize,
+    index: std::collections::HashMap<ingest::SeriesKey, usize>,
     samples: u64,
 }
 
 impl ingest::Sink for CountSink {
-    fn series(&mut self, _spec: ingest::SeriesSpec) -> usize {
-        self.series += 1;
-        self.series - 1
+    fn series(&mut self, spec: &ingest::SeriesSpec) -> usize {
+        if let Some(&id) = self.index.get(&spec.key) {
+            return id;
+        }
+        let id = self.index.len();
+        self.index.insert(spec.key.clone(), id);
+        id
     }
     fn sample(&mut self, _id: usize, _value: f64) {
         self.samples += 1;

@@ -195,8 +195,9 @@ pub type SeriesId = usize;
 /// Receives what a parser finds. Parsers stream into a sink so that storing a large file needs
 /// memory proportional to the number of series, not samples.
 pub trait Sink {
-    /// Declares a series (or finds the one with the same key) and returns its id.
-    fn series(&mut self, spec: SeriesSpec) -> SeriesId;
+    /// Declares a series (or finds the one with the same key) and returns its id. Borrowed:
+    /// parsers declare a series once per sample, and only a new series is worth a copy.
+    fn series(&mut self, spec: &SeriesSpec) -> SeriesId;
     /// Appends one sample to a declared series. Values are already validated.
     fn sample(&mut self, id: SeriesId, value: f64);
     fn meta(&mut self, key: &str, value: String);
@@ -257,14 +258,14 @@ impl Dataset {
 }
 
 impl Sink for Dataset {
-    fn series(&mut self, spec: SeriesSpec) -> SeriesId {
+    fn series(&mut self, spec: &SeriesSpec) -> SeriesId {
         if let Some(&id) = self.index.get(&spec.key) {
             return id;
         }
         let id = self.series.len();
         self.index.insert(spec.key.clone(), id);
         self.series.push(Series {
-            spec,
+            spec: spec.clone(),
             samples: Vec::new(),
         });
         id
@@ -316,15 +317,13 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn series(&mut self, spec: SeriesSpec) -> SeriesId {
-        let nonneg = spec.unit.is_nonnegative();
-        let name = spec.key.metric.clone();
-        let id = self.sink.series(spec);
+        let id = self.sink.series(&spec);
         if id >= self.nonneg.len() {
             self.nonneg.resize(id + 1, false);
             self.names.resize(id + 1, String::new());
+            self.nonneg[id] = spec.unit.is_nonnegative();
+            self.names[id] = spec.key.metric;
         }
-        self.nonneg[id] = nonneg;
-        self.names[id] = name;
         id
     }
 

@@ -223,14 +223,14 @@ impl ChannelSink {
 }
 
 impl Sink for ChannelSink {
-    fn series(&mut self, spec: SeriesSpec) -> SeriesId {
+    fn series(&mut self, spec: &SeriesSpec) -> SeriesId {
         if let Some(&id) = self.index.get(&spec.key) {
             return id;
         }
         let id = self.index.len();
         self.index.insert(spec.key.clone(), id);
         self.flush();
-        self.send(Msg::Series(id, spec));
+        self.send(Msg::Series(id, spec.clone()));
         id
     }
 

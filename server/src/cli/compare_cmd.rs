@@ -185,7 +185,7 @@ fn parse_filtered(
         target: Vec<Option<usize>>,
     }
     impl ingest::Sink for Filter<'_> {
-        fn series(&mut self, spec: ingest::SeriesSpec) -> usize {
+        fn series(&mut self, spec: &ingest::SeriesSpec) -> usize {
             if let Some(&id) = self.ids.get(&spec.key) {
                 return id;
             }
