@@ -176,7 +176,8 @@ pub fn compare_series(
         .is_some_and(|ci| verdict::spans_threshold(ci, settings.threshold_pct))
     {
         flags.push(Flag::Inconclusive {
-            more_runs: verdict::more_runs(&bd, &hd, change_pct, settings),
+            // Past a thousand runs the estimate says "no change worth chasing", not a plan.
+            more_runs: verdict::more_runs(&bd, &hd, change_pct, settings).filter(|&n| n <= 1000),
         });
     }
 

@@ -159,6 +159,10 @@ build!(CLUSTER_BASE, "sched-without-cluster");
 build!(CLUSTER_PATCH, "sched-cluster-level");
 build!(REF_BASE, "rcu-nesting-unmarked");
 build!(REF_PATCH, "rcu-nesting-marked");
+build!(GIT_BEFORE, "git-xdiff-before-strbuf");
+build!(GIT_AFTER, "git-xdiff-strbuf");
+build!(RCUSCALE_OLD, "rcuscale-gps-count-old");
+build!(RCUSCALE_NEW, "rcuscale-gps-count-fixed");
 build!(IRQSOFF_2626, "v2.6.26");
 build!(IRQSOFF_38, "v3.8.0-test");
 
@@ -511,6 +515,44 @@ fn entries() -> Vec<Entry> {
         &REF_PATCH,
         "i9-10885h-laptop",
         &[("cpus", "8")],
+        &[],
+    );
+    let blame = fixture!("time/git_list_2008_gnu_time_default_format_blame.txt");
+    add(
+        "git-blame",
+        blame,
+        Some("For example, before this commit"),
+        &GIT_BEFORE,
+        "git-dev-box",
+        &[],
+        &[],
+    );
+    add(
+        "git-blame",
+        blame,
+        Some("With this commit"),
+        &GIT_AFTER,
+        "git-dev-box",
+        &[],
+        &[],
+    );
+    let console = fixture!("rcuscale/lkml_2021_rcuscale_writer_duration_console_sample.txt");
+    add(
+        "rcuscale-writer-duration",
+        console,
+        Some("Sample of old console output"),
+        &RCUSCALE_OLD,
+        "rcuscale-vm",
+        &[],
+        &[],
+    );
+    add(
+        "rcuscale-writer-duration",
+        console,
+        Some("Sample of new console output"),
+        &RCUSCALE_NEW,
+        "rcuscale-vm",
+        &[],
         &[],
     );
     // Latency traces, for the drill-down (different kernels; shown as what they are).
