@@ -176,8 +176,7 @@ pub fn compare_series(
         .is_some_and(|ci| verdict::spans_threshold(ci, settings.threshold_pct))
     {
         flags.push(Flag::Inconclusive {
-            // Past a thousand runs the estimate says "no change worth chasing", not a plan.
-            more_runs: verdict::more_runs(&bd, &hd, change_pct, settings).filter(|&n| n <= 1000),
+            more_runs: verdict::more_runs(&bd, &hd, change_pct, settings),
         });
     }
 
