@@ -280,9 +280,10 @@ struct Key {
     label: Option<String>,
 }
 
+#[derive(Clone)]
 struct KeyInfo {
-    unit: String,
-    direction: String,
+    unit: std::sync::Arc<str>,
+    direction: std::sync::Arc<str>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -342,7 +343,7 @@ fn rows_from_groups(
         cpus: Vec<CpuValues>,
     }
     let mut rows = Vec::new();
-    let mut per_cpu_pool: BTreeMap<Key, Pool> = BTreeMap::new();
+    let mut per_cpu_pool: HashMap<Key, Pool> = HashMap::new();
     for (kid, key) in keys.iter().enumerate() {
         let (b, h) = match grouped.remove(&(kid as u32)) {
             Some(v) => v,
@@ -420,31 +421,40 @@ pub fn from_datasets(
     settings: &Settings,
     fold: bool,
 ) -> Report {
-    let mut keys: Vec<Key> = Vec::new();
-    let mut infos: Vec<KeyInfo> = Vec::new();
+    // One map from key to id (the keys are listed from it at the end, not stored twice), and
+    // units and directions shared: a 64-CPU profile has millions of series.
     let mut index: HashMap<Key, u32> = HashMap::new();
+    let mut infos: Vec<KeyInfo> = Vec::new();
+    let mut interned: HashMap<(String, String), KeyInfo> = HashMap::new();
     let mut grouped: Grouped = HashMap::new();
     for (is_head, ds) in [(false, base), (true, head)] {
         // Samples are moved, not copied: 1,000,000 vs 1,000,000 numbers must stay small.
         for s in ds.series {
+            let spec = s.spec;
             let key = Key {
                 benchmark: String::new(),
-                params_key: ingest::store::params_key(&s.spec.key.params),
-                metric: s.spec.key.metric.clone(),
-                scope: s.spec.key.scope.clone(),
-                statistic: s.spec.key.statistic.clone(),
-                label: s.spec.key.label.clone(),
+                params_key: ingest::store::params_key(&spec.key.params),
+                metric: spec.key.metric,
+                scope: spec.key.scope,
+                statistic: spec.key.statistic,
+                label: spec.key.label,
             };
-            let kid = *index.entry(key.clone()).or_insert_with(|| {
-                keys.push(key);
-                infos.push(KeyInfo {
-                    unit: s.spec.unit.as_str().to_string(),
-                    direction: match direction {
-                        Some(d) => direction_str(d).to_string(),
-                        None => s.spec.direction.as_str().to_string(),
-                    },
-                });
-                (keys.len() - 1) as u32
+            let next = index.len() as u32;
+            let kid = *index.entry(key).or_insert_with(|| {
+                let unit = spec.unit.as_str().to_string();
+                let dir = match direction {
+                    Some(d) => direction_str(d).to_string(),
+                    None => spec.direction.as_str().to_string(),
+                };
+                let info = interned
+                    .entry((unit.clone(), dir.clone()))
+                    .or_insert_with(|| KeyInfo {
+                        unit: unit.into(),
+                        direction: dir.into(),
+                    })
+                    .clone();
+                infos.push(info);
+                next
             });
             let e = grouped.entry(kid).or_default();
             let side = if is_head { &mut e.1 } else { &mut e.0 };
@@ -455,6 +465,11 @@ pub fn from_datasets(
             }
         }
     }
+    let mut slots: Vec<Option<Key>> = vec![None; index.len()];
+    for (k, id) in index {
+        slots[id as usize] = Some(k);
+    }
+    let keys: Vec<Key> = slots.into_iter().flatten().collect();
     let (rows, summary) = rows_from_groups(&keys, &infos, grouped, settings, fold);
     let side = |name: &str| Side {
         build: BuildInfo {
@@ -514,15 +529,24 @@ fn make_row(
     let direction = direction_of(&info.direction);
     let cmp = if key.statistic.is_some() {
         compare::summary_only(Some(median_of(&b)), Some(median_of(&h)), direction)
+    } else if per_cpu {
+        // Per-CPU values of one run are not resamples of a run-to-run distribution: the
+        // distribution-free Hodges-Lehmann interval fits them, and costs far less than a
+        // bootstrap over the thousands of functions a profile holds.
+        let hl = Settings {
+            bootstrap_resamples: 0,
+            ..*settings
+        };
+        compare::compare_series(&b, &h, direction, &hl, true)
     } else {
-        compare::compare_series(&b, &h, direction, settings, per_cpu)
+        compare::compare_series(&b, &h, direction, settings, false)
     };
     Row {
         benchmark: key.benchmark.clone(),
         params: parse_params_key(&key.params_key),
         metric: key.metric.clone(),
         scope: key.scope.clone(),
-        unit: info.unit.clone(),
+        unit: info.unit.to_string(),
         direction,
         statistic: key.statistic.clone(),
         label: key.label.clone(),

@@ -226,7 +226,8 @@ fn parse_filtered(
 
 fn print(args: &CompareArgs, report: &Report) -> anyhow::Result<()> {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
+    // Buffered: stdout is line-buffered, and pretty JSON of a large profile has millions of lines.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
         serde_json::to_writer_pretty(&mut out, report)?;
         writeln!(out)?;
@@ -243,5 +244,6 @@ fn print(args: &CompareArgs, report: &Report) -> anyhow::Result<()> {
             .unwrap_or(120);
         write!(out, "{}", report::terminal_text(report, width))?;
     }
+    out.flush()?;
     Ok(())
 }

@@ -32,7 +32,8 @@ pub fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let mut out = std::io::stdout().lock();
+    // Buffered: stdout is line-buffered, and pretty JSON of a large profile has millions of lines.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
         serde_json::to_writer_pretty(&mut out, &parsed)?;
         writeln!(out)?;
@@ -41,6 +42,7 @@ pub fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
             write_summary(&mut out, p)?;
         }
     }
+    out.flush()?;
     Ok(if failed > 0 {
         ExitCode::FAILURE
     } else {
