@@ -528,7 +528,11 @@ fn make_row(
 ) -> Row {
     let direction = direction_of(&info.direction);
     let cmp = if key.statistic.is_some() {
-        compare::summary_only(Some(median_of(&b)), Some(median_of(&h)), direction)
+        let mut c = compare::summary_only(Some(median_of(&b)), Some(median_of(&h)), direction);
+        // n counts the summary values (one per run), so a page can say what it rests on.
+        c.base.n = b.len();
+        c.head.n = h.len();
+        c
     } else if per_cpu {
         // Per-CPU values of one run are not resamples of a run-to-run distribution: the
         // distribution-free Hodges-Lehmann interval fits them, and costs far less than a
