@@ -17,6 +17,15 @@ pub struct IngestArgs {
     /// Files or directories (a directory of trace_stat/function* files is one run).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub run: RunFlags,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// What a run is: shared by `ingest` and `upload`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunFlags {
     /// Label of the kernel build under test (e.g. v5.1, c229828ca6bc-reverted).
     #[arg(long)]
     pub build: String,
@@ -52,11 +61,9 @@ pub struct IngestArgs {
     /// Force a format instead of sniffing each file.
     #[arg(long)]
     pub format: Option<String>,
-    #[command(flatten)]
-    pub db: DbArgs,
 }
 
-impl IngestArgs {
+impl RunFlags {
     /// The run metadata these flags describe.
     pub fn run_meta(&self) -> anyhow::Result<RunMeta> {
         let config = match &self.config {
@@ -89,7 +96,7 @@ impl IngestArgs {
 }
 
 pub async fn run(args: IngestArgs) -> anyhow::Result<ExitCode> {
-    let meta = args.run_meta()?;
+    let meta = args.run.run_meta()?;
     let paths = ingest::expand_paths(&args.files)?;
     let mut total = 0u64;
     for p in &paths {
@@ -99,7 +106,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<ExitCode> {
     }
     let files: Vec<InputFile> = paths
         .iter()
-        .map(|p| InputFile::path(p, args.format.clone()))
+        .map(|p| InputFile::path(p, args.run.format.clone()))
         .collect();
     let pool = super::open_db(&args.db).await?;
 

@@ -23,39 +23,8 @@ pub struct UploadArgs {
     /// command line, where `ps` shows it).
     #[arg(long, env = "QUIESCENT_TOKEN", hide_env_values = true)]
     pub token: String,
-    /// Label of the kernel build under test (e.g. v5.1, c229828ca6bc-reverted).
-    #[arg(long)]
-    pub build: String,
-    /// Git commit id of the build.
-    #[arg(long)]
-    pub commit: Option<String>,
-    /// `uname -r` of the build.
-    #[arg(long)]
-    pub kernel_version: Option<String>,
-    /// Kernel .config (or the CONFIG_* lines that matter) of the build.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-    /// Boot command line of the build.
-    #[arg(long)]
-    pub cmdline: Option<String>,
-    /// Name of the machine (rig) the run executed on.
-    #[arg(long)]
-    pub machine: String,
-    /// A fact about the machine, KEY=VALUE (repeatable): cpu_model=..., cpus=4.
-    #[arg(long = "machine-fact", value_parser = super::parse_kv)]
-    pub machine_facts: Vec<(String, String)>,
-    /// Benchmark name (e.g. ftrace-tracer-switch).
-    #[arg(long)]
-    pub benchmark: String,
-    /// A scenario parameter, KEY=VALUE (repeatable): load=idle, preempt_off_ms=20.
-    #[arg(long = "param", value_parser = super::parse_kv)]
-    pub params: Vec<(String, String)>,
-    /// Import only the block with this label from files that hold several labelled blocks.
-    #[arg(long)]
-    pub block: Option<String>,
-    /// Force a format instead of letting the server sniff each file.
-    #[arg(long)]
-    pub format: Option<String>,
+    #[command(flatten)]
+    pub run: super::ingest_cmd::RunFlags,
     /// Attempts after the first on connection errors, timeouts, 5xx, 408 and 429.
     #[arg(long, default_value_t = 6)]
     pub retries: u32,
@@ -73,27 +42,27 @@ struct Payload {
 /// The metadata as form fields, in a fixed order.
 fn fields(args: &UploadArgs) -> Vec<(String, String)> {
     let mut out = vec![
-        ("build".to_string(), args.build.clone()),
-        ("machine".to_string(), args.machine.clone()),
-        ("benchmark".to_string(), args.benchmark.clone()),
+        ("build".to_string(), args.run.build.clone()),
+        ("machine".to_string(), args.run.machine.clone()),
+        ("benchmark".to_string(), args.run.benchmark.clone()),
     ];
     let optional = [
-        ("commit", &args.commit),
-        ("kernel_version", &args.kernel_version),
-        ("cmdline", &args.cmdline),
-        ("format", &args.format),
-        ("block", &args.block),
+        ("commit", &args.run.commit),
+        ("kernel_version", &args.run.kernel_version),
+        ("cmdline", &args.run.cmdline),
+        ("format", &args.run.format),
+        ("block", &args.run.block),
     ];
     for (k, v) in optional {
         if let Some(v) = v {
             out.push((k.to_string(), v.clone()));
         }
     }
-    let facts: BTreeMap<_, _> = args.machine_facts.iter().cloned().collect();
+    let facts: BTreeMap<_, _> = args.run.machine_facts.iter().cloned().collect();
     for (k, v) in facts {
         out.push((format!("machine_fact.{k}"), v));
     }
-    let params: BTreeMap<_, _> = args.params.iter().cloned().collect();
+    let params: BTreeMap<_, _> = args.run.params.iter().cloned().collect();
     for (k, v) in params {
         out.push((format!("param.{k}"), v));
     }
@@ -277,7 +246,7 @@ pub async fn run(args: UploadArgs) -> anyhow::Result<ExitCode> {
         bail!("no token: pass --token or set QUIESCENT_TOKEN (see `quiescent token create`)");
     }
     let fields = fields(&args);
-    let config = match &args.config {
+    let config = match &args.run.config {
         Some(p) => Some(
             std::fs::read(p).with_context(|| format!("reading kernel config {}", p.display()))?,
         ),
