@@ -567,7 +567,11 @@ pub async fn import_run(
             .push((file.name.clone(), summary.format.to_string()));
     }
 
+    let profiled = outcome.formats.iter().any(|(_, f)| f == "trace_stat");
     for run in runs.values() {
+        if profiled {
+            outcome.series += trace_stat_totals(&mut tx, run.run_id).await?;
+        }
         // One statement per run rather than one per series (trace_stat has thousands).
         sqlx::query(
             "UPDATE series SET n = (SELECT COUNT(*) FROM samples WHERE series_id = series.id) WHERE run_id = ?",
@@ -577,6 +581,19 @@ pub async fn import_run(
         .await?;
         outcome.series += run.series.len() as u64;
         outcome.run_ids.push(run.run_id);
+    }
+    if profiled {
+        // Totals added samples of their own: count what is stored.
+        let mut total = 0i64;
+        for run in runs.values() {
+            total += sqlx::query_scalar::<_, i64>(
+                "SELECT COALESCE(SUM(n), 0) FROM series WHERE run_id = ?",
+            )
+            .bind(run.run_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        }
+        outcome.samples = total as u64;
     }
     outcome.run_ids.sort_unstable();
     tx.commit().await?;
@@ -859,6 +876,54 @@ async fn insert_run(
             .await?;
     }
     Ok(run_id)
+}
+
+/// Adds the `all` totals of per-CPU trace_stat series that no input file totalled itself (a
+/// directory of `function0..N` files: each file holds one CPU): hits and time summed over the
+/// CPUs, avg = time / hits. Returns the number of series added.
+async fn trace_stat_totals(tx: &mut Transaction<'_, Sqlite>, run_id: i64) -> Result<u64, Error> {
+    let before: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM series")
+        .fetch_one(&mut **tx)
+        .await?;
+    // Sums: FUNC.hit and FUNC.time over cpuN scopes, when 2+ CPUs and no `all` series exists.
+    sqlx::query(
+        "INSERT INTO series (run_id, metric, unit, direction, scope, label, statistic)          SELECT run_id, metric, MIN(unit), MIN(direction), 'all', label, NULL FROM series c          WHERE c.run_id = ?1 AND c.statistic IS NULL AND c.scope GLOB 'cpu[0-9]*'            AND (c.metric LIKE '%.hit' OR c.metric LIKE '%.time')            AND NOT EXISTS (SELECT 1 FROM series a WHERE a.run_id = c.run_id AND a.metric = c.metric                            AND a.scope = 'all' AND a.label IS c.label AND a.statistic IS NULL)          GROUP BY metric, label HAVING COUNT(DISTINCT scope) >= 2",
+    )
+    .bind(run_id)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO samples (series_id, idx, value)          SELECT a.id, sm.idx, SUM(sm.value) FROM series a          JOIN series c ON c.run_id = a.run_id AND c.metric = a.metric AND c.label IS a.label               AND c.statistic IS NULL AND c.scope GLOB 'cpu[0-9]*'          JOIN samples sm ON sm.series_id = c.id          WHERE a.run_id = ?1 AND a.id > ?2 GROUP BY a.id, sm.idx",
+    )
+    .bind(run_id)
+    .bind(before)
+    .execute(&mut **tx)
+    .await?;
+    // avg = time / hits, per sample index, where both totals were just made.
+    let mid: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM series")
+        .fetch_one(&mut **tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO series (run_id, metric, unit, direction, scope, label, statistic)          SELECT t.run_id, substr(t.metric, 1, length(t.metric) - 5) || '.avg', t.unit, t.direction, 'all', t.label, NULL          FROM series t JOIN series h ON h.run_id = t.run_id AND h.id > ?2 AND h.label IS t.label               AND h.metric = substr(t.metric, 1, length(t.metric) - 5) || '.hit'          WHERE t.run_id = ?1 AND t.id > ?2 AND t.metric LIKE '%.time'",
+    )
+    .bind(run_id)
+    .bind(before)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO samples (series_id, idx, value)          SELECT v.id, ts.idx, ts.value / hs.value FROM series v          JOIN series t ON t.run_id = v.run_id AND t.id > ?2 AND t.label IS v.label               AND t.metric = substr(v.metric, 1, length(v.metric) - 4) || '.time'          JOIN series h ON h.run_id = v.run_id AND h.id > ?2 AND h.label IS v.label               AND h.metric = substr(v.metric, 1, length(v.metric) - 4) || '.hit'          JOIN samples ts ON ts.series_id = t.id          JOIN samples hs ON hs.series_id = h.id AND hs.idx = ts.idx          WHERE v.run_id = ?1 AND v.id > ?3 AND hs.value > 0",
+    )
+    .bind(run_id)
+    .bind(before)
+    .bind(mid)
+    .execute(&mut **tx)
+    .await?;
+    let added: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM series WHERE run_id = ? AND id > ?")
+        .bind(run_id)
+        .bind(before)
+        .fetch_one(&mut **tx)
+        .await?;
+    Ok(added as u64)
 }
 
 /// Series rows per INSERT statement (8 bound values each).

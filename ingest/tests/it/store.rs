@@ -231,3 +231,61 @@ async fn metadata_is_validated() {
         .unwrap_err();
     assert!(err.to_string().contains("control characters"));
 }
+
+#[tokio::test]
+async fn a_directory_of_per_cpu_files_gets_all_totals() {
+    let (d, pool) = fresh().await;
+    let dir = d.path().join("trace_stat");
+    std::fs::create_dir(&dir).unwrap();
+    // seed 004's "original" rows, one file per CPU as the kernel writes them.
+    for (cpu, hit, time) in [
+        (0, 838746, "182650.3"),
+        (1, 841768, "191138.6"),
+        (2, 828243, "180455.6"),
+        (3, 810258, "189158.1"),
+    ] {
+        std::fs::write(
+            dir.join(format!("function{cpu}")),
+            format!(
+                "  Function                               Hit    Time            Avg             s^2\n  \
+                 --------                               ---    ----            ---             ---\n  \
+                 rcu_preempt_deferred_qs_handle    {hit}    {time} us     0.217 us        0.004 us    \n"
+            ),
+        )
+        .unwrap();
+    }
+    let files: Vec<InputFile> = ingest::expand_paths(std::slice::from_ref(&dir))
+        .unwrap()
+        .into_iter()
+        .map(|p| InputFile::path(p, None))
+        .collect();
+    let out = store::import_run(&pool, &meta("b", "qs"), &files, None)
+        .await
+        .unwrap();
+    // 4 CPUs x 4 metrics, plus hit, time and avg totals.
+    assert_eq!(out.series, 19);
+    assert_eq!(out.samples, 19);
+    let total = |metric: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, f64>(
+                "SELECT value FROM samples JOIN series ON series.id = samples.series_id \
+                 WHERE metric = ? AND scope = 'all'",
+            )
+            .bind(metric)
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    assert_eq!(
+        total("rcu_preempt_deferred_qs_handle.hit").await,
+        3_319_015.0
+    );
+    let time = total("rcu_preempt_deferred_qs_handle.time").await;
+    crate::common::close(time, (182650.3 + 191138.6 + 180455.6 + 189158.1) * 1e-6);
+    crate::common::close(
+        total("rcu_preempt_deferred_qs_handle.avg").await,
+        time / 3_319_015.0,
+    );
+}
