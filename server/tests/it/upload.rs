@@ -207,17 +207,29 @@ fn trace_stat_set(seed: u64) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-/// What the parsers themselves make of the files: the exact count an upload must store.
+/// What the parsers make of the files, plus the `all` totals the store adds to per-CPU
+/// trace_stat files (hits, time and avg of each function found on 2+ CPUs): the exact count an
+/// upload must store.
 fn expected_samples(files: &[(String, Vec<u8>)]) -> u64 {
-    files
-        .iter()
-        .map(|(name, bytes)| {
-            ingest::parse_bytes(Path::new(name), bytes, None)
-                .unwrap()
-                .0
-                .samples
-        })
-        .sum()
+    let mut parsed = 0;
+    let mut cpus_of: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    for (name, bytes) in files {
+        let (summary, ds) = ingest::parse_bytes(Path::new(name), bytes, None).unwrap();
+        parsed += summary.samples;
+        for s in &ds.series {
+            if let Some(func) = s.spec.key.metric.strip_suffix(".hit")
+                && s.spec.key.scope.starts_with("cpu")
+            {
+                cpus_of
+                    .entry(func.to_string())
+                    .or_default()
+                    .insert(s.spec.key.scope.clone());
+            }
+        }
+    }
+    let totalled = cpus_of.values().filter(|c| c.len() >= 2).count() as u64;
+    parsed + 3 * totalled
 }
 
 async fn samples_of_run(pool: &SqlitePool, run_id: i64) -> i64 {
@@ -285,8 +297,8 @@ async fn upload_is_201_then_the_same_upload_is_200() {
     let expected = expected_samples(&files);
     assert_eq!(
         expected,
-        4 * 20 * 4,
-        "4 CPUs x 20 functions x hit/time/avg/s2"
+        4 * 20 * 4 + 20 * 3,
+        "4 CPUs x 20 functions x hit/time/avg/s2, and 20 functions x hit/time/avg totals"
     );
 
     let form = with_files(
