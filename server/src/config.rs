@@ -25,6 +25,10 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIESCENT_REQUEST_TIMEOUT", default_value_t = 120)]
     pub request_timeout_secs: u64,
 
+    /// Seconds a client may take to send its request headers before the connection is closed.
+    #[arg(long, env = "QUIESCENT_HEADER_TIMEOUT", default_value_t = 30)]
+    pub header_timeout_secs: u64,
+
     /// Directory of static files (CSS, JS); defaults to the one built into the binary.
     #[arg(long, env = "QUIESCENT_STATIC_DIR")]
     pub static_dir: Option<PathBuf>,
@@ -36,6 +40,7 @@ impl Default for ServeArgs {
             bind: "127.0.0.1:8080".into(),
             max_upload_mib: 256,
             request_timeout_secs: 120,
+            header_timeout_secs: 30,
             static_dir: None,
         }
     }

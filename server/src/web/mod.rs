@@ -93,18 +93,49 @@ pub async fn serve_pool(
         .await
         .with_context(|| format!("binding {}", config.bind))?;
     let addr = listener.local_addr()?;
+    let header_timeout = Duration::from_secs(config.header_timeout_secs.max(1));
     let state = AppState::new(pool.clone(), config);
     ready(addr);
-    // Without TCP_NODELAY a response written in two pieces (headers, then body) waits for the
-    // client's delayed ACK: 40 ms per request on Linux.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
+    let app = app(state);
+    // hyper is driven directly (not `axum::serve`) for its header read timeout: a client that
+    // trickles its request headers is cut off instead of holding a connection forever.
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(async {
+        let _ = tokio::signal::ctrl_c().await;
     });
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+    loop {
+        let (tcp, _peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait, do not spin.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        // Without TCP_NODELAY a response written in two pieces (headers, then body) waits for
+        // the client's delayed ACK: 40 ms per request on Linux.
+        let _ = tcp.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(header_timeout)
+            .serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!("connection ended: {e}");
+            }
+        });
+    }
+    // Let requests in flight finish, for a while.
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(Duration::from_secs(10)) => {}
+    }
     pool.close().await;
     Ok(())
 }

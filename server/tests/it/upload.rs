@@ -1259,6 +1259,40 @@ async fn slow_client_gets_408_and_the_server_keeps_serving() {
 }
 
 #[tokio::test]
+async fn a_client_trickling_its_headers_is_cut_off() {
+    let env = env().await;
+    let addr = spawn_server(
+        env.pool.clone(),
+        ServeArgs {
+            header_timeout_secs: 1,
+            ..ServeArgs::default()
+        },
+    )
+    .await;
+    // Half a request line and a header, then silence: the connection must not stay open.
+    let t = Instant::now();
+    let resp = raw_request(
+        addr,
+        "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthor",
+        None,
+    )
+    .await;
+    let waited = t.elapsed();
+    assert!(
+        waited < Duration::from_secs(9),
+        "the server kept a header-trickling connection open for {waited:?} ({:?})",
+        first_line(&resp)
+    );
+    assert!(
+        resp.is_empty() || resp.starts_with("HTTP/1.1 408"),
+        "{}",
+        first_line(&resp)
+    );
+    env.assert_empty().await;
+    healthz(&reqwest::Client::new(), addr).await;
+}
+
+#[tokio::test]
 async fn chunked_oversized_body_over_a_socket_is_413() {
     let env = env().await;
     let addr = spawn_server(env.pool.clone(), small_limit(1)).await;
