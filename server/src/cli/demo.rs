@@ -189,49 +189,6 @@ fn entries() -> Vec<Entry> {
             params,
         })
     };
-    // Seed 000: `time ./test-ftrace`, 3 runs per load level, with and without c229828ca6bc.
-    let seed000 = fixture!("time/seed000_bash_time_3runs_ftrace_switch.txt");
-    for (load, with_block, reverted_block) in [
-        (
-            "idle",
-            "Now, results with no load on the system; with the commit c229828ca6bc62d",
-            "Now, results with no load on the system; with reverted c229828ca6bc62d",
-        ),
-        (
-            "one-cpu",
-            "Results with 100% load on one CPU and no load on 2nd CPU with c229828ca6bc62d",
-            "Results with 100% load on one CPU and no load on 2nd CPU with reverted c229828ca6bc62d",
-        ),
-        (
-            "all-cpus",
-            "Results with 100% load on both CPUs with c229828ca6bc62d",
-            "Results with 100% load on both CPUs with reverted c229828ca6bc62d",
-        ),
-    ] {
-        let params: &'static [(&str, &str)] = match load {
-            "idle" => &[("load", "idle")],
-            "one-cpu" => &[("load", "one-cpu")],
-            _ => &[("load", "all-cpus")],
-        };
-        add(
-            "ftrace-tracer-switch",
-            seed000,
-            Some(reverted_block),
-            &C2298_REVERTED,
-            "core2-duo-e8400",
-            E8400,
-            params,
-        );
-        add(
-            "ftrace-tracer-switch",
-            seed000,
-            Some(with_block),
-            &C2298,
-            "core2-duo-e8400",
-            E8400,
-            params,
-        );
-    }
     // Seed 001: rcuperf median GP duration per preempt-off duration (medians only).
     let seed001 = fixture!("rcuscale/seed001_rcuperf_median_table.txt");
     add(
@@ -578,6 +535,50 @@ fn entries() -> Vec<Entry> {
             "doc-example-box",
             &[],
             &[],
+        );
+    }
+    // Seed 000 last: the newest builds are what the home page offers to compare first.
+    // Seed 000: `time ./test-ftrace`, 3 runs per load level, with and without c229828ca6bc.
+    let seed000 = fixture!("time/seed000_bash_time_3runs_ftrace_switch.txt");
+    for (load, with_block, reverted_block) in [
+        (
+            "idle",
+            "Now, results with no load on the system; with the commit c229828ca6bc62d",
+            "Now, results with no load on the system; with reverted c229828ca6bc62d",
+        ),
+        (
+            "one-cpu",
+            "Results with 100% load on one CPU and no load on 2nd CPU with c229828ca6bc62d",
+            "Results with 100% load on one CPU and no load on 2nd CPU with reverted c229828ca6bc62d",
+        ),
+        (
+            "all-cpus",
+            "Results with 100% load on both CPUs with c229828ca6bc62d",
+            "Results with 100% load on both CPUs with reverted c229828ca6bc62d",
+        ),
+    ] {
+        let params: &'static [(&str, &str)] = match load {
+            "idle" => &[("load", "idle")],
+            "one-cpu" => &[("load", "one-cpu")],
+            _ => &[("load", "all-cpus")],
+        };
+        add(
+            "ftrace-tracer-switch",
+            seed000,
+            Some(reverted_block),
+            &C2298_REVERTED,
+            "core2-duo-e8400",
+            E8400,
+            params,
+        );
+        add(
+            "ftrace-tracer-switch",
+            seed000,
+            Some(with_block),
+            &C2298,
+            "core2-duo-e8400",
+            E8400,
+            params,
         );
     }
     v
