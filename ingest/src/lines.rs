@@ -103,9 +103,23 @@ impl<'r> Lines<'r> {
 
     /// The next line without its line ending, or `None` at the end of the input.
     pub fn next_line(&mut self) -> Result<Option<&str>, ParseError> {
+        Ok(self.next_numbered()?.map(|(_, line)| line))
+    }
+
+    /// The next line with its 1-based number (the number is a copy, so a parser can record
+    /// it while it holds the line).
+    pub fn next_numbered(&mut self) -> Result<Option<(u64, &str)>, ParseError> {
+        match self.advance()? {
+            Some(n) => Ok(Some((n, self.current()))),
+            None => Ok(None),
+        }
+    }
+
+    /// Moves to the next line; returns its number.
+    fn advance(&mut self) -> Result<Option<u64>, ParseError> {
         if self.pushed_back {
             self.pushed_back = false;
-            return Ok(Some(self.current()));
+            return Ok(Some(self.line_no));
         }
         // Find the end of the next line, reading more as needed.
         let mut searched = self.pos;
@@ -151,15 +165,13 @@ impl<'r> Lines<'r> {
         }
         self.start = start;
         self.stop = stop;
-        self.is_lossy = false;
-        if std::str::from_utf8(&self.buf[start..stop]).is_err() {
-            self.is_lossy = true;
+        self.is_lossy = std::str::from_utf8(&self.buf[start..stop]).is_err();
+        if self.is_lossy {
             self.lossy.clear();
             self.lossy
                 .push_str(&String::from_utf8_lossy(&self.buf[start..stop]));
-            return Ok(Some(&self.lossy));
         }
-        Ok(std::str::from_utf8(&self.buf[start..stop]).ok())
+        Ok(Some(self.line_no))
     }
 }
 

@@ -97,10 +97,7 @@ impl Format for Latency {
 
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let mut p = Parser::default();
-        // Counted here because `line` borrows `lines` (no push-back is used).
-        let mut line_no = lines.line_no();
-        while let Some(line) = lines.next_line()? {
-            line_no += 1;
+        while let Some((line_no, line)) = lines.next_numbered()? {
             ctx.line = line_no;
             p.line(line, ctx)?;
         }

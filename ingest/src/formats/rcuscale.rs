@@ -80,10 +80,7 @@ impl Format for RcuScale {
 
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let mut p = Parser::default();
-        // Counted here: the line borrows the reader.
-        let mut line_no = lines.line_no();
-        while let Some(raw) = lines.next_line()? {
-            line_no += 1;
+        while let Some((line_no, raw)) = lines.next_numbered()? {
             ctx.line = line_no;
             p.line(raw, ctx)?;
         }

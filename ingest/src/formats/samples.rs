@@ -118,10 +118,7 @@ fn parse_plain(first: &str, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<
         ctx.sample(id, v)
     };
     push(first, ctx)?;
-    // Counted here: the line borrows the reader.
-    let mut line_no = lines.line_no();
-    while let Some(raw) = lines.next_line()? {
-        line_no += 1;
+    while let Some((line_no, raw)) = lines.next_numbered()? {
         ctx.line = line_no;
         let line = strip_mail(raw).trim_end();
         if line.is_empty() || line.starts_with('#') {
@@ -261,10 +258,7 @@ fn parse_csv(cols: Columns, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<
         ));
     }
     let mut rows = 0u64;
-    // Counted here: the line borrows the reader.
-    let mut line_no = lines.line_no();
-    while let Some(raw) = lines.next_line()? {
-        line_no += 1;
+    while let Some((line_no, raw)) = lines.next_numbered()? {
         ctx.line = line_no;
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {

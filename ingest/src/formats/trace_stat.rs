@@ -67,10 +67,7 @@ impl Format for TraceStat {
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let file_cpu = ctx.file_name.as_deref().and_then(cpu_from_path);
         let mut p = Parser::new(file_cpu);
-        // Counted here because `line` borrows `lines` (no push-back is used).
-        let mut line_no = lines.line_no();
-        while let Some(line) = lines.next_line()? {
-            line_no += 1;
+        while let Some((line_no, line)) = lines.next_numbered()? {
             ctx.line = line_no;
             p.line(line, ctx)?;
         }
