@@ -169,7 +169,7 @@ fn remove_db(p: &Path) {
 /// the store's sink does.
 #[derive(Default)]
 struct CountSink {
-    index: std::collections::HashMap<ingest::SeriesKey, usize>,
+    index: ingest::model::FastMap<ingest::SeriesKey, usize>,
     samples: u64,
 }
 

@@ -4,7 +4,7 @@
 //! Parsing runs on a blocking thread and streams batches of samples over a bounded channel to
 //! the transaction, so memory stays flat whatever the size of the input.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -18,7 +18,7 @@ use sqlx::{AssertSqlSafe, Row, Sqlite, SqlitePool, Transaction};
 use tokio::sync::mpsc;
 
 use crate::error::Error;
-use crate::model::{SeriesId, SeriesKey, SeriesSpec, Sink, Warning};
+use crate::model::{FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Warning};
 
 /// The embedded migrations.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
@@ -176,7 +176,7 @@ const MSGS_PER_SEND: usize = 512;
 /// A sink that forwards everything to the importing transaction in batches.
 struct ChannelSink {
     tx: mpsc::Sender<Vec<Msg>>,
-    index: HashMap<SeriesKey, SeriesId>,
+    index: FastMap<SeriesKey, SeriesId>,
     buf: Vec<(SeriesId, f64)>,
     out: Vec<Msg>,
     closed: bool,
@@ -285,7 +285,7 @@ pub fn params_key(params: &BTreeMap<String, String>) -> String {
 /// The series of one run being written: key -> slot in [`Slots`].
 struct RunState {
     run_id: i64,
-    series: HashMap<SeriesKey, usize>,
+    series: FastMap<SeriesKey, usize>,
 }
 
 /// Every series being written, by slot: database id, owning run, next sample index. Samples
@@ -368,7 +368,7 @@ pub async fn import_run(
         let parse = tokio::task::spawn_blocking(move || {
             let mut sink = ChannelSink {
                 tx: tx_msgs,
-                index: HashMap::new(),
+                index: FastMap::default(),
                 buf: Vec::with_capacity(BATCH),
                 out: Vec::new(),
                 closed: false,
@@ -436,7 +436,7 @@ pub async fn import_run(
                                 pkey.clone(),
                                 RunState {
                                     run_id,
-                                    series: HashMap::new(),
+                                    series: FastMap::default(),
                                 },
                             );
                         }

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use compare::{Direction, SeriesComparison, Settings, Verdict};
+use ingest::model::FastMap;
 use polars::prelude::*;
 use serde::Serialize;
 use sqlx::{Row as _, SqlitePool};
@@ -343,7 +344,7 @@ fn rows_from_groups(
         cpus: Vec<CpuValues>,
     }
     let mut rows = Vec::new();
-    let mut per_cpu_pool: HashMap<Key, Pool> = HashMap::new();
+    let mut per_cpu_pool: FastMap<Key, Pool> = FastMap::default();
     for (kid, key) in keys.iter().enumerate() {
         let (b, h) = match grouped.remove(&(kid as u32)) {
             Some(v) => v,
@@ -423,10 +424,10 @@ pub fn from_datasets(
 ) -> Report {
     // One map from key to id (the keys are listed from it at the end, not stored twice), and
     // units and directions shared: a 64-CPU profile has millions of series.
-    let mut index: HashMap<Key, u32> = HashMap::new();
+    let mut index: FastMap<Key, u32> = FastMap::default();
     let mut infos: Vec<KeyInfo> = Vec::new();
     let mut interned: HashMap<(String, String), KeyInfo> = HashMap::new();
-    let mut grouped: Grouped = HashMap::new();
+    let mut grouped: Grouped = FastMap::default();
     for (is_head, ds) in [(false, base), (true, head)] {
         // Samples are moved, not copied: 1,000,000 vs 1,000,000 numbers must stay small.
         for s in ds.series {
@@ -582,6 +583,9 @@ fn sort_rows(rows: &mut [Row]) {
             .then_with(|| crate::natural(&a.params_text(), &b.params_text()))
             .then_with(|| a.metric.cmp(&b.metric))
             .then_with(|| crate::natural(&a.scope, &b.scope))
+            // A total order: rows are built from hash maps.
+            .then_with(|| a.statistic.cmp(&b.statistic))
+            .then_with(|| a.label.cmp(&b.label))
     });
 }
 
@@ -631,7 +635,7 @@ async fn gather(
 ) -> Result<Gathered, AppError> {
     let mut keys: Vec<Key> = Vec::new();
     let mut infos: Vec<KeyInfo> = Vec::new();
-    let mut key_index: HashMap<Key, u32> = HashMap::new();
+    let mut key_index: FastMap<Key, u32> = FastMap::default();
     let mut key_col: Vec<u32> = Vec::new();
     let mut side_col: Vec<bool> = Vec::new();
     let mut value_col: Vec<f64> = Vec::new();
@@ -713,7 +717,7 @@ async fn gather(
 
 /// key id -> (base values, head values), grouped with polars.
 /// Samples per key id: (base values, head values).
-type Grouped = HashMap<u32, (Vec<f64>, Vec<f64>)>;
+type Grouped = FastMap<u32, (Vec<f64>, Vec<f64>)>;
 
 fn group_samples(frame: DataFrame) -> PolarsResult<Grouped> {
     let out = frame
@@ -724,7 +728,7 @@ fn group_samples(frame: DataFrame) -> PolarsResult<Grouped> {
     let keys = out.column("key")?.u32()?.clone();
     let heads = out.column("head")?.bool()?.clone();
     let values = out.column("value")?.list()?.clone();
-    let mut map: Grouped = HashMap::new();
+    let mut map: Grouped = FastMap::default();
     for ((k, h), v) in keys.iter().zip(heads.iter()).zip(values.series_iter()) {
         let (Some(k), Some(h), Some(v)) = (k, h, v) else {
             continue;

@@ -20,8 +20,6 @@
 //!
 //! Memory is one stack per CPU and one series id per (CPU, function): the input is streamed.
 
-use std::collections::HashMap;
-
 use super::Format;
 use crate::error::{ErrorKind, ParseError};
 use crate::lines::{Lines, parse_number, strip_mail, us_to_s};
@@ -186,7 +184,7 @@ struct Frame {
 struct CpuState {
     frames: Vec<Frame>,
     depth: usize,
-    ids: HashMap<String, usize>,
+    ids: crate::model::FastMap<String, usize>,
     scope: String,
 }
 

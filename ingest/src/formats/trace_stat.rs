@@ -32,7 +32,7 @@
 //! that CPU alone; the per-CPU series of all files land in the same run and the totals are the
 //! compare side's to compute. Meta `cpus` holds the number of distinct CPUs in the input.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use super::Format;
 use crate::error::ParseError;
@@ -190,7 +190,7 @@ fn looks_like_data(line: &str) -> bool {
 struct Group {
     label: Option<String>,
     cpus: BTreeSet<u32>,
-    index: HashMap<String, usize>,
+    index: crate::model::FastMap<String, usize>,
     /// (function, Σhit, Σtime in µs, whether the rows had a time column)
     sums: Vec<(String, f64, f64, bool)>,
 }

@@ -181,7 +181,7 @@ fn parse_filtered(
     struct Filter<'a> {
         inner: ingest::Dataset,
         glob: Option<&'a str>,
-        ids: std::collections::HashMap<ingest::SeriesKey, usize>,
+        ids: ingest::model::FastMap<ingest::SeriesKey, usize>,
         target: Vec<Option<usize>>,
     }
     impl ingest::Sink for Filter<'_> {
@@ -217,7 +217,7 @@ fn parse_filtered(
     let mut sink = Filter {
         inner: ingest::Dataset::new(),
         glob,
-        ids: std::collections::HashMap::new(),
+        ids: ingest::model::FastMap::default(),
         target: vec![None],
     };
     ingest::parse_reader(path, file, format, &mut sink)?;
