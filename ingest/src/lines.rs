@@ -202,6 +202,23 @@ pub fn strip_dmesg(line: &str) -> &str {
     s
 }
 
+/// Splits a kernel console prefix such as `rcu-scale:` or `srcu-ref-perf:` off a line: the
+/// first of `flags` found decides, and the text before it must look like a scale type
+/// (letters, digits, `-`, `_`). Returns (type, rest).
+pub fn split_console_prefix<'a>(line: &'a str, flags: &[&str]) -> Option<(&'a str, &'a str)> {
+    for flag in flags {
+        if let Some(pos) = line.find(flag) {
+            let ty = &line[..pos];
+            let plausible = !ty.is_empty()
+                && ty
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            return plausible.then(|| (ty, &line[pos + flag.len()..]));
+        }
+    }
+    None
+}
+
 /// Parses a plain decimal number token (`18.693`, `1e3` refused), allowing a leading sign.
 /// Thousands separators (`3,228,188`) are removed.
 pub fn parse_number(token: &str) -> Option<f64> {

@@ -96,21 +96,8 @@ impl Format for RcuScale {
 /// Splits `<type>-scale:` / `<type>-perf:` off a console line, returning the type and the rest.
 /// refscale's `<type>-ref-scale:` is not ours.
 fn split_prefix(line: &str) -> Option<(&str, &str)> {
-    for flag in ["-scale:", "-perf:"] {
-        if let Some(pos) = line.find(flag) {
-            let ty = &line[..pos];
-            let plausible = !ty.is_empty()
-                && ty
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-                && !ty.ends_with("-ref");
-            if plausible {
-                return Some((ty, &line[pos + flag.len()..]));
-            }
-            return None;
-        }
-    }
-    None
+    crate::lines::split_console_prefix(line, &["-scale:", "-perf:"])
+        .filter(|(ty, _)| !ty.ends_with("-ref"))
 }
 
 /// Tracks prose between blocks so that a block can be labelled by the author's words before it.

@@ -87,17 +87,7 @@ impl Format for RefScale {
 
 /// Splits `<type>-ref-scale:` / `<type>-ref-perf:` off a line: (type, rest).
 fn split_prefix(line: &str) -> Option<(&str, &str)> {
-    for flag in ["-ref-scale:", "-ref-perf:"] {
-        if let Some(pos) = line.find(flag) {
-            let ty = &line[..pos];
-            let plausible = !ty.is_empty()
-                && ty
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-            return plausible.then(|| (ty, &line[pos + flag.len()..]));
-        }
-    }
-    None
+    crate::lines::split_console_prefix(line, &["-ref-scale:", "-ref-perf:"])
 }
 
 /// `Runs<TAB>Time(ns)` (or the first refperf's `Threads<TAB>Time(ns)`): true for `Threads`.
