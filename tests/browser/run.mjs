@@ -97,6 +97,9 @@ for (const ctx of [js, nojs]) {
   ctx.on("page", (p) => {
     p.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
     p.on("pageerror", (e) => errors.push(`${p.url()}: ${e}`));
+    p.on("console", (m) => {
+      if (m.type() === "error" && /Content.Security.Policy/i.test(m.text())) errors.push(`${p.url()}: ${m.text()}`);
+    });
     // A resource the page needs that fails to load (the page itself may be a deliberate 404).
     p.on("response", (r) => {
       if (r.status() >= 400 && r.request().resourceType() !== "document") errors.push(`${p.url()}: ${r.status()} ${r.url()}`);

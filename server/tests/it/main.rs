@@ -2,5 +2,6 @@
 
 mod cli;
 mod common;
+mod hardening;
 mod upload;
 mod web;
