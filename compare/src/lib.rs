@@ -10,12 +10,14 @@
 
 mod describe;
 mod effect;
+pub mod pool;
 mod sketch;
 /// Hypothesis tests (Mann-Whitney U, Welch's t).
 mod tests;
 mod types;
 mod verdict;
 
+pub use pool::median;
 pub use sketch::text_sketch;
 pub use types::*;
 pub use verdict::benjamini_hochberg;

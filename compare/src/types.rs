@@ -11,6 +11,17 @@ pub enum Direction {
     Neutral,
 }
 
+impl Direction {
+    /// The serde name (`lower_is_better`...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::LowerIsBetter => "lower_is_better",
+            Direction::HigherIsBetter => "higher_is_better",
+            Direction::Neutral => "neutral",
+        }
+    }
+}
+
 /// The policy a comparison is judged by.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Settings {

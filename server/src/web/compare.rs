@@ -13,13 +13,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use compare::{Flag, Settings, Verdict};
 use serde::{Deserialize, Serialize};
-use sqlx::{Row as _, SqlitePool};
+use sqlx::SqlitePool;
 
 use super::charts::{self, Ecdf, Strip};
 use super::runs::{ExtraBlock, extra_block};
 use super::view::{Missing, PageError, PageResult, close_matches, human, path_escape, pct, prob};
 use crate::error::AppError;
-use crate::report::{self, Report, Row, Selection};
+use crate::report::{self, Report, Row, Selection, data};
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -208,16 +208,9 @@ pub struct CompareForm {
 impl CompareForm {
     /// The choices that exist, with nothing selected.
     pub async fn load(pool: &SqlitePool) -> Result<CompareForm, AppError> {
-        let builds =
-            sqlx::query_scalar("SELECT label FROM builds ORDER BY created_at DESC, id DESC")
-                .fetch_all(pool)
-                .await?;
-        let benchmarks = sqlx::query_scalar("SELECT DISTINCT benchmark FROM runs ORDER BY 1")
-            .fetch_all(pool)
-            .await?;
-        let machines = sqlx::query_scalar("SELECT name FROM machines ORDER BY name")
-            .fetch_all(pool)
-            .await?;
+        let builds = data::build_labels_newest(pool, -1).await?;
+        let benchmarks = data::benchmarks(pool).await?;
+        let machines = data::machines(pool).await?;
         Ok(CompareForm {
             builds,
             benchmarks,
@@ -259,10 +252,7 @@ async fn check_builds(pool: &SqlitePool, sel: &Selection) -> PageResult<()> {
         match report::find_build(pool, name).await {
             Ok(_) => {}
             Err(AppError::NotFound(_)) => {
-                let labels: Vec<String> =
-                    sqlx::query_scalar("SELECT label FROM builds ORDER BY label")
-                        .fetch_all(pool)
-                        .await?;
+                let labels = data::build_labels_sorted(pool).await?;
                 return Err(PageError::Missing(Missing {
                     what: "build",
                     name: name.clone(),
@@ -291,7 +281,7 @@ pub async fn live_report(
         return Ok(r);
     }
     check_builds(&st.pool, sel).await?;
-    let r = Arc::new(report::build(&st.pool, sel, settings).await?);
+    let r = Arc::new(report::build(&st.pool, sel, settings, None).await?);
     st.cache.put(key, generation, r.clone());
     Ok(r)
 }
@@ -400,7 +390,7 @@ fn row_view(idx: usize, r: &Row) -> RowView {
             .flags
             .iter()
             .filter(|f| **f != Flag::Summary)
-            .map(|f| (report::flag_text(f), flag_help(f)))
+            .map(|f| (crate::export::flag_text(f), flag_help(f)))
             .collect(),
         significant: is_change(c.verdict),
         charted: false,
@@ -517,7 +507,7 @@ fn detail(idx: usize, r: &Row, base_name: &str, head_name: &str) -> Detail {
     let list = |v: &[f64]| {
         v.iter()
             .take(SAMPLES_LISTED)
-            .map(|x| crate::cli::sig(*x))
+            .map(|x| crate::format::sig(*x))
             .collect::<Vec<_>>()
             .join(" ")
     };
@@ -954,36 +944,19 @@ async fn latency(pool: &SqlitePool, r: &Report) -> Result<Option<Latency>, AppEr
     let mut keys: BTreeSet<String> = BTreeSet::new();
     let mut raw: Vec<BTreeMap<String, String>> = Vec::new();
     for (side, ids) in [("base", &r.base.run_ids), ("head", &r.head.run_ids)] {
-        let ids_json = serde_json::to_string(ids).unwrap_or_else(|_| "[]".into());
-        let rows = sqlx::query(
-            "SELECT ra.run_id, ra.seq, ra.file_name, ra.meta_json, ra.extra_json FROM run_artifacts ra \
-             WHERE ra.format = 'latency' AND ra.run_id IN (SELECT value FROM json_each(?1)) \
-             ORDER BY ra.run_id, ra.seq LIMIT ?2",
-        )
-        .bind(ids_json)
-        .bind(TRACES_SHOWN + 1)
-        .fetch_all(pool)
-        .await?;
+        let rows = data::latency_artifacts(pool, ids, TRACES_SHOWN + 1).await?;
         more |= rows.len() as i64 > TRACES_SHOWN;
-        let mut latencies: HashMap<i64, Vec<f64>> = HashMap::new();
+        let shown = &rows[..rows.len().min(TRACES_SHOWN as usize)];
+        let mut run_ids: Vec<i64> = shown.iter().map(|a| a.run_id).collect();
+        run_ids.dedup();
+        let latencies = data::latency_samples(pool, &run_ids).await?;
         let mut seen_in_run: HashMap<i64, usize> = HashMap::new();
-        for row in rows.iter().take(TRACES_SHOWN as usize) {
-            let run_id: i64 = row.get(0);
-            if let std::collections::hash_map::Entry::Vacant(slot) = latencies.entry(run_id) {
-                let v: Vec<f64> = sqlx::query_scalar(
-                    "SELECT sa.value FROM samples sa JOIN series se ON se.id = sa.series_id \
-                     WHERE se.run_id = ? AND se.metric = 'latency' AND se.label IS NULL \
-                       AND se.statistic IS NULL ORDER BY sa.idx",
-                )
-                .bind(run_id)
-                .fetch_all(pool)
-                .await?;
-                slot.insert(v);
-            }
+        for row in shown {
+            let run_id = row.run_id;
             let meta: BTreeMap<String, serde_json::Value> =
-                serde_json::from_str(row.get::<&str, _>(3)).unwrap_or_default();
+                serde_json::from_str(&row.meta_json).unwrap_or_default();
             let extra: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(row.get::<&str, _>(4)).unwrap_or_default();
+                serde_json::from_str(&row.extra_json).unwrap_or_default();
             // Trace 1's fields are unprefixed, trace N's are `traceN.field`.
             let mut per: BTreeMap<usize, BTreeMap<String, String>> = BTreeMap::new();
             for (k, v) in &meta {
@@ -1019,8 +992,8 @@ async fn latency(pool: &SqlitePool, r: &Report) -> Result<Option<Latency>, AppEr
                 traces.push(Trace {
                     side,
                     run_id,
-                    seq: row.get(1),
-                    file_name: row.get(2),
+                    seq: row.seq,
+                    file_name: row.file_name.clone(),
                     trace_no: n,
                     latency: human(lat, "s"),
                     entries: extra
@@ -1139,7 +1112,7 @@ impl CompareView {
             sweeps: sweeps(&r.comparisons),
             profiles: profiles(&r.comparisons),
             latency: latency(pool, r).await?,
-            email: report::email_text(r),
+            email: crate::export::email::text(r),
             env_warning: r.env_diff.iter().any(|d| d.is_environmental()),
             csv_href: format!("/compare.csv?{query}"),
             json_href: format!("/compare.json?{query}"),
@@ -1285,7 +1258,7 @@ async fn csv(State(st): State<AppState>, Query(q): Query<CompareQuery>) -> PageR
     let (sel, settings, _) = q.parse()?;
     let r = live_report(&st, &sel, &settings).await?;
     Ok(download(
-        report::csv_text(&r),
+        crate::export::csv::text(&r),
         "text/csv; charset=utf-8",
         &export_name(&r, "csv"),
     ))
