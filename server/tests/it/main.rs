@@ -2,5 +2,6 @@
 
 mod cli;
 mod common;
+mod demo_reports;
 mod upload;
 mod web;
