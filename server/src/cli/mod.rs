@@ -118,23 +118,11 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
 
 /// Opens the database named by `db`, with a readable error.
 pub async fn open_db(db: &DbArgs) -> anyhow::Result<sqlx::SqlitePool> {
-    use anyhow::Context;
-    ingest::store::open(&db.db.display().to_string())
-        .await
-        .with_context(|| format!("opening database {}", db.db.display()))
+    db.open().await
 }
 
-/// Parses `k=v`.
-pub fn parse_kv(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("expected KEY=VALUE, found {s:?}"))?;
-    let k = k.trim();
-    if k.is_empty() {
-        return Err(format!("empty key in {s:?}"));
-    }
-    Ok((k.to_string(), v.trim().to_string()))
-}
+// Shared with the upload form, which must not depend on the command line.
+pub use crate::config::parse_kv;
 
 // Numbers print the same on pages and in exports: the helpers live in one leaf module.
 pub use crate::format::human;

@@ -1,7 +1,7 @@
 //! A comparison report: gathers the samples of two builds (or two frozen sets of runs) from the
 //! database ([`data`]), pools them per (benchmark, params, metric, scope) and runs the
 //! statistics ([`compare::pool`]), and states how the environments differ ([`env`]). The
-//! renderers are in [`crate::export`].
+//! renderers are in the `export` module.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -427,7 +427,7 @@ mod tests {
             pairs
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>()
+                .collect::<std::collections::BTreeMap<_, _>>()
         ))
         .unwrap_or_else(|e| panic!("{s}: {e}"))
     }
