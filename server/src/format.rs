@@ -3,8 +3,8 @@
 //! exports, so a percent or a p-value reads the same everywhere.
 
 /// A value in its unit, humanised (`564 us`, `49.393 s`, `2 KiB`, `4 us^2`).
-pub fn human(value: f64, unit: &str) -> String {
-    match unit {
+pub fn human(value: f64, unit: impl AsRef<str>) -> String {
+    match unit.as_ref() {
         "s" => human_seconds(value),
         "bytes" => human_bytes(value),
         "s^2" => human_seconds_squared(value),
@@ -21,7 +21,7 @@ pub fn human(value: f64, unit: &str) -> String {
 }
 
 /// [`human`] of an optional value; `-` when it is missing or not finite.
-pub fn value(v: Option<f64>, unit: &str) -> String {
+pub fn value(v: Option<f64>, unit: impl AsRef<str>) -> String {
     match v {
         Some(v) if v.is_finite() => human(v, unit),
         _ => "-".into(),

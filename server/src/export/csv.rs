@@ -33,7 +33,7 @@ pub fn text(r: &Report) -> String {
             field(&row.scope),
             field(row.statistic.as_deref().unwrap_or("")),
             field(row.label.as_deref().unwrap_or("")),
-            field(&row.unit),
+            field(row.unit.as_str()),
             row.direction.as_str().to_string(),
             c.base.n.to_string(),
             opt(c.base.median),

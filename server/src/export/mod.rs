@@ -37,7 +37,7 @@ pub fn flag_text(f: &compare::Flag) -> String {
 }
 
 /// The median of one side in the row's unit, `-` when there is none.
-fn median_h(d: &compare::Describe, unit: &str) -> String {
+fn median_h(d: &compare::Describe, unit: impl AsRef<str>) -> String {
     format::value(d.median, unit)
 }
 

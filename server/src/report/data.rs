@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use ingest::model::{Direction, Unit};
 use serde::Serialize;
 use sqlx::{Row as _, SqlitePool};
 
@@ -135,8 +136,8 @@ pub struct SeriesRow {
     pub scope: String,
     pub statistic: Option<String>,
     pub label: Option<String>,
-    pub unit: String,
-    pub direction: String,
+    pub unit: Unit,
+    pub direction: Direction,
 }
 
 /// The series of these runs (`runs` at most [`CHUNK`] long is one query).
@@ -161,8 +162,9 @@ pub async fn series_of_runs(pool: &SqlitePool, runs: &[i64]) -> Result<Vec<Serie
                 scope: s.get(4),
                 statistic: s.get(5),
                 label: s.get(6),
-                unit: s.get(7),
-                direction: s.get(8),
+                unit: Unit::from(s.get::<String, _>(7)),
+                // The store writes only the three names; anything else reads as the default.
+                direction: Direction::parse(s.get(8)).unwrap_or(Direction::LowerIsBetter),
             });
         }
     }

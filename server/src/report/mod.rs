@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use compare::{Direction, SeriesComparison, Settings, Verdict};
-use ingest::model::FastMap;
+use ingest::model::{FastMap, Unit};
 use polars::prelude::*;
 use serde::Serialize;
 use sqlx::SqlitePool;
@@ -51,7 +51,7 @@ pub struct Row {
     pub metric: String,
     /// `all`, `cpuN`, `writerN`..., or `cpus` for per-CPU values pooled as samples.
     pub scope: String,
-    pub unit: String,
+    pub unit: Unit,
     pub direction: Direction,
     /// Set for pre-computed summaries (`median`, `p99`...): no test is possible.
     pub statistic: Option<String>,
@@ -234,10 +234,11 @@ struct Key {
     label: Option<String>,
 }
 
+/// What every sample of a key shares.
 #[derive(Clone)]
 struct KeyInfo {
-    unit: std::sync::Arc<str>,
-    direction: std::sync::Arc<str>,
+    unit: Unit,
+    direction: Direction,
 }
 
 /// The builds and the runs of each side.
@@ -312,7 +313,7 @@ fn rows_from_groups(
         });
         info_of.insert(key.clone(), kid);
         inputs.push(compare::pool::Input {
-            direction: direction.unwrap_or_else(|| direction_of(&infos[kid].direction)),
+            direction: direction.unwrap_or(infos[kid].direction),
             summary: key.statistic.is_some(),
             cpu,
             key,
@@ -333,7 +334,7 @@ fn rows_from_groups(
                 })
                 .collect();
             per_cpu.sort_by(|a, b| crate::natural(&a.scope, &b.scope));
-            let unit = infos[info_of[&o.key]].unit.to_string();
+            let unit = infos[info_of[&o.key]].unit.clone();
             let key = o.key;
             Row {
                 benchmark: key.benchmark,
@@ -369,11 +370,10 @@ pub fn from_datasets(
     settings: &Settings,
     fold: bool,
 ) -> Report {
-    // One map from key to id (the keys are listed from it at the end, not stored twice), and
-    // units and directions shared: a 64-CPU profile has millions of series.
+    // One map from key to id (the keys are listed from it at the end, not stored twice): a
+    // 64-CPU profile has millions of series.
     let mut index: FastMap<Key, u32> = FastMap::default();
     let mut infos: Vec<KeyInfo> = Vec::new();
-    let mut interned: HashMap<(String, String), KeyInfo> = HashMap::new();
     let mut grouped: Grouped = FastMap::default();
     for (is_head, ds) in [(false, base), (true, head)] {
         // Samples are moved, not copied: 1,000,000 vs 1,000,000 numbers must stay small.
@@ -389,16 +389,10 @@ pub fn from_datasets(
             };
             let next = index.len() as u32;
             let kid = *index.entry(key).or_insert_with(|| {
-                let unit = spec.unit.as_str().to_string();
-                let dir = spec.direction.as_str().to_string();
-                let info = interned
-                    .entry((unit.clone(), dir.clone()))
-                    .or_insert_with(|| KeyInfo {
-                        unit: unit.into(),
-                        direction: dir.into(),
-                    })
-                    .clone();
-                infos.push(info);
+                infos.push(KeyInfo {
+                    unit: spec.unit.clone(),
+                    direction: spec.direction,
+                });
                 next
             });
             let e = grouped.entry(kid).or_default();
@@ -442,14 +436,6 @@ fn is_cpu_scope(scope: &str) -> bool {
     scope
         .strip_prefix("cpu")
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
-fn direction_of(s: &str) -> Direction {
-    match s {
-        "higher_is_better" => Direction::HigherIsBetter,
-        "neutral" => Direction::Neutral,
-        _ => Direction::LowerIsBetter,
-    }
 }
 
 /// Regressions first (by q), then improvements, then increases/decreases, then the rest.
@@ -553,8 +539,8 @@ async fn gather(
                     key_index.insert(key.clone(), k);
                     keys.push(key);
                     infos.push(KeyInfo {
-                        unit: s.unit.into(),
-                        direction: s.direction.into(),
+                        unit: s.unit,
+                        direction: s.direction,
                     });
                     k
                 }

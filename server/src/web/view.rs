@@ -14,7 +14,7 @@ pub fn fmt_time(secs: i64) -> String {
 
 /// A value in its unit, humanised (`564 us`, `49.393 s`, `2 KiB`, `4 us^2`); `-` when
 /// undefined.
-pub fn human(v: Option<f64>, unit: &str) -> String {
+pub fn human(v: Option<f64>, unit: impl AsRef<str>) -> String {
     crate::format::value(v, unit)
 }
 

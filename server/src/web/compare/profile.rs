@@ -162,7 +162,7 @@ pub(super) fn profiles(rows: &[Row]) -> Vec<Profile> {
                     let unit_of = |field: &str| {
                         cpus.iter()
                             .find_map(|c| get(field, c))
-                            .map(|&i| rows[i].unit.clone())
+                            .map(|&i| rows[i].unit.to_string())
                             .unwrap_or_default()
                     };
                     let (hb, hh) = (sum("hit", true), sum("hit", false));

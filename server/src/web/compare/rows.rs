@@ -85,7 +85,7 @@ pub(super) fn row_view(idx: usize, r: &Row) -> RowView {
             params
         },
         name,
-        unit: r.unit.clone(),
+        unit: r.unit.to_string(),
         n: format!("{} / {}", c.base.n, c.head.n),
         base_med: human(c.base.median, &r.unit),
         head_med: human(c.head.median, &r.unit),
