@@ -90,7 +90,14 @@ pub fn pool<K: Clone + Eq + Hash>(
                 continue;
             }
         }
-        let cmp = compare_one(&input.base, &input.head, input.direction, input.summary, false, settings);
+        let cmp = compare_one(
+            &input.base,
+            &input.head,
+            input.direction,
+            input.summary,
+            false,
+            settings,
+        );
         out.push(Output {
             key: input.key,
             direction: input.direction,

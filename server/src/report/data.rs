@@ -63,7 +63,10 @@ pub async fn find_build(pool: &SqlitePool, name: &str) -> Result<BuildLookup, sq
 }
 
 /// Build labels, newest first.
-pub async fn build_labels_newest(pool: &SqlitePool, limit: i64) -> Result<Vec<String>, sqlx::Error> {
+pub async fn build_labels_newest(
+    pool: &SqlitePool,
+    limit: i64,
+) -> Result<Vec<String>, sqlx::Error> {
     sqlx::query_scalar("SELECT label FROM builds ORDER BY created_at DESC, id DESC LIMIT ?")
         .bind(limit)
         .fetch_all(pool)
@@ -141,7 +144,10 @@ pub struct SeriesRow {
 }
 
 /// The series of these runs (`runs` at most [`CHUNK`] long is one query).
-pub async fn series_of_runs(pool: &SqlitePool, runs: &[i64]) -> Result<Vec<SeriesRow>, sqlx::Error> {
+pub async fn series_of_runs(
+    pool: &SqlitePool,
+    runs: &[i64],
+) -> Result<Vec<SeriesRow>, sqlx::Error> {
     let mut out = Vec::new();
     for chunk in runs.chunks(CHUNK) {
         let sql = format!(

@@ -185,9 +185,14 @@ async fn select_runs(
     label: &str,
     sel: &Selection,
 ) -> Result<Vec<i64>, AppError> {
-    Ok(data::select_runs(pool, label, sel.benchmark.as_deref(), sel.machine.as_deref()).await?)
+    Ok(data::select_runs(
+        pool,
+        label,
+        sel.benchmark.as_deref(),
+        sel.machine.as_deref(),
+    )
+    .await?)
 }
-
 
 /// Builds the live comparison of two builds. `direction`, when given, overrides what the
 /// stored series say is better (before the verdicts are decided).
@@ -356,7 +361,6 @@ fn rows_from_groups(
     let summary = summarise(&rows);
     (rows, summary)
 }
-
 
 /// Compares two parsed files (`quiescent compare A.txt B.txt`): series match by metric,
 /// scope, statistic, block label and parameters. `direction`, when given, overrides what the
@@ -595,7 +599,6 @@ fn group_samples(frame: DataFrame) -> PolarsResult<Grouped> {
     Ok(map)
 }
 
-
 impl Report {
     /// Folds single-sample per-CPU rows (`cpuN` with one value a side: one trace_stat run)
     /// into their pooled `cpus` row, so that a 64-CPU profile of 19,043 functions prints one
@@ -663,4 +666,3 @@ fn summarise(rows: &[Row]) -> Summary {
     }
     summary
 }
-

@@ -168,8 +168,8 @@ pub(super) fn profiles(rows: &[Row]) -> Vec<Profile> {
                     let (hb, hh) = (sum("hit", true), sum("hit", false));
                     if hb.is_some() || hh.is_some() {
                         total.present = true;
-                        total.hit_base = human(hb, &unit_of("hit"));
-                        total.hit_head = human(hh, &unit_of("hit"));
+                        total.hit_base = human(hb, unit_of("hit"));
+                        total.hit_head = human(hh, unit_of("hit"));
                         total.hit_change = pct(compare::change_pct(hb, hh));
                     }
                     let (tb, th) = (sum("time", true), sum("time", false));
