@@ -10,14 +10,6 @@ use crate::config::DbArgs;
 use crate::export;
 use crate::report::{self, Report, Selection};
 
-/// What "better" means, as `--direction` spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DirectionArg {
-    Lower,
-    Higher,
-    Neutral,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
     /// Exit with status 3 when any series regressed.
@@ -44,8 +36,8 @@ pub struct CompareArgs {
     pub email: bool,
     /// What "better" means; overrides the direction the parsers gave each series, before the
     /// verdicts are decided (files and builds alike).
-    #[arg(long, value_enum)]
-    pub direction: Option<DirectionArg>,
+    #[arg(long, value_name = "lower|higher|neutral", value_parser = parse_direction)]
+    pub direction: Option<Direction>,
     /// Significance level (of q when several series are compared).
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
@@ -75,6 +67,11 @@ pub struct CompareArgs {
     pub db: DbArgs,
 }
 
+/// `--direction`: the data model's own spellings (`lower`, `higher_is_better`, `neutral`...).
+fn parse_direction(s: &str) -> Result<Direction, String> {
+    Direction::parse(s).ok_or_else(|| format!("expected lower, higher or neutral, found {s:?}"))
+}
+
 impl CompareArgs {
     pub fn settings(&self) -> anyhow::Result<Settings> {
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
@@ -96,11 +93,7 @@ impl CompareArgs {
 
 pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let settings = args.settings()?;
-    let direction = args.direction.map(|d| match d {
-        DirectionArg::Lower => Direction::LowerIsBetter,
-        DirectionArg::Higher => Direction::HigherIsBetter,
-        DirectionArg::Neutral => Direction::Neutral,
-    });
+    let direction = args.direction;
     let (a, b) = (Path::new(&args.base), Path::new(&args.head));
     let report = if a.is_file() || b.is_file() {
         if !(a.is_file() && b.is_file()) {
