@@ -398,7 +398,7 @@ async fn csv(State(st): State<AppState>, Query(q): Query<CompareQuery>) -> PageR
 
 /// The same JSON as `quiescent compare --json`.
 pub fn report_json(r: &Report) -> Result<String, AppError> {
-    serde_json::to_string_pretty(r).map_err(|e| AppError::Anyhow(e.into()))
+    crate::export::json::text(r).map_err(|e| AppError::Anyhow(e.into()))
 }
 
 async fn json(State(st): State<AppState>, Query(q): Query<CompareQuery>) -> PageResult<Response> {
