@@ -75,7 +75,7 @@ async fn not_found(uri: axum::http::Uri) -> AppError {
 
 /// Opens the database and serves until Ctrl-C.
 pub async fn serve(db: &DbArgs, config: ServeArgs) -> anyhow::Result<()> {
-    let pool = crate::cli::open_db(db).await?;
+    let pool = db.open().await?;
     serve_pool(pool, config, |addr| {
         println!(
             "quiescent is serving http://{addr}/ (database {})",

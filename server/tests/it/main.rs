@@ -2,6 +2,7 @@
 
 mod cli;
 mod common;
+mod demo_reports;
 mod hardening;
 mod upload;
 mod web;
