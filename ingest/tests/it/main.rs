@@ -1,6 +1,7 @@
 //! Integration tests of the ingest crate: one module per format, plus detection and the store.
 
 mod common;
+mod cyclictest;
 mod detect;
 mod function_graph;
 mod hackbench;
