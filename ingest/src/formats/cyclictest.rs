@@ -175,8 +175,7 @@ fn column_names(line: &str) -> Option<Vec<String>> {
             w.bytes().any(|b| b.is_ascii_alphabetic())
                 && !w.ends_with([':', '.', ','])
                 && w.bytes().all(|b| !matches!(b, b'#' | b'=' | b'$'))
-        })
-        && line.starts_with([' ', '\t']);
+        });
     ok.then(|| words.iter().map(|w| w.to_string()).collect())
 }
 
@@ -199,7 +198,7 @@ struct Parser {
 impl Parser {
     fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let line = strip_mail(raw).trim_end();
-        let indented = raw.trim_start_matches(['>', ' ']).starts_with([' ', '\t']);
+        let indented = raw.trim_start_matches('>').starts_with([' ', '\t']);
         if let Some(t) = thread_line(line) {
             self.end_group(ctx)?;
             return self.thread(t, ctx);

@@ -586,7 +586,10 @@ impl Parser {
 /// column.
 fn starts_like_counter(line: &str) -> bool {
     let t = line.trim_start();
-    t.starts_with(|c: char| c.is_ascii_digit() || c == '<')
+    let first = t.split_whitespace().next().unwrap_or("");
+    // A numbered heading (`2) After applying this patchset:`) is prose, not a count.
+    (t.starts_with(|c: char| c.is_ascii_digit()) && parse_number(first).is_some())
+        || t.starts_with('<')
         || (t.starts_with("CPU") && t[3..].starts_with(|c: char| c.is_ascii_digit()))
 }
 

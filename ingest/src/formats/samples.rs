@@ -369,11 +369,13 @@ fn parse_json(
         serde_json::from_str(&text).map(|f| vec![f])
     }
     .map_err(|e| {
+        // serde counts the newline added after the last line: never past the input's end.
+        let line = (e.line() as u64).min(lines.line_no().max(1));
         if let Some(token) = out_of_range_token(&text, &e) {
-            return out_of_range(e.line() as u64, token);
+            return out_of_range(line, token);
         }
         ParseError::syntax(
-            e.line() as u64,
+            line,
             "JSON as `quiescent parse --json` prints it (objects with a `series` array)",
             e.to_string(),
         )

@@ -6,6 +6,7 @@ mod detect;
 mod function_graph;
 mod hackbench;
 mod latency;
+mod limits;
 mod perf_stat;
 mod props;
 mod rcuscale;
