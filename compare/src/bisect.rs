@@ -44,7 +44,7 @@ pub struct BisectPolicy {
 impl Default for BisectPolicy {
     fn default() -> Self {
         BisectPolicy {
-            alpha: 0.01,
+            alpha: 0.05,
             runs: 5,
             batch: 5,
             max_runs: 30,
@@ -248,7 +248,7 @@ mod unit {
         let p = BisectPolicy::default();
         // 5, 10, 15, 20, 25, 30.
         assert_eq!(p.looks(), 6);
-        assert!((p.look_level() - 0.01 / 6.0).abs() < 1e-15);
+        assert!((p.look_level() - 0.05 / 6.0).abs() < 1e-15);
         assert_eq!(p.more_runs(0), 5);
         assert_eq!(p.more_runs(5), 5);
         assert_eq!(p.more_runs(28), 2);
