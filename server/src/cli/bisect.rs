@@ -488,7 +488,7 @@ pub async fn run_log(args: BisectLogArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut table = comfy_table::Table::new();
-    table.load_preset(comfy_table::presets::NOTHING);
+    table.load_style(comfy_table::presets::NOTHING);
     table.set_header([
         "step", "commit", "series", "runs", "median", "good", "bad", "p vs good", "p vs bad",
         "verdict",

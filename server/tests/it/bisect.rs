@@ -176,7 +176,7 @@ fn bisect_run_names_the_commit_that_slowed_down() {
         text(&out.stdout)
     );
     // Progress and the decision are on stderr, step by step.
-    assert!(stderr.contains("good median 18"), "{stderr}");
+    assert!(stderr.contains("time: good median "), "{stderr}");
     assert!(stderr.contains("runs: median"), "{stderr}");
     assert!(stderr.contains("bisect-step: bad after"), "{stderr}");
     assert!(stderr.contains("bisect-step: good after"), "{stderr}");
@@ -234,12 +234,12 @@ fn commits_where_the_benchmark_fails_are_skipped() {
     assert_eq!(step.status.code(), Some(125), "{}", text(&step.stderr));
 }
 
-/// A command whose first five runs hold one good-like value among bad-like ones (too little
+/// A command whose first five runs hold two good-like values among bad-like ones (too little
 /// to call), and whose next five are bad-like.
 const STRADDLE: &str = r#"#!/bin/sh
 k=$(cat "$BENCH_STATE/runs" 2>/dev/null || echo 0)
 echo $((k + 1)) > "$BENCH_STATE/runs"
-set -- 18.80 18.95 18.00 18.85 19.00 18.90 18.88 18.93 18.83 18.97
+set -- 18.80 18.95 18.00 17.95 19.00 18.90 18.88 18.93 18.83 18.97
 shift $((k % 10))
 echo "Time: $1"
 "#;
@@ -264,10 +264,10 @@ fn an_unclear_step_takes_more_runs() {
     let runs = std::fs::read_to_string(r.state.join("runs")).expect("counter");
     assert_eq!(runs.trim(), "10");
 
-    // With --max-runs 5 the same runs cannot decide: skip.
+    // One look only (--max-runs 5) at a stricter --alpha: the same five runs cannot decide.
     std::fs::remove_file(r.state.join("runs")).expect("reset the counter");
     let step = r.step(
-        &["--good", &g, "--bad", &b, "--max-runs", "5"],
+        &["--good", &g, "--bad", &b, "--max-runs", "5", "--alpha", "0.01"],
         &["sh", &s],
         &env,
     );
