@@ -113,7 +113,7 @@ fn bisect(method: &Method, tree: &Tree, rng: &mut Pcg64) -> (Option<usize>, usiz
         return (None, 0, true);
     }
     let (mut lo, mut hi) = (0, COMMITS - 1);
-    let mut skipped = vec![false; COMMITS];
+    let mut skipped = [false; COMMITS];
     let mut runs = 0;
     while hi - lo > 1 {
         let mid = (lo + hi) / 2;
@@ -231,7 +231,9 @@ fn main() {
     );
     for (effect, noise, ts, matched, as_safe) in matches {
         let seq_runs = ts.runs as f64 / ts.bisections as f64;
-        let safe = as_safe.map_or(format!("> {}", fixed_grid[fixed_grid.len() - 1]), |n| n.to_string());
+        let safe = as_safe.map_or(format!("> {}", fixed_grid[fixed_grid.len() - 1]), |n| {
+            n.to_string()
+        });
         match matched {
             Some((n, tf)) => {
                 let f_runs = tf.runs as f64 / tf.bisections as f64;

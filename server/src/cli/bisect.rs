@@ -194,9 +194,7 @@ async fn step(args: BisectStepArgs) -> anyhow::Result<u8> {
         check.good_n,
         med(check.bad_median),
         check.bad_n,
-        check
-            .change_pct
-            .map_or("-".into(), |c| format!("{c:+.2}%")),
+        check.change_pct.map_or("-".into(), |c| format!("{c:+.2}%")),
         pvalue(check.test.p),
         check.test.test,
     );
@@ -263,7 +261,10 @@ async fn step(args: BisectStepArgs) -> anyhow::Result<u8> {
             },
         };
         match bisect_db::record_step(pool, &record).await {
-            Ok(id) => eprintln!("bisect-step: stored as step {id} (build {})", record.label()),
+            Ok(id) => eprintln!(
+                "bisect-step: stored as step {id} (build {})",
+                record.label()
+            ),
             // The verdict stands: losing the record must not change the bisection.
             Err(e) => eprintln!(
                 "bisect-step: warning: the step could not be stored: {}",
@@ -490,7 +491,15 @@ pub async fn run_log(args: BisectLogArgs) -> anyhow::Result<ExitCode> {
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header([
-        "step", "commit", "series", "runs", "median", "good", "bad", "p vs good", "p vs bad",
+        "step",
+        "commit",
+        "series",
+        "runs",
+        "median",
+        "good",
+        "bad",
+        "p vs good",
+        "p vs bad",
         "verdict",
     ]);
     let opt = |v: Option<f64>| v.map_or("-".to_string(), super::sig);

@@ -107,7 +107,10 @@ pub struct StepRecord {
 impl StepRecord {
     /// `bisect-<first 12 hex digits of the commit>`.
     pub fn label(&self) -> String {
-        format!("bisect-{}", self.commit.chars().take(12).collect::<String>())
+        format!(
+            "bisect-{}",
+            self.commit.chars().take(12).collect::<String>()
+        )
     }
 }
 
@@ -136,7 +139,11 @@ pub async fn record_step(pool: &SqlitePool, step: &StepRecord) -> anyhow::Result
             .iter()
             .enumerate()
             .map(|(i, out)| {
-                InputFile::bytes(format!("run-{}.txt", i + 1), out.clone(), step.format.clone())
+                InputFile::bytes(
+                    format!("run-{}.txt", i + 1),
+                    out.clone(),
+                    step.format.clone(),
+                )
             })
             .collect();
         let outcome = ingest::store::import_run(pool, &meta, &files, None).await?;

@@ -74,7 +74,11 @@ fn repo() -> Repo {
         std::fs::write(root.join("version"), format!("{i}\n")).expect("write");
         git(&root, &["add", "-A"]);
         git(&root, &["commit", "-q", "-m", &format!("commit {i}")]);
-        shas.push(text(&git(&root, &["rev-parse", "HEAD"]).stdout).trim().to_string());
+        shas.push(
+            text(&git(&root, &["rev-parse", "HEAD"]).stdout)
+                .trim()
+                .to_string(),
+        );
     }
     Repo {
         _dir: dir,
@@ -118,12 +122,17 @@ impl Repo {
             &["bisect", "start", &self.shas[COMMITS - 1], &self.shas[0]],
         );
         let mut c = Command::new("git");
-        c.args(["bisect", "run", env!("CARGO_BIN_EXE_quiescent"), "bisect-step"])
-            .args(step_args)
-            .args(["--", "./bench.sh"])
-            .current_dir(&self.root)
-            .env("BENCH_STATE", &self.state)
-            .env_remove("QUIESCENT_DB");
+        c.args([
+            "bisect",
+            "run",
+            env!("CARGO_BIN_EXE_quiescent"),
+            "bisect-step",
+        ])
+        .args(step_args)
+        .args(["--", "./bench.sh"])
+        .current_dir(&self.root)
+        .env("BENCH_STATE", &self.state)
+        .env_remove("QUIESCENT_DB");
         for (k, v) in env {
             c.env(k, v);
         }
@@ -151,9 +160,10 @@ impl Repo {
 
 /// The commit `git bisect run` named, from its "X is the first bad commit" line.
 fn first_bad(out: &Output) -> Option<String> {
-    text(&out.stdout)
-        .lines()
-        .find_map(|l| l.strip_suffix(" is the first bad commit").map(str::to_string))
+    text(&out.stdout).lines().find_map(|l| {
+        l.strip_suffix(" is the first bad commit")
+            .map(str::to_string)
+    })
 }
 
 fn paths(a: &Path, b: &Path) -> (String, String) {
@@ -267,7 +277,16 @@ fn an_unclear_step_takes_more_runs() {
     // One look only (--max-runs 5) at a stricter --alpha: the same five runs cannot decide.
     std::fs::remove_file(r.state.join("runs")).expect("reset the counter");
     let step = r.step(
-        &["--good", &g, "--bad", &b, "--max-runs", "5", "--alpha", "0.01"],
+        &[
+            "--good",
+            &g,
+            "--bad",
+            &b,
+            "--max-runs",
+            "5",
+            "--alpha",
+            "0.01",
+        ],
         &["sh", &s],
         &env,
     );
@@ -286,14 +305,30 @@ fn steps_are_stored_and_listed_with_build_references() {
     for (file, label, sha) in [(&good, "v1", &r.shas[0]), (&bad, "v40", &r.shas[39])] {
         let out = Command::new(env!("CARGO_BIN_EXE_quiescent"))
             .args(["ingest", &file.display().to_string(), "--build", label])
-            .args(["--commit", sha, "--machine", "rig1", "--benchmark", "hackbench"])
+            .args([
+                "--commit",
+                sha,
+                "--machine",
+                "rig1",
+                "--benchmark",
+                "hackbench",
+            ])
             .args(["--db", &d])
             .output()
             .expect("ingest");
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
     let (out, _log) = r.bisect(
-        &["--good", "v1", "--bad", "v40", "--db", &d, "--machine", "rig1"],
+        &[
+            "--good",
+            "v1",
+            "--bad",
+            "v40",
+            "--db",
+            &d,
+            "--machine",
+            "rig1",
+        ],
         &env,
     );
     let stderr = text(&out.stderr);
@@ -317,7 +352,10 @@ fn steps_are_stored_and_listed_with_build_references() {
         .lines()
         .find(|l| l.contains(&r.shas[22][..12]))
         .unwrap_or_else(|| panic!("no step at the first bad commit:\n{listing}"));
-    assert!(first_bad_line.trim_end().ends_with("bad"), "{first_bad_line}");
+    assert!(
+        first_bad_line.trim_end().ends_with("bad"),
+        "{first_bad_line}"
+    );
 
     // The runs are stored under build bisect-<commit>, and compare against the references.
     let label = format!("bisect-{}", &r.shas[22][..12]);
