@@ -138,7 +138,7 @@ impl Repo {
         }
         let out = c.output().expect("git bisect run");
         let log = text(&git(&self.root, &["bisect", "log"]).stdout);
-        git(&self.root, &["bisect", "reset", "-q"]);
+        git(&self.root, &["bisect", "reset"]);
         (out, log)
     }
 
