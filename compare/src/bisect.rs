@@ -166,8 +166,9 @@ pub fn check_references(good: &[f64], bad: &[f64], alpha: f64) -> ReferenceCheck
         good_median: gm,
         bad_median: bm,
         change_pct,
-        // A reference of fewer than 2 values, or medians that do not move, tells nothing apart.
-        significant: test.p < alpha && g.len() >= 2 && b.len() >= 2 && gm != bm,
+        // References too small for any step to decide, or medians that do not move, tell
+        // nothing apart.
+        significant: test.p < alpha && g.len() >= MIN_N && b.len() >= MIN_N && gm != bm,
         test,
     }
 }
@@ -314,6 +315,56 @@ mod unit {
         let c = check_references(&[1.0, 1.01, 0.99], &[2.0, 2.01, 1.99], 0.01);
         assert_eq!(c.test.test, "welch");
         assert!(c.significant);
+    }
+
+    /// Runs one sequential step on draws from `draw`, as `bisect-step` does.
+    fn sequential(
+        good: &[f64],
+        bad: &[f64],
+        policy: &BisectPolicy,
+        mut draw: impl FnMut() -> f64,
+    ) -> StepVerdict {
+        let mut xs: Vec<f64> = Vec::new();
+        loop {
+            let more = policy.more_runs(xs.len());
+            if more == 0 {
+                return StepVerdict::Undecided;
+            }
+            xs.extend((0..more).map(|_| draw()));
+            let v = decide(good, bad, &xs, policy).verdict;
+            if v != StepVerdict::Undecided {
+                return v;
+            }
+        }
+    }
+
+    #[test]
+    fn wrong_calls_stay_below_alpha_over_all_looks() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(13);
+        let mut normal = move |mean: f64| {
+            let (u1, u2): (f64, f64) = (rng.random(), rng.random());
+            mean + (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+        };
+        let policy = BisectPolicy::default();
+        // Good and bad two standard deviations apart: hard enough that steps need many looks.
+        let steps = 1000;
+        let (mut wrong, mut decided) = (0, 0);
+        for i in 0..steps {
+            let good: Vec<f64> = (0..10).map(|_| normal(0.0)).collect();
+            let bad: Vec<f64> = (0..10).map(|_| normal(2.0)).collect();
+            let truth = if i % 2 == 0 { 0.0 } else { 2.0 };
+            let v = sequential(&good, &bad, &policy, || normal(truth));
+            match (v, truth == 0.0) {
+                (StepVerdict::Good, false) | (StepVerdict::Bad, true) => wrong += 1,
+                (StepVerdict::Undecided, _) => {}
+                _ => decided += 1,
+            }
+        }
+        let rate = wrong as f64 / steps as f64;
+        assert!(rate <= policy.alpha, "{wrong} wrong of {steps}");
+        // And the step is useful: most steps end in a right call.
+        assert!(decided > steps * 8 / 10, "{decided} right of {steps}");
     }
 
     #[test]
