@@ -1,7 +1,7 @@
 //! Simulated bisections: how often `bisect-step`'s sequential decision names the right commit,
 //! a wrong one or none, and how many benchmark runs it costs, against fixed-run median rules.
 //!
-//! `cargo run --release -p quiescent-compare --example bench_bisect [BISECTIONS [ALPHA RUNS BATCH MAX_RUNS]]`
+//! `cargo run --release -p quiescent-compare --example bench_bisect [BISECTIONS [ALPHA RUNS BATCH MAX_RUNS SAME]]`
 //!
 //! Each bisection: 64 commits, a step change of `effect` at a uniformly drawn first bad
 //! commit (1..=63), Gaussian noise of `noise` (relative), 10 runs of the first commit as the
@@ -53,8 +53,8 @@ impl Method {
     fn name(&self) -> String {
         match self {
             Method::Sequential(p) => format!(
-                "sequential (alpha {}, {}+{}..{})",
-                p.alpha, p.runs, p.batch, p.max_runs
+                "sequential (alpha {}, same {}, {}+{}..{})",
+                p.alpha, p.same, p.runs, p.batch, p.max_runs
             ),
             Method::Fixed(n) => format!("fixed {n} runs, nearest median"),
         }
@@ -168,7 +168,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(200);
-    // Optional: ALPHA RUNS BATCH MAX_RUNS, to explore other policies than the default.
+    // Optional: ALPHA RUNS BATCH MAX_RUNS SAME, to explore other policies than the default.
     let arg = |i: usize| std::env::args().nth(i).and_then(|a| a.parse::<f64>().ok());
     let d = BisectPolicy::default();
     let policy = BisectPolicy {
@@ -176,6 +176,7 @@ fn main() {
         runs: arg(3).map_or(d.runs, |v| v as usize),
         batch: arg(4).map_or(d.batch, |v| v as usize),
         max_runs: arg(5).map_or(d.max_runs, |v| v as usize),
+        same: arg(6).unwrap_or(d.same),
     };
     let fixed_grid = [5, 10, 15, 20, 30];
     println!(

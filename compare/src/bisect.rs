@@ -5,8 +5,9 @@
 //! the current commit's samples are tested against both references at each look (after the
 //! first `runs` samples, then after every further batch), and more runs are asked for while
 //! the answer is unknown. A commit is called good when it differs significantly from the bad
-//! reference and not from the good one (and the other way round for bad); any other outcome
-//! is undecided.
+//! reference and clearly looks like the good one (its p against good reaches a SAME threshold
+//! that starts at [`SAME`] and falls to the look level by the last look), and the other way
+//! round for bad; any other outcome is undecided.
 //!
 //! Why this bounds the error: calling a bad commit good needs the test of the commit against
 //! the bad reference, both drawn from the same distribution, to come out significant at some
@@ -27,6 +28,9 @@ use crate::tests::{mann_whitney_sorted, min_exact_p, ranks, welch_samples};
 /// Fewer samples than this on any side never decide a step.
 pub const MIN_N: usize = 3;
 
+/// The default SAME threshold at the first look (see [`BisectPolicy::same`]).
+pub const SAME: f64 = 0.05;
+
 /// How one bisection step gathers and judges samples.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BisectPolicy {
@@ -39,6 +43,11 @@ pub struct BisectPolicy {
     pub batch: usize,
     /// No more runs than this: still undecided then means the commit is skipped.
     pub max_runs: usize,
+    /// How clearly a commit must look like a reference to be called the same as it: its p
+    /// against that reference must reach this at the first look, falling linearly to the
+    /// look level at the last look (Pinpoint's tightening SAME threshold: with more runs, a
+    /// real difference would have shown, so less is asked).
+    pub same: f64,
 }
 
 impl Default for BisectPolicy {
@@ -48,6 +57,7 @@ impl Default for BisectPolicy {
             runs: 5,
             batch: 5,
             max_runs: 30,
+            same: SAME,
         }
     }
 }
@@ -64,6 +74,24 @@ impl BisectPolicy {
     /// The significance level of each look: `alpha / looks`.
     pub fn look_level(&self) -> f64 {
         self.alpha / self.looks() as f64
+    }
+
+    /// Which look `n` samples are (0 for the first), counted by the schedule.
+    fn look_index(&self, n: usize) -> usize {
+        let first = self.runs.max(1);
+        n.saturating_sub(first).div_ceil(self.batch.max(1))
+    }
+
+    /// The p a commit's samples must reach against a reference to be called the same as it,
+    /// at the look of `n` samples: `same` at the first look, the look level at the last.
+    pub fn same_level(&self, n: usize) -> f64 {
+        let level = self.look_level();
+        let last = self.looks().saturating_sub(1);
+        if last == 0 || self.same <= level {
+            return self.same.max(level);
+        }
+        let k = self.look_index(n).min(last) as f64 / last as f64;
+        self.same + (level - self.same) * k
     }
 
     /// How many runs to add after an undecided look with `n` samples (0: stop).
@@ -186,8 +214,10 @@ pub struct Look {
     pub vs_good: TestResult,
     /// The current commit against the bad reference.
     pub vs_bad: TestResult,
-    /// The level each test is judged at (`alpha / looks`).
+    /// The level each test is judged at (`alpha / looks`): below it, different.
     pub level: f64,
+    /// At or above this p, the same (`BisectPolicy::same_level`).
+    pub same_level: f64,
 }
 
 /// Judges the current commit's samples against the two references.
@@ -201,15 +231,17 @@ pub fn decide(good: &[f64], bad: &[f64], current: &[f64], policy: &BisectPolicy)
         (Some(gm), Some(bm), Some(m)) if bm != gm => Some((m - gm) / (bm - gm)),
         _ => None,
     };
+    let same_level = policy.same_level(c.len());
     let (off_good, off_bad) = (vs_good.p < level, vs_bad.p < level);
+    let (like_good, like_bad) = (vs_good.p >= same_level, vs_bad.p >= same_level);
     // The median must also sit on the side of the reference it is said to match: a commit
     // "different from bad" because it is even further from good is no good commit.
     // Fewer than MIN_N values on a side: no verdict, whatever a test says (as `compare`).
     let enough = [g.len(), b.len(), c.len()].iter().all(|&n| n >= MIN_N);
     let verdict = match (off_good, off_bad, position) {
         _ if !enough => StepVerdict::Undecided,
-        (false, true, Some(t)) if t < 0.5 => StepVerdict::Good,
-        (true, false, Some(t)) if t > 0.5 => StepVerdict::Bad,
+        (_, true, Some(t)) if like_good && t < 0.5 => StepVerdict::Good,
+        (true, _, Some(t)) if like_bad && t > 0.5 => StepVerdict::Bad,
         _ => StepVerdict::Undecided,
     };
     Look {
@@ -220,6 +252,7 @@ pub fn decide(good: &[f64], bad: &[f64], current: &[f64], policy: &BisectPolicy)
         vs_good,
         vs_bad,
         level,
+        same_level,
     }
 }
 
@@ -262,6 +295,12 @@ mod unit {
         };
         // 4, 7, 10, 12.
         assert_eq!(odd.looks(), 4);
+        // SAME: 0.05 at the first look, the look level at the last, linear between.
+        assert_eq!(p.same_level(5), 0.05);
+        let level = 0.05 / 6.0;
+        assert!((p.same_level(30) - level).abs() < 1e-15);
+        assert!((p.same_level(15) - (0.05 + (level - 0.05) * 0.4)).abs() < 1e-15);
+        assert!(p.same_level(10) > p.same_level(15));
     }
 
     #[test]

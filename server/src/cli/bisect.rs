@@ -173,6 +173,7 @@ async fn step(args: BisectStepArgs) -> anyhow::Result<u8> {
         runs: args.runs,
         batch: args.runs,
         max_runs: args.max_runs,
+        ..BisectPolicy::default()
     };
     let pool = match &args.db {
         Some(p) => Some(bisect_db::open(p).await?),
@@ -388,7 +389,7 @@ fn measure(
         }
         let look = decide(&good.samples, &bad.samples, &samples, policy);
         eprintln!(
-            "bisect-step: {} runs: median {}, {} of the way from good to bad; p vs good {}, p vs bad {} (level {}): {}",
+            "bisect-step: {} runs: median {}, {} of the way from good to bad; p vs good {}, p vs bad {} (different below {}, same from {}): {}",
             out.runs,
             look.median.map_or("-".into(), |m| human(m, &good.unit)),
             look.position
@@ -396,6 +397,7 @@ fn measure(
             pvalue(look.vs_good.p),
             pvalue(look.vs_bad.p),
             pvalue(look.level),
+            pvalue(look.same_level),
             match look.verdict {
                 StepVerdict::Undecided if policy.more_runs(out.runs) > 0 => "undecided, more runs",
                 v => v.as_str(),
