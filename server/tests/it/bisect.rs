@@ -370,3 +370,63 @@ fn steps_are_stored_and_listed_with_build_references() {
     assert!(row["head"]["n"].as_u64().unwrap_or(0) >= 5, "{row}");
     assert!(row["change_pct"].as_f64().unwrap_or(0.0) > 3.0, "{row}");
 }
+
+/// `metric,value` lines: `lat` values around `lat`, `thr` around 5 whatever the side.
+fn csv(lat: f64, n: usize, offset: usize) -> String {
+    let mut s = String::from("metric,value\n");
+    for i in 0..n {
+        // A deterministic spread of +-1% around each centre.
+        let d = ((i * 7 + offset) % 11) as f64 / 10.0 - 0.5;
+        s.push_str(&format!(
+            "lat,{:.4}\nthr,{:.4}\n",
+            lat * (1.0 + d / 50.0),
+            5.0 + d / 10.0
+        ));
+    }
+    s
+}
+
+#[test]
+fn the_most_different_series_is_bisected_unless_metric_says_otherwise() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |name: &str, text: String| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("write");
+        p.display().to_string()
+    };
+    let good = write("good.csv", csv(10.0, 10, 0));
+    let bad = write("bad.csv", csv(11.0, 10, 3));
+    let now = write("now.csv", csv(11.0, 1, 5));
+    let step = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_quiescent"))
+            .args(["bisect-step", "--good", &good, "--bad", &bad])
+            .args(extra)
+            .args(["--", "cat", &now])
+            .env_remove("QUIESCENT_DB")
+            .output()
+            .expect("bisect-step runs")
+    };
+    let out = step(&[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("bisecting lat (of 2 series in both references"),
+        "{stderr}"
+    );
+    // thr does not differ between the references: asked for, it stops the bisection.
+    let out = step(&["--metric", "thr"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(255), "{stderr}");
+    assert!(
+        stderr.contains("not significantly different on thr"),
+        "{stderr}"
+    );
+    // A metric neither reference has: a clear error, and 255, never "bad".
+    let out = step(&["--metric", "nope"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert!(
+        text(&out.stderr).contains("no series matching --metric \"nope\""),
+        "{}",
+        text(&out.stderr)
+    );
+}
