@@ -238,8 +238,20 @@ async fn step(args: BisectStepArgs) -> anyhow::Result<u8> {
         }
     };
     if let Some(pool) = &pool {
+        // The verdict stands whatever happens to the record: losing it must not change the
+        // bisection.
+        let commit = match git_head() {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!(
+                    "bisect-step: warning: the step is not stored: {}",
+                    error_chain(&e)
+                );
+                return Ok(code);
+            }
+        };
         let record = bisect_db::StepRecord {
-            commit: git_head()?,
+            commit,
             machine: args.machine.clone().unwrap_or_else(hostname),
             benchmark: args
                 .benchmark
@@ -266,7 +278,6 @@ async fn step(args: BisectStepArgs) -> anyhow::Result<u8> {
                 "bisect-step: stored as step {id} (build {})",
                 record.label()
             ),
-            // The verdict stands: losing the record must not change the bisection.
             Err(e) => eprintln!(
                 "bisect-step: warning: the step could not be stored: {}",
                 error_chain(&e)
