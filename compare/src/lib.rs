@@ -11,12 +11,14 @@
 pub mod bisect;
 mod describe;
 mod effect;
+pub mod pool;
 mod sketch;
 /// Hypothesis tests (Mann-Whitney U, Welch's t).
 mod tests;
 mod types;
 mod verdict;
 
+pub use pool::median;
 pub use sketch::text_sketch;
 pub use types::*;
 pub use verdict::benjamini_hochberg;
@@ -98,6 +100,12 @@ fn interval_sorted(
 
 /// Ratio of the medians and change in percent: (head - base) / |base| * 100, which is
 /// (head / base - 1) * 100 for a positive base. None when the base median is 0 or missing.
+/// The percent change of the head median against the base median (in percent of the base's
+/// magnitude); None when a median is missing, the base is 0 or the result is not finite.
+pub fn change_pct(base_median: Option<f64>, head_median: Option<f64>) -> Option<f64> {
+    change(base_median, head_median).1
+}
+
 fn change(base_median: Option<f64>, head_median: Option<f64>) -> (Option<f64>, Option<f64>) {
     match (base_median, head_median) {
         (Some(b), Some(h)) if b != 0.0 => {

@@ -2,14 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Which way is better for a metric (same spelling as the ingest crate).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    LowerIsBetter,
-    HigherIsBetter,
-    Neutral,
-}
+/// Which way is better for a metric: the data model's own type, so parsers, the store and
+/// the statistics share one.
+pub use ingest::model::Direction;
 
 /// The policy a comparison is judged by.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -27,6 +27,11 @@ pub enum ErrorKind {
     },
     #[error("no {expected} found in the file")]
     NothingFound { expected: String },
+    #[error(
+        "the line is {length} bytes long; the longest line accepted is {max} bytes \
+         (benchmark output has short lines: is this a binary or corrupt file?)"
+    )]
+    LineTooLong { length: u64, max: usize },
     #[error("the file is truncated: {what}")]
     Truncated { what: String },
     #[error("{0}")]

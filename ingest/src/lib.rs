@@ -7,8 +7,10 @@
 pub mod error;
 pub mod formats;
 pub mod lines;
+pub mod mail;
 pub mod model;
 pub mod store;
+pub mod summary;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -17,6 +19,7 @@ use std::path::{Path, PathBuf};
 pub use error::{Error, ErrorKind, ParseError, Position};
 pub use formats::Format;
 pub use model::{Ctx, Dataset, Direction, Series, SeriesKey, SeriesSpec, Sink, Unit, Warning};
+pub use summary::SeriesTable;
 
 use lines::Lines;
 
@@ -55,9 +58,9 @@ pub fn parse_reader(
     })?;
     if head.starts_with(&GZIP_MAGIC) {
         let gz = flate2::read::MultiGzDecoder::new(reader);
-        return parse_plain(name, gz, format, sink);
+        return parse_plain(name, gz, format, sink, true);
     }
-    parse_plain(name, reader, format, sink)
+    parse_plain(name, reader, format, sink, true)
 }
 
 fn parse_plain(
@@ -65,6 +68,7 @@ fn parse_plain(
     reader: impl Read,
     format: Option<&str>,
     sink: &mut dyn Sink,
+    undo_mail: bool,
 ) -> Result<ParseSummary, Error> {
     let mut reader = BufReader::with_capacity(256 * 1024, reader);
     let head = fill_head(&mut reader).map_err(|source| Error::Io {
@@ -90,6 +94,37 @@ fn parse_plain(
             ParseError::new(ErrorKind::Binary { offset: pos as u64 }, 0),
         ));
     }
+    if undo_mail && let Some(enc) = mail::sniff(&head) {
+        // A raw message whose body is encoded: decoded whole (bounded), then parsed as text.
+        let mut raw = head;
+        reader
+            .take((mail::MAX_MAIL_BYTES + 1 - raw.len().min(mail::MAX_MAIL_BYTES)) as u64)
+            .read_to_end(&mut raw)
+            .map_err(|source| Error::Io {
+                path: name.to_path_buf(),
+                source,
+            })?;
+        if raw.len() > mail::MAX_MAIL_BYTES {
+            return Err(parse_err(
+                "unknown",
+                ParseError::new(
+                    ErrorKind::Unsupported(format!(
+                        "a {} mail larger than {} MiB is not decoded",
+                        enc.describe(),
+                        mail::MAX_MAIL_BYTES >> 20
+                    )),
+                    0,
+                ),
+            ));
+        }
+        let text = mail::decode(&raw, &enc);
+        drop(raw);
+        sink.meta(
+            "mail_decoded",
+            format!("{} (line numbers count the decoded text)", enc.describe()),
+        );
+        return parse_plain(name, text.as_slice(), format, sink, false);
+    }
     let fmt: &'static dyn Format = match format {
         Some(n) => formats::by_name(n).ok_or_else(|| Error::UnknownFormat {
             path: name.to_path_buf(),
@@ -98,10 +133,34 @@ fn parse_plain(
         })?,
         None => {
             let text = String::from_utf8_lossy(&head);
-            formats::detect(&text).map_err(|reason| Error::Detect {
-                path: name.to_path_buf(),
-                reason,
-            })?
+            match formats::detect(&text) {
+                Ok(f) => f,
+                Err(reason) => {
+                    // Nothing recognised in a head that is one unfinished line: say that
+                    // rather than blame the content.
+                    if let Some((line, length)) = long_last_line(&head, &mut reader)
+                        .map_err(|source| Error::Io {
+                            path: name.to_path_buf(),
+                            source,
+                        })?
+                    {
+                        return Err(parse_err(
+                            "unknown",
+                            ParseError::new(
+                                ErrorKind::LineTooLong {
+                                    length,
+                                    max: lines::MAX_LINE,
+                                },
+                                line,
+                            ),
+                        ));
+                    }
+                    return Err(Error::Detect {
+                        path: name.to_path_buf(),
+                        reason,
+                    });
+                }
+            }
         }
     };
     let file_name = name.file_name().map(|s| s.to_string_lossy().into_owned());
@@ -116,6 +175,31 @@ fn parse_plain(
         samples: ctx.samples(),
         warnings: ctx.warnings(),
     })
+}
+
+/// When the head is full and ends inside a line longer than [`lines::MAX_LINE`]: that line's
+/// number and length, read on (and discarded) from `rest`.
+fn long_last_line(head: &[u8], rest: &mut impl BufRead) -> std::io::Result<Option<(u64, u64)>> {
+    if head.len() < formats::SNIFF_BYTES {
+        return Ok(None);
+    }
+    let newlines = memchr::memchr_iter(b'\n', head).count() as u64;
+    let start = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
+    let mut length = (head.len() - start) as u64;
+    loop {
+        let buf = rest.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        if let Some(i) = memchr::memchr(b'\n', buf) {
+            length += i as u64;
+            break;
+        }
+        length += buf.len() as u64;
+        let n = buf.len();
+        rest.consume(n);
+    }
+    Ok((length > lines::MAX_LINE as u64).then_some((newlines + 1, length)))
 }
 
 /// Reads up to [`formats::SNIFF_BYTES`] from the start without consuming the rest.

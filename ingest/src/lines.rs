@@ -101,6 +101,29 @@ impl<'r> Lines<'r> {
         }
     }
 
+    /// Reads to the end of an over-long line, discarding it, and returns its length (without
+    /// the line ending): the error can then say how long it is, in bounded memory.
+    fn skip_long_line(&mut self) -> Result<u64, ParseError> {
+        let mut length = 0u64;
+        loop {
+            let chunk = &self.buf[self.pos..self.end];
+            if let Some(i) = memchr::memchr(b'\n', chunk) {
+                length += i as u64;
+                if i > 0 && chunk[i - 1] == b'\r' {
+                    length -= 1;
+                }
+                self.pos += i + 1;
+                return Ok(length);
+            }
+            length += chunk.len() as u64;
+            self.pos = self.end;
+            if self.eof {
+                return Ok(length);
+            }
+            self.refill()?;
+        }
+    }
+
     /// The next line without its line ending, or `None` at the end of the input.
     pub fn next_line(&mut self) -> Result<Option<&str>, ParseError> {
         Ok(self.next_numbered()?.map(|(_, line)| line))
@@ -128,10 +151,11 @@ impl<'r> Lines<'r> {
                 break Some(searched + i);
             }
             if self.end - self.pos > MAX_LINE {
+                let length = self.skip_long_line()?;
                 return Err(ParseError::new(
-                    ErrorKind::Syntax {
-                        expected: format!("a text line shorter than {} bytes", MAX_LINE),
-                        found: "a longer line (binary or corrupt input?)".into(),
+                    ErrorKind::LineTooLong {
+                        length,
+                        max: MAX_LINE,
                     },
                     self.line_no + 1,
                 ));
@@ -222,37 +246,46 @@ pub fn split_console_prefix<'a>(line: &'a str, flags: &[&str]) -> Option<(&'a st
 /// Parses a plain decimal number token (`18.693`, `1e3` refused), allowing a leading sign.
 /// Thousands separators (`3,228,188`) are removed.
 pub fn parse_number(token: &str) -> Option<f64> {
-    let t = token.trim();
-    if t.is_empty() {
+    parse_number_bytes(token.trim().as_bytes())
+}
+
+/// [`parse_number`] on bytes, without allocating: the common token (digits and one dot) goes
+/// straight to a fast float parser.
+pub fn parse_number_bytes(t: &[u8]) -> Option<f64> {
+    let digits = match t.first()? {
+        b'-' | b'+' => &t[1..],
+        _ => t,
+    };
+    if digits.is_empty() {
         return None;
     }
-    let cleaned: std::borrow::Cow<'_, str> = if t.contains(',') {
-        // Only accept commas as thousands separators: groups of three digits.
-        let mut parts = t.split(',');
-        let first = parts.next()?;
-        if first.is_empty() || first.trim_start_matches(['-', '+']).len() > 3 {
+    let mut commas = false;
+    for &b in digits {
+        match b {
+            b'0'..=b'9' | b'.' => {}
+            b',' => commas = true,
+            _ => return None,
+        }
+    }
+    if !commas {
+        return fast_float2::parse(t).ok();
+    }
+    // Only accept commas as thousands separators: groups of three digits.
+    let mut parts = t.split(|&b| b == b',');
+    let first = parts.next()?;
+    if first.is_empty() || digits.iter().position(|&b| b == b',')? > 3 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(t.len());
+    out.extend_from_slice(first);
+    for p in parts {
+        let group = p.split(|&b| b == b'.').next().unwrap_or(&[]);
+        if group.len() != 3 || !group.iter().all(u8::is_ascii_digit) {
             return None;
         }
-        let mut out = first.to_string();
-        for p in parts {
-            let digits = p.split('.').next().unwrap_or("");
-            if digits.len() != 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            out.push_str(p);
-        }
-        out.into()
-    } else {
-        t.into()
-    };
-    let ok = cleaned
-        .trim_start_matches(['-', '+'])
-        .bytes()
-        .all(|b| b.is_ascii_digit() || b == b'.');
-    if !ok || cleaned.trim_start_matches(['-', '+']).is_empty() {
-        return None;
+        out.extend_from_slice(p);
     }
-    cleaned.parse::<f64>().ok()
+    fast_float2::parse(&out).ok()
 }
 
 /// Parses an ftrace duration in microseconds as `trace_print_graph_duration` prints it
@@ -287,6 +320,11 @@ mod tests {
         assert_eq!(parse_number("abc"), None);
         assert_eq!(parse_number("nan"), None);
         assert_eq!(parse_number("-"), None);
+        assert_eq!(parse_number("1.2.3"), None);
+        assert_eq!(parse_number("."), None);
+        assert_eq!(parse_number("-.5"), Some(-0.5));
+        assert_eq!(parse_number("+1,234.5"), Some(1234.5));
+        assert_eq!(parse_number("1234,567"), None);
     }
 
     #[test]
@@ -321,10 +359,18 @@ mod tests {
         assert_eq!(lines.next_line().unwrap(), Some("last"));
         assert_eq!(lines.next_line().unwrap(), None);
 
-        let huge = vec![b'z'; MAX_LINE + 10];
+        let huge = vec![b'z'; MAX_LINE * 3 + 10];
         let mut r: &[u8] = &huge;
         let mut lines = Lines::new(&mut r);
-        assert!(lines.next_line().is_err());
+        let err = lines.next_line().unwrap_err();
+        assert_eq!(err.pos.line, 1);
+        assert_eq!(
+            err.kind,
+            ErrorKind::LineTooLong {
+                length: (MAX_LINE * 3 + 10) as u64,
+                max: MAX_LINE
+            }
+        );
     }
 
     #[test]

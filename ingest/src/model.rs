@@ -59,6 +59,12 @@ impl From<Unit> for String {
     }
 }
 
+impl AsRef<str> for Unit {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
 impl std::fmt::Display for Unit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -208,6 +214,11 @@ pub trait Sink {
     fn warning(&mut self, warning: Warning);
     /// Structured detail kept alongside the run (e.g. the entries of a latency trace).
     fn extra(&mut self, key: &str, value: serde_json::Value);
+    /// The metric of a declared series, for error messages, when the sink keeps it; a sink
+    /// that answers `None` makes [`Ctx`] keep a copy of every metric name itself.
+    fn metric_name(&self, _id: SeriesId) -> Option<&str> {
+        None
+    }
 }
 
 /// Everything parsed from one input, collected in memory: what `quiescent parse` prints.
@@ -290,6 +301,10 @@ impl Sink for Dataset {
     fn extra(&mut self, key: &str, value: serde_json::Value) {
         self.extra.insert(key.to_string(), value);
     }
+
+    fn metric_name(&self, id: SeriesId) -> Option<&str> {
+        self.series.get(id).map(|s| s.spec.key.metric.as_str())
+    }
 }
 
 /// What a parser writes through: validates every sample (finite; not negative where the unit
@@ -321,33 +336,40 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn series(&mut self, spec: SeriesSpec) -> SeriesId {
-        let id = self.sink.series(&spec);
+        self.series_ref(&spec)
+    }
+
+    /// [`Ctx::series`] for a borrowed spec: a parser can reuse one spec for every sample and
+    /// allocate nothing once its series are known.
+    pub fn series_ref(&mut self, spec: &SeriesSpec) -> SeriesId {
+        let id = self.sink.series(spec);
         if id >= self.nonneg.len() {
             self.nonneg.resize(id + 1, false);
-            self.names.resize(id + 1, String::new());
             self.nonneg[id] = spec.unit.is_nonnegative();
-            self.names[id] = spec.key.metric;
+            if self.sink.metric_name(id).is_none() {
+                self.names.resize(id + 1, String::new());
+                self.names[id].clone_from(&spec.key.metric);
+            }
         }
         id
     }
 
+    fn name(&self, id: SeriesId) -> &str {
+        self.sink
+            .metric_name(id)
+            .or_else(|| self.names.get(id).map(String::as_str))
+            .unwrap_or("a value")
+    }
+
     /// Adds a sample after checking it; the error names the current line.
     pub fn sample(&mut self, id: SeriesId, value: f64) -> Result<(), ParseError> {
-        if !value.is_finite() {
-            return Err(ParseError::bad_value(
-                self.line,
-                &self.names[id],
-                value,
-                "expected a finite number",
-            ));
-        }
-        if value < 0.0 && self.nonneg[id] {
-            return Err(ParseError::bad_value(
-                self.line,
-                &self.names[id],
-                value,
-                "expected a value that is not negative",
-            ));
+        if !value.is_finite() || (value < 0.0 && self.nonneg[id]) {
+            let why = if value.is_finite() {
+                "expected a value that is not negative"
+            } else {
+                "expected a finite number"
+            };
+            return Err(ParseError::bad_value(self.line, self.name(id), value, why));
         }
         self.samples += 1;
         self.sink.sample(id, value);

@@ -140,7 +140,7 @@ async fn main() -> anyhow::Result<()> {
         ..Default::default()
     };
     let t = Instant::now();
-    let report = quiescent::report::build(&pool, &sel, &compare::Settings::default()).await?;
+    let report = quiescent::report::build(&pool, &sel, &compare::Settings::default(), None).await?;
     let report_time = t.elapsed();
     let t = Instant::now();
     let mut stats = Duration::ZERO;

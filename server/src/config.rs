@@ -34,6 +34,28 @@ pub struct ServeArgs {
     pub static_dir: Option<PathBuf>,
 }
 
+impl DbArgs {
+    /// Opens (creating and migrating) the database.
+    pub async fn open(&self) -> anyhow::Result<sqlx::SqlitePool> {
+        use anyhow::Context;
+        ingest::store::open(&self.db.display().to_string())
+            .await
+            .with_context(|| format!("opening database {}", self.db.display()))
+    }
+}
+
+/// Parses `k=v` (a `--param` flag or an upload form field).
+pub fn parse_kv(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, found {s:?}"))?;
+    let k = k.trim();
+    if k.is_empty() {
+        return Err(format!("empty key in {s:?}"));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
+}
+
 impl Default for ServeArgs {
     fn default() -> Self {
         ServeArgs {

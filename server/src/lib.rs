@@ -5,6 +5,8 @@
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod export;
+pub mod format;
 pub mod state;
 pub mod tokens;
 pub mod web;

@@ -5,7 +5,7 @@
 // playwright-core, with and without JavaScript, and saves screenshots under out/.
 
 import { chromium } from "playwright-core";
-import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createHash } from "node:crypto";
 import { join, dirname } from "node:path";
@@ -21,6 +21,9 @@ const out = join(here, "out");
 mkdirSync(out, { recursive: true });
 
 const XSS = "<script>alert(1)</script>";
+const RIG = "<b>rig</b>";
+// `quiescent compare --json` of the seed 000 builds, written by run.sh: what the page must show.
+const seedJson = process.env.QUIESCENT_SEED000_JSON;
 const LIVE = "/compare?base=c229828ca6bc-reverted&head=c229828ca6bc";
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const args = [
@@ -61,6 +64,17 @@ async function test(name, fn) {
 function check(cond, msg) {
   if (!cond) throw new Error(msg);
 }
+/** `got` within a relative tolerance `rel` (or an absolute `abs`) of `want`. */
+function near(got, want, rel, msg, abs = 0) {
+  const ok = Number.isFinite(got) && (Math.abs(got - want) <= abs || Math.abs(got - want) <= rel * Math.abs(want));
+  check(ok, msg);
+}
+/** A duration as the page prints it ("35.687 s", "892 ms", "12 µs") in seconds. */
+function seconds(text) {
+  const m = text.match(/^([-+0-9.e]+)\s*(s|ms|µs|us|ns)$/);
+  if (!m) return NaN;
+  return parseFloat(m[1]) * { s: 1, ms: 1e-3, "µs": 1e-6, us: 1e-6, ns: 1e-9 }[m[2]];
+}
 
 /** Visible rows of the results table: their data-verdict. */
 async function visibleVerdicts(page) {
@@ -77,12 +91,22 @@ async function tableText(page) {
 const js = await browser(true);
 const nojs = await browser(false);
 const dialogs = [];
+// Script errors and failed loads are recorded on every page either browser opens.
+const errors = [];
 for (const ctx of [js, nojs]) {
-  ctx.on("page", (p) => p.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); }));
+  ctx.on("page", (p) => {
+    p.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
+    p.on("pageerror", (e) => errors.push(`${p.url()}: ${e}`));
+    p.on("console", (m) => {
+      if (m.type() === "error" && /Content.Security.Policy/i.test(m.text())) errors.push(`${p.url()}: ${m.text()}`);
+    });
+    // A resource the page needs that fails to load (the page itself may be a deliberate 404).
+    p.on("response", (r) => {
+      if (r.status() >= 400 && r.request().resourceType() !== "document") errors.push(`${p.url()}: ${r.status()} ${r.url()}`);
+    });
+  });
 }
 const page = await js.newPage();
-const errors = [];
-page.on("pageerror", (e) => errors.push(String(e)));
 
 try {
   await test("home page lists builds and offers the comparison form", async () => {
@@ -153,6 +177,62 @@ try {
     const rows = await p.$$eval("#results tbody tr", (r) => r.filter((x) => x.offsetParent !== null).map((x) => x.dataset.search));
     check(rows.every((s) => s.includes("all-cpus")), `search ${rows}`);
     await p.close();
+  });
+
+  await test("the seed 000 page shows the medians, change, p and verdict of compare --json", async () => {
+    check(seedJson, "QUIESCENT_SEED000_JSON is not set (run.sh writes it)");
+    const want = JSON.parse(readFileSync(seedJson, "utf8")).comparisons;
+    check(want.length >= 6, `only ${want.length} comparisons in the JSON`);
+    await page.goto(base + LIVE);
+    const rows = await page.$$eval("#results tbody tr", (trs) => trs.map((tr) => ({
+      verdict: tr.dataset.verdict,
+      bench: tr.querySelector(".bench").innerText.trim(),
+      params: (tr.querySelector(".params") || { innerText: "" }).innerText.trim(),
+      name: tr.querySelector("td.series .mono:last-child").innerText.trim(),
+      cells: [...tr.querySelectorAll("td.num")].map((td) => td.innerText.trim()),
+    })));
+    check(rows.length === want.length, `page has ${rows.length} rows, JSON ${want.length}`);
+    for (const c of want) {
+      const params = Object.entries(c.params).map(([k, v]) => `${k}=${v}`).join(" ");
+      const row = rows.find((r) => r.bench === c.benchmark && r.params === params && r.name.startsWith(c.metric));
+      const what = `${c.benchmark} ${params} ${c.metric}`;
+      check(row, `no row for ${what}`);
+      const [n, baseMed, headMed, change, p] = row.cells;
+      check(n === `${c.base.n} / ${c.head.n}`, `${what}: n ${n}`);
+      near(seconds(baseMed), c.base.median, 5e-4, `${what}: base median ${baseMed} vs ${c.base.median}`);
+      near(seconds(headMed), c.head.median, 5e-4, `${what}: head median ${headMed} vs ${c.head.median}`);
+      if (c.change_pct === null) check(change.startsWith("-") && !/\d/.test(change.split("\n")[0]), `${what}: change ${change} shown without one`);
+      else near(parseFloat(change.split("\n")[0]), c.change_pct, 0, `${what}: change ${change} vs ${c.change_pct}`, 0.006);
+      if (c.p === null) check(p === "-" || p === "", `${what}: p ${p} shown without a test`);
+      else near(parseFloat(p), c.p, 0.05, `${what}: p ${p} vs ${c.p}`, 5e-5);
+      check(row.verdict === c.verdict, `${what}: verdict ${row.verdict} vs ${c.verdict}`);
+    }
+  });
+
+  await test("chart dots are visible with the stylesheet and not without it", async () => {
+    // The dots are zero-length path segments: only a round cap and a stroke width make them show.
+    const visible = (p) => p.$$eval("svg.chart path.dots", (ps) => ps.length > 0 && ps.every((d) => {
+      const s = getComputedStyle(d);
+      return s.strokeLinecap === "round" && parseFloat(s.strokeWidth) >= 2 && s.stroke !== "none"
+        && parseFloat(s.strokeOpacity) > 0.2 && (d.getAttribute("d").match(/h0/g) || []).length > 0;
+    }));
+    await page.goto(base + LIVE);
+    check(await visible(page), "dots not visible with the stylesheet");
+    const bare = await js.newPage();
+    await bare.route("**/*.css", (r) => r.abort());
+    await bare.goto(base + LIVE);
+    check(!(await visible(bare)), "dots look visible without the stylesheet: the check cannot fail");
+    await bare.close();
+    // The aborted stylesheet is this test's doing, not a page error.
+  });
+
+  await test("a machine named with markup shows as text", async () => {
+    const res = await page.goto(base + "/machines/" + encodeURIComponent(RIG));
+    check(res.status() === 200, `the machine ${RIG} is not stored (run.sh stores it): ${res.status()}`);
+    check((await page.locator("h1").innerText()).includes(RIG), "machine name not shown as text");
+    check(await page.locator("h1 b").count() === 0, "machine name rendered as markup");
+    await page.goto(base + "/");
+    check(await page.locator("a", { hasText: RIG }).count() >= 1, "machine not listed as text on the home page");
   });
 
   await test("a share link freezes the comparison and shows the same numbers", async () => {

@@ -26,6 +26,8 @@ done
 if [ -z "$url" ]; then echo "the demo server did not start:"; cat "$log"; exit 1; fi
 "$bin" ingest --db "$db" --build '<script>alert(1)</script>' --machine '<b>rig</b>' \
   --benchmark irqsoff-trace ingest/tests/fixtures/latency/doc54_irqsoff_3.8.0_16us.txt >/dev/null
+export QUIESCENT_SEED000_JSON="$work/seed000.json"
+"$bin" compare --db "$db" c229828ca6bc-reverted c229828ca6bc --json >"$QUIESCENT_SEED000_JSON"
 cd tests/browser
 npm ci --no-audit --no-fund --silent
 node run.mjs "$url"

@@ -5,6 +5,7 @@ use crate::lines::Lines;
 use crate::model::Ctx;
 
 mod blocks;
+pub mod cyclictest;
 pub mod function_graph;
 pub mod hackbench;
 pub mod latency;
@@ -41,6 +42,7 @@ pub trait Format: Sync + Send {
 pub fn all() -> &'static [&'static dyn Format] {
     &[
         &latency::Latency,
+        &cyclictest::Cyclictest,
         &trace_stat::TraceStat,
         &function_graph::FunctionGraph,
         &perf_stat::PerfStat,

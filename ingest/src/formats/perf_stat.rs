@@ -19,6 +19,9 @@
 //!   relative spread and `elapsed.stddev` (statistic `stddev`, s) the absolute one. The
 //!   `--table` rows are real samples of `elapsed`.
 //! - `workload.time` (s): the benchmark's own `Time:` lines printed before perf's summary.
+//! - `<event>.multiplex_pct` (statistic `multiplex_pct`, `%`): the share of the run a counter
+//!   was scheduled (`(93.10%)`), present only for multiplexed counters, so that a comparison
+//!   can flag values perf scaled up from part of the run.
 //!
 //! Metadata: `command` (or `target`), `runs`, `not_counted` (events without a value),
 //! `multiplex_pct.<event>`, `derived.<event>` (perf's `#` comment), unrelated `Key: value`
@@ -496,7 +499,12 @@ impl Parser {
         let (unit, event) = match &toks[1..] {
             [event] => (None, *event),
             [event, "(msec)"] => (Some("msec"), *event),
-            [unit, event] => (Some(*unit), *event),
+            [unit, event] if is_unit(unit) => (Some(*unit), *event),
+            // `perf stat -G NAME`: the cgroup follows the event.
+            [event, cgroup] => {
+                self.meta.set("cgroup", *cgroup);
+                (None, *event)
+            }
             _ => {
                 ctx.warn(format!("not a perf stat counter row: {line:?}"));
                 return Ok(());
@@ -537,6 +545,18 @@ impl Parser {
         }
         let suffix = scope.map(|s| format!("@{s}")).unwrap_or_default();
         if let Some(m) = multiplex {
+            // Kept as a series too, so that a comparison can flag counters that were scaled
+            // from a share of the run (statistic `multiplex_pct`: a summary, not a sample).
+            let share = Item {
+                metric: format!("{event}.multiplex_pct"),
+                unit: Unit::Percent,
+                direction: Direction::Neutral,
+                statistic: Some("multiplex_pct"),
+                scope: scope.map(str::to_string),
+                value: value(&m, "multiplexing share", line)?,
+                line,
+            };
+            self.add(share, ctx)?;
             self.meta.set(&format!("multiplex_pct.{event}{suffix}"), m);
         }
         if let Some(d) = derived.filter(|d| !d.is_empty()) {
@@ -566,8 +586,21 @@ impl Parser {
 /// column.
 fn starts_like_counter(line: &str) -> bool {
     let t = line.trim_start();
-    t.starts_with(|c: char| c.is_ascii_digit() || c == '<')
+    let first = t.split_whitespace().next().unwrap_or("");
+    // A numbered heading (`2) After applying this patchset:`) is prose, not a count.
+    (t.starts_with(|c: char| c.is_ascii_digit()) && parse_number(first).is_some())
+        || t.starts_with('<')
         || (t.starts_with("CPU") && t[3..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Units perf prints between a count and its event (`527649.37 msec cpu-clock`,
+/// `12.5 Joules power/energy-pkg/`).
+fn is_unit(t: &str) -> bool {
+    matches!(
+        t,
+        "msec" | "usec" | "us" | "nsec" | "ns" | "sec" | "s" | "Joules" | "J" | "mJ" | "W" | "MiB"
+            | "KiB" | "GiB" | "B" | "MB" | "kB" | "%" | "MHz" | "GHz"
+    )
 }
 
 fn value(text: &str, what: &str, line: u64) -> Result<f64, ParseError> {

@@ -115,7 +115,7 @@ fn parse_plain(first: &str, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<
     let push = |line: &str, ctx: &mut Ctx<'_>| -> Result<(), ParseError> {
         let tok = line.split_whitespace().next().unwrap_or("");
         let v = number(tok).ok_or_else(|| ParseError::syntax(ctx.line, "a number", line))?;
-        ctx.sample(id, v)
+        ctx.sample(id, in_range(tok, v, ctx.line)?)
     };
     push(first, ctx)?;
     while let Some((line_no, raw)) = lines.next_numbered()? {
@@ -298,7 +298,8 @@ fn parse_csv(cols: Columns, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<
                 key = key.param(name.clone(), v);
             }
         }
-        ctx.push(SeriesSpec::new(key, unit, direction), value * factor)?;
+        let value = in_range(value_text, value * factor, ctx.line)?;
+        ctx.push(SeriesSpec::new(key, unit, direction), value)?;
         rows += 1;
     }
     if rows == 0 {
@@ -368,8 +369,13 @@ fn parse_json(
         serde_json::from_str(&text).map(|f| vec![f])
     }
     .map_err(|e| {
+        // serde counts the newline added after the last line: never past the input's end.
+        let line = (e.line() as u64).min(lines.line_no().max(1));
+        if let Some(token) = out_of_range_token(&text, &e) {
+            return out_of_range(line, token);
+        }
         ParseError::syntax(
-            e.line() as u64,
+            line,
             "JSON as `quiescent parse --json` prints it (objects with a `series` array)",
             e.to_string(),
         )
@@ -403,6 +409,49 @@ fn parse_json(
         return Err(ParseError::nothing("samples in the JSON series"));
     }
     Ok(())
+}
+
+/// Refuses a value that overflowed to infinity although its text is a finite number (`1e999`,
+/// or `1e308` MiB in bytes); a written `inf` is left to the sink's check.
+fn in_range(text: &str, value: f64, line: u64) -> Result<f64, ParseError> {
+    let word = text.bytes().any(|b| b.is_ascii_alphabetic() && !matches!(b, b'e' | b'E'));
+    if value.is_infinite() && !word {
+        return Err(out_of_range(line, text));
+    }
+    Ok(value)
+}
+
+/// The error for a number that is no finite `f64` (`1e999`), naming it as written.
+fn out_of_range(line: u64, token: &str) -> ParseError {
+    ParseError::bad_value(
+        line,
+        "the value",
+        token,
+        "out of range (the largest magnitude accepted is 1.8e308)",
+    )
+}
+
+/// The number serde_json found out of range, as written in the text.
+fn out_of_range_token<'t>(text: &'t str, e: &serde_json::Error) -> Option<&'t str> {
+    if !e.to_string().starts_with("number out of range") {
+        return None;
+    }
+    let line = text.lines().nth(e.line().checked_sub(1)?)?;
+    let is_num = |b: u8| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E');
+    let bytes = line.as_bytes();
+    // serde_json's column points into or just after the number.
+    let mut end = e.column().min(bytes.len());
+    while end > 0 && !is_num(bytes[end - 1]) {
+        end -= 1;
+    }
+    while end < bytes.len() && is_num(bytes[end]) {
+        end += 1;
+    }
+    let mut start = end;
+    while start > 0 && is_num(bytes[start - 1]) {
+        start -= 1;
+    }
+    (start < end).then(|| &line[start..end])
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@
 //! compare side's to compute. Meta `cpus` holds the number of distinct CPUs in the input.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 
 use super::Format;
 use crate::error::ParseError;
@@ -227,6 +228,9 @@ struct Parser {
     tables: u64,
     rows: u64,
     first_line: Option<(u64, String)>,
+    /// The spec of the value being stored, reused, and the CPU its scope names.
+    spec: SeriesSpec,
+    spec_cpu: Option<u32>,
 }
 
 impl Parser {
@@ -244,6 +248,8 @@ impl Parser {
             tables: 0,
             rows: 0,
             first_line: None,
+            spec: SeriesSpec::count(SeriesKey::new(String::new())),
+            spec_cpu: None,
         }
     }
 
@@ -363,33 +369,46 @@ impl Parser {
             return Ok(());
         }
         self.rows += 1;
-        let scope = format!("cpu{cpu}");
-        let key = |what: &str| {
-            SeriesKey::new(format!("{}.{what}", row.name))
-                .scope(scope.clone())
-                .label(self.label.clone())
+        // One spec reused for every value: only a new series costs an allocation (in the sink).
+        let spec = &mut self.spec;
+        if self.spec_cpu != Some(cpu) {
+            spec.key.scope.clear();
+            let _ = write!(spec.key.scope, "cpu{cpu}");
+            self.spec_cpu = Some(cpu);
+        }
+        if spec.key.label != self.label {
+            spec.key.label.clone_from(&self.label);
+        }
+        let mut push = |what: &str, unit: Unit, direction: Direction, value: f64| {
+            spec.key.metric.clear();
+            spec.key.metric.push_str(row.name);
+            spec.key.metric.push('.');
+            spec.key.metric.push_str(what);
+            spec.unit = unit;
+            spec.direction = direction;
+            let id = ctx.series_ref(spec);
+            ctx.sample(id, value)
         };
-        ctx.push(SeriesSpec::count(key("hit")), row.hit)?;
+        push("hit", Unit::Count, Direction::Neutral, row.hit)?;
         if row.n >= 2 {
-            ctx.push(
-                SeriesSpec::duration(key("time")),
-                lines::us_to_s(row.durations[0]),
-            )?;
-            ctx.push(
-                SeriesSpec::duration(key("avg")),
-                lines::us_to_s(row.durations[1]),
-            )?;
+            let lower = Direction::LowerIsBetter;
+            push("time", Unit::Seconds, lower, lines::us_to_s(row.durations[0]))?;
+            push("avg", Unit::Seconds, lower, lines::us_to_s(row.durations[1]))?;
         }
         if row.n == 3 {
             // Printed as `us` but the kernel computes it in µs²: 1 µs² = 1e-12 s².
-            let spec = SeriesSpec::new(key("s2"), Unit::SecondsSquared, Direction::LowerIsBetter);
-            ctx.push(spec, row.durations[2] * 1e-12)?;
+            let s2 = row.durations[2] * 1e-12;
+            push("s2", Unit::SecondsSquared, Direction::LowerIsBetter, s2)?;
         }
         let g = &mut self.group;
-        let i = *g.index.entry(row.name.to_string()).or_insert_with(|| {
-            g.sums.push((row.name.to_string(), 0.0, 0.0, false));
-            g.sums.len() - 1
-        });
+        let i = match g.index.get(row.name) {
+            Some(&i) => i,
+            None => {
+                g.sums.push((row.name.to_string(), 0.0, 0.0, false));
+                g.index.insert(row.name.to_string(), g.sums.len() - 1);
+                g.sums.len() - 1
+            }
+        };
         let s = &mut g.sums[i];
         s.1 += row.hit;
         if row.n >= 2 {

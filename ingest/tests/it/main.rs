@@ -1,10 +1,12 @@
 //! Integration tests of the ingest crate: one module per format, plus detection and the store.
 
 mod common;
+mod cyclictest;
 mod detect;
 mod function_graph;
 mod hackbench;
 mod latency;
+mod limits;
 mod perf_stat;
 mod props;
 mod rcuscale;

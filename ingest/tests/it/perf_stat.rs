@@ -424,3 +424,98 @@ fn many_blocks_then_another_command() {
     // Blocks that agree are counted, not listed one by one.
     assert_eq!(ds.meta["blocks"], "1501");
 }
+
+const CLEAR_PAGE: &str = "perf_stat/lkml_2020_clear_page_nt_perf_stat_multiplex_excerpt.txt";
+const MEMCG: &str = "perf_stat/lkml_2023_memcg_slab_shrink_lockless_perf_stat_multiplex.txt";
+
+/// Values of a metric and statistic whose `command` param contains `cmd`, in file order.
+fn by_command(ds: &Dataset, metric: &str, statistic: &str, cmd: &str) -> Vec<f64> {
+    ds.series
+        .iter()
+        .filter(|s| {
+            let k = &s.spec.key;
+            k.metric == metric
+                && k.statistic.as_deref() == Some(statistic)
+                && k.params.get("command").is_some_and(|c| c.contains(cmd))
+        })
+        .flat_map(|s| s.samples.iter().copied())
+        .collect()
+}
+
+#[test]
+fn multiplexing_shares_are_series_a_comparison_can_flag() {
+    let ds = parse(CLEAR_PAGE, "perf_stat");
+    let stosb = "x86-64-stosb";
+    assert_eq!(by_command(&ds, "cpu-cycles", "mean", stosb), [2_064_476_092.0]);
+    assert_eq!(
+        by_command(&ds, "cpu-cycles.stddev_pct", "rel_stddev_pct", stosb),
+        [0.17]
+    );
+    assert_eq!(
+        by_command(&ds, "cpu-cycles.multiplex_pct", "multiplex_pct", stosb),
+        [22.19]
+    );
+    assert_eq!(
+        by_command(&ds, "LLC-stores.multiplex_pct", "multiplex_pct", stosb),
+        [11.10]
+    );
+    // `LLC-store-misses`: multiplexed without a spread group.
+    assert_eq!(
+        by_command(&ds, "LLC-store-misses.multiplex_pct", "multiplex_pct", stosb),
+        [11.10]
+    );
+    assert_eq!(
+        by_command(&ds, "L1-dcache-load-misses", "mean", "x86-64-stosq"),
+        [133_710_131.0]
+    );
+    assert_eq!(
+        by_command(&ds, "L1-dcache-load-misses.multiplex_pct", "multiplex_pct", "x86-64-stosq"),
+        [45.55]
+    );
+    let share = ds
+        .series
+        .iter()
+        .find(|s| s.spec.key.metric == "cpu-cycles.multiplex_pct")
+        .unwrap();
+    assert_eq!(share.spec.unit, Unit::Percent);
+    assert_eq!(share.spec.direction, Direction::Neutral);
+    // Two sections measure x86-64-movnt (Broadwellx, Rome): both blocks are kept.
+    assert_eq!(
+        by_command(&ds, "cpu-cycles", "mean", "x86-64-movnt"),
+        [1_619_807_936.0, 1_091_352_779.0]
+    );
+}
+
+#[test]
+fn cgroup_column_and_a_multiplexed_after_block() {
+    let ds = parse(MEMCG, "perf_stat");
+    let labels = ds.labels();
+    let before = labels.iter().find(|l| l.contains("Before applying")).unwrap();
+    let after = labels.iter().find(|l| l.contains("After applying")).unwrap();
+    let value = |metric: &str, label: &str, stat: &str| {
+        ds.series
+            .iter()
+            .find(|s| {
+                s.spec.key.metric == metric
+                    && s.spec.key.label.as_deref() == Some(label)
+                    && s.spec.key.statistic.as_deref() == Some(stat)
+            })
+            .map(|s| s.samples.clone())
+    };
+    assert_eq!(value("cycles", before, "mean"), Some(vec![454_187_219_766.0]));
+    assert_eq!(value("instructions", before, "mean"), Some(vec![78_896_433_101.0]));
+    assert_eq!(value("cycles", after, "mean"), Some(vec![841_954_709_443.0]));
+    assert_eq!(
+        value("cycles.stddev_pct", after, "rel_stddev_pct"),
+        Some(vec![15.80])
+    );
+    assert_eq!(value("cycles.multiplex_pct", after, "multiplex_pct"), Some(vec![98.69]));
+    assert_eq!(
+        value("instructions.multiplex_pct", after, "multiplex_pct"),
+        Some(vec![98.68])
+    );
+    // The before block ran unmultiplexed: no share series.
+    assert_eq!(value("cycles.multiplex_pct", before, "multiplex_pct"), None);
+    assert!(!ds.series.iter().any(|s| s.spec.key.metric == "test"));
+    assert_eq!(ds.meta["cgroup"], "test");
+}

@@ -7,15 +7,8 @@ use anyhow::Context;
 use compare::{Direction, Settings, Verdict};
 
 use crate::config::DbArgs;
+use crate::export;
 use crate::report::{self, Report, Selection};
-
-/// Output formats of `compare`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DirectionArg {
-    Lower,
-    Higher,
-    Neutral,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
@@ -41,9 +34,10 @@ pub struct CompareArgs {
     /// Print plain text within 72 columns, ready for an LKML reply.
     #[arg(long, group = "out")]
     pub email: bool,
-    /// What "better" means (for files of plain numbers; overrides the parsers' direction).
-    #[arg(long, value_enum)]
-    pub direction: Option<DirectionArg>,
+    /// What "better" means; overrides the direction the parsers gave each series, before the
+    /// verdicts are decided (files and builds alike).
+    #[arg(long, value_name = "lower|higher|neutral", value_parser = parse_direction)]
+    pub direction: Option<Direction>,
     /// Significance level (of q when several series are compared).
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
@@ -73,6 +67,11 @@ pub struct CompareArgs {
     pub db: DbArgs,
 }
 
+/// `--direction`: the data model's own spellings (`lower`, `higher_is_better`, `neutral`...).
+fn parse_direction(s: &str) -> Result<Direction, String> {
+    Direction::parse(s).ok_or_else(|| format!("expected lower, higher or neutral, found {s:?}"))
+}
+
 impl CompareArgs {
     pub fn settings(&self) -> anyhow::Result<Settings> {
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
@@ -94,11 +93,7 @@ impl CompareArgs {
 
 pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let settings = args.settings()?;
-    let direction = args.direction.map(|d| match d {
-        DirectionArg::Lower => Direction::LowerIsBetter,
-        DirectionArg::Higher => Direction::HigherIsBetter,
-        DirectionArg::Neutral => Direction::Neutral,
-    });
+    let direction = args.direction;
     let (a, b) = (Path::new(&args.base), Path::new(&args.head));
     let report = if a.is_file() || b.is_file() {
         if !(a.is_file() && b.is_file()) {
@@ -136,15 +131,9 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             machine: args.machine.clone(),
             metric: args.metric.clone(),
         };
-        let mut r = report::build(&pool, &sel, &settings)
+        report::build(&pool, &sel, &settings, direction)
             .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        if let Some(d) = direction {
-            for row in &mut r.comparisons {
-                row.direction = d;
-            }
-        }
-        r
+            .map_err(|e| anyhow::anyhow!("{e}"))?
     };
     let mut report = report;
     if !args.per_cpu {
@@ -229,20 +218,19 @@ fn print(args: &CompareArgs, report: &Report) -> anyhow::Result<()> {
     // Buffered: stdout is line-buffered, and pretty JSON of a large profile has millions of lines.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
-        serde_json::to_writer_pretty(&mut out, report)?;
-        writeln!(out)?;
+        export::json::write(&mut out, report)?;
     } else if args.csv {
-        write!(out, "{}", report::csv_text(report))?;
+        write!(out, "{}", export::csv::text(report))?;
     } else if args.markdown {
-        write!(out, "{}", report::markdown_text(report))?;
+        write!(out, "{}", export::markdown::text(report))?;
     } else if args.email {
-        write!(out, "{}", report::email_text(report))?;
+        write!(out, "{}", export::email::text(report))?;
     } else {
         let width = std::env::var("COLUMNS")
             .ok()
             .and_then(|c| c.parse::<usize>().ok())
             .unwrap_or(120);
-        write!(out, "{}", report::terminal_text(report, width))?;
+        write!(out, "{}", export::terminal::text(report, width))?;
     }
     out.flush()?;
     Ok(())

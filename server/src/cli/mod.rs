@@ -126,117 +126,18 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
 
 /// Opens the database named by `db`, with a readable error.
 pub async fn open_db(db: &DbArgs) -> anyhow::Result<sqlx::SqlitePool> {
-    use anyhow::Context;
-    ingest::store::open(&db.db.display().to_string())
-        .await
-        .with_context(|| format!("opening database {}", db.db.display()))
+    db.open().await
 }
 
-/// Parses `k=v`.
-pub fn parse_kv(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s
-        .split_once('=')
-        .ok_or_else(|| format!("expected KEY=VALUE, found {s:?}"))?;
-    let k = k.trim();
-    if k.is_empty() {
-        return Err(format!("empty key in {s:?}"));
-    }
-    Ok((k.to_string(), v.trim().to_string()))
-}
+// Shared with the upload form, which must not depend on the command line.
+pub use crate::config::parse_kv;
 
-/// Seconds, milliseconds or microseconds, whichever reads best.
-pub fn human(value: f64, unit: &str) -> String {
-    match unit {
-        "s" => human_seconds(value),
-        "bytes" => human_bytes(value),
-        "s^2" => human_seconds_squared(value),
-        "count" => {
-            if value.fract() == 0.0 && value.abs() < 1e15 {
-                format!("{}", value as i64)
-            } else {
-                sig(value)
-            }
-        }
-        "" => sig(value),
-        u => format!("{} {u}", sig(value)),
-    }
-}
-
-pub fn human_seconds(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0 s".into()
-    } else if a >= 1.0 {
-        format!("{} s", sig(v))
-    } else if a >= 1e-3 {
-        format!("{} ms", sig(v * 1e3))
-    } else if a >= 1e-6 {
-        format!("{} us", sig(v * 1e6))
-    } else {
-        format!("{} ns", sig(v * 1e9))
-    }
-}
-
-/// Variances of durations (trace_stat's s^2 column) in the unit that reads best.
-pub fn human_seconds_squared(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0 s^2".into()
-    } else if a >= 1.0 {
-        format!("{} s^2", sig(v))
-    } else if a >= 1e-6 {
-        format!("{} ms^2", sig(v * 1e6))
-    } else if a >= 1e-12 {
-        format!("{} us^2", sig(v * 1e12))
-    } else {
-        format!("{} ns^2", sig(v * 1e18))
-    }
-}
-
-pub fn human_bytes(v: f64) -> String {
-    let a = v.abs();
-    if a >= 1024.0 * 1024.0 * 1024.0 {
-        format!("{} GiB", sig(v / (1024.0 * 1024.0 * 1024.0)))
-    } else if a >= 1024.0 * 1024.0 {
-        format!("{} MiB", sig(v / (1024.0 * 1024.0)))
-    } else if a >= 1024.0 {
-        format!("{} KiB", sig(v / 1024.0))
-    } else {
-        format!("{v} B")
-    }
-}
-
-/// Up to 6 significant digits without trailing zeros.
-pub fn sig(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let digits = 6i32;
-    let mag = v.abs().log10().floor() as i32;
-    let decimals = (digits - 1 - mag).clamp(0, 12) as usize;
-    let s = format!("{v:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
+// Numbers print the same on pages and in exports: the helpers live in one leaf module.
+pub use crate::format::human;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn humanises() {
-        assert_eq!(human_seconds(0.000564), "564 us");
-        assert_eq!(human_seconds(49.393), "49.393 s");
-        assert_eq!(human_seconds(0.0012), "1.2 ms");
-        assert_eq!(human_bytes(2048.0), "2 KiB");
-        assert_eq!(sig(182650.3), "182650");
-        assert_eq!(human(3.0, "count"), "3");
-        assert_eq!(human(0.004e-12, "s^2"), "4000 ns^2");
-        assert_eq!(human(30819.36e-12, "s^2"), "30819.4 us^2");
-    }
 
     #[test]
     fn error_chain_skips_repeated_causes() {

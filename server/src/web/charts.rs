@@ -130,7 +130,7 @@ impl Scale {
             let v = (t / step).round() * step;
             out.push(Tick {
                 x: self.x(v),
-                label: crate::cli::human(v, unit),
+                label: crate::format::human(v, unit),
             });
             t += step;
         }

@@ -1,7 +1,6 @@
 //! The web application: one module per feature, each with its handlers and page templates.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -18,10 +17,12 @@ use crate::error::AppError;
 use crate::state::AppState;
 
 pub mod api;
+pub mod assets;
 pub mod builds;
 pub mod cache;
 pub mod charts;
 pub mod compare;
+pub mod headers;
 pub mod home;
 pub mod machines;
 pub mod runs;
@@ -29,18 +30,13 @@ pub mod share;
 pub mod upload;
 pub mod view;
 
-/// The static files shipped with the source tree.
-pub fn default_static_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../static")
-}
-
 /// The whole router. Tests drive it with `tower::ServiceExt::oneshot`.
 pub fn app(state: AppState) -> Router {
-    let static_dir = state
-        .config
-        .static_dir
-        .clone()
-        .unwrap_or_else(default_static_dir);
+    // Built-in static files unless a directory overrides them.
+    let statics: Router<AppState> = match &state.config.static_dir {
+        Some(dir) => Router::new().nest_service("/static", ServeDir::new(dir)),
+        None => Router::new().route("/static/{*path}", get(assets::embedded)),
+    };
     let timeout = Duration::from_secs(state.config.request_timeout_secs);
     Router::new()
         .route("/healthz", get(healthz))
@@ -52,14 +48,20 @@ pub fn app(state: AppState) -> Router {
         .merge(share::routes())
         .merge(api::routes())
         .merge(upload::routes())
-        .nest_service("/static", ServeDir::new(static_dir))
+        .merge(statics)
         .fallback(not_found)
         .layer(CompressionLayer::new())
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             timeout,
         ))
-        .layer(TraceLayer::new_for_http())
+        .layer(axum::middleware::from_fn(headers::no_token_in_query))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &axum::extract::Request| {
+                tracing::debug_span!("request", method = %req.method(), uri = %headers::loggable_uri(req.uri()))
+            }),
+        )
+        .layer(axum::middleware::from_fn(headers::security))
         .with_state(state)
 }
 
@@ -73,7 +75,7 @@ async fn not_found(uri: axum::http::Uri) -> AppError {
 
 /// Opens the database and serves until Ctrl-C.
 pub async fn serve(db: &DbArgs, config: ServeArgs) -> anyhow::Result<()> {
-    let pool = crate::cli::open_db(db).await?;
+    let pool = db.open().await?;
     serve_pool(pool, config, |addr| {
         println!(
             "quiescent is serving http://{addr}/ (database {})",

@@ -279,7 +279,7 @@ impl ArtifactView {
             .collect()
     }
     pub fn size_h(&self) -> String {
-        crate::cli::human_bytes(self.size as f64)
+        crate::format::human_bytes(self.size as f64)
     }
     pub fn more_warnings(&self) -> i64 {
         self.warning_count - self.warnings.len() as i64

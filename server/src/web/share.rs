@@ -225,7 +225,7 @@ async fn csv(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<R
     let f = load(&st.pool, &id).await?;
     let r = frozen_report(&st, &f).await?;
     Ok(download(
-        report::csv_text(&r),
+        crate::export::csv::text(&r),
         "text/csv; charset=utf-8",
         &export_name(&r, "csv"),
     ))

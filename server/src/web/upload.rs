@@ -387,7 +387,7 @@ async fn read_field(
                 (&mut form.params, k.to_string(), value)
             } else if name == "machine_fact" || name == "param" {
                 // `-F param=load=idle`: the KEY=VALUE form of the command line's flags.
-                let (k, v) = crate::cli::parse_kv(&value)
+                let (k, v) = crate::config::parse_kv(&value)
                     .map_err(|e| AppError::BadRequest(format!("field {name}: {e}")))?;
                 let map = if name == "param" {
                     &mut form.params

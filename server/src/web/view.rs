@@ -9,49 +9,23 @@ use crate::error::AppError;
 
 /// `YYYY-MM-DD HH:MM` (UTC) from unix seconds.
 pub fn fmt_time(secs: i64) -> String {
-    crate::cli::runs::format_time(secs)
+    crate::format::time(secs)
 }
 
 /// A value in its unit, humanised (`564 us`, `49.393 s`, `2 KiB`, `4 us^2`); `-` when
 /// undefined.
-pub fn human(v: Option<f64>, unit: &str) -> String {
-    match v {
-        Some(v) if v.is_finite() && unit == "s^2" => human_variance(v),
-        Some(v) if v.is_finite() => crate::cli::human(v, unit),
-        _ => "-".into(),
-    }
-}
-
-/// Variances of durations: trace_stat's `s^2` column is often around 1e-15 s^2.
-fn human_variance(v: f64) -> String {
-    let a = v.abs();
-    let (scale, unit) = if a == 0.0 || a >= 1.0 {
-        (1.0, "s^2")
-    } else if a >= 1e-6 {
-        (1e6, "ms^2")
-    } else if a >= 1e-12 {
-        (1e12, "us^2")
-    } else {
-        (1e18, "ns^2")
-    };
-    format!("{} {unit}", crate::cli::sig(v * scale))
+pub fn human(v: Option<f64>, unit: impl AsRef<str>) -> String {
+    crate::format::value(v, unit)
 }
 
 /// A signed percentage with two decimals (`+3.21%`).
 pub fn pct(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v.is_finite() => format!("{v:+.2}%"),
-        _ => "-".into(),
-    }
+    crate::format::percent(v, 2)
 }
 
 /// A probability: 4 decimals, or scientific notation when tiny.
 pub fn prob(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v.is_finite() && v != 0.0 && v < 1e-4 => format!("{v:.1e}"),
-        Some(v) if v.is_finite() => format!("{v:.4}"),
-        _ => "-".into(),
-    }
+    crate::format::p_value(v)
 }
 
 /// `k=v, k=v` of a params map, or `-` when empty.

@@ -263,6 +263,43 @@ fn compare_builds_from_the_demo_database() {
     // Regressions come first.
     assert_eq!(rows[0]["verdict"], "regression");
 
+    // `--direction` is what the verdicts and `--fail-on` are decided by, not a relabelling:
+    // the time the commit adds is a regression when lower is better, an improvement when
+    // higher is.
+    let real = |direction: &str| {
+        let o = run(&[
+            "compare",
+            "c229828ca6bc-reverted",
+            "c229828ca6bc",
+            "--json",
+            "--metric",
+            "real",
+            "--direction",
+            direction,
+            "--fail-on",
+            "regression",
+            "--db",
+            &db,
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let idle = v["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["params"]["load"] == "idle")
+            .cloned()
+            .expect("idle real");
+        (o.status.code(), idle)
+    };
+    let (code, idle) = real("lower");
+    assert_eq!(code, Some(3));
+    assert_eq!(idle["verdict"], "regression");
+    assert_eq!(idle["direction"], "lower_is_better");
+    let (code, idle) = real("higher");
+    assert_eq!(code, Some(0), "no regression when higher is better");
+    assert_eq!(idle["verdict"], "improvement");
+    assert_eq!(idle["direction"], "higher_is_better");
+
     // Seed 004: per-CPU hits fall 2.9x; a decrease with the per-CPU flag.
     let o = run(&[
         "compare",

@@ -16,12 +16,17 @@ pub struct TestApp {
 }
 
 pub async fn app() -> TestApp {
+    app_with(quiescent::config::ServeArgs::default()).await
+}
+
+/// A router with the given server settings over its own temporary SQLite database.
+pub async fn app_with(config: quiescent::config::ServeArgs) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("test.db");
     let pool = ingest::store::open(&path.display().to_string())
         .await
         .expect("open db");
-    let state = quiescent::AppState::new(pool.clone(), quiescent::config::ServeArgs::default());
+    let state = quiescent::AppState::new(pool.clone(), config);
     TestApp {
         app: quiescent::app(state),
         pool,
@@ -97,6 +102,11 @@ impl TestApp {
 }
 
 /// A fixture file of the ingest crate.
+/// The repository's top folder.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 pub fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../ingest/tests/fixtures")

@@ -3,5 +3,7 @@
 mod bisect;
 mod cli;
 mod common;
+mod demo_reports;
+mod hardening;
 mod upload;
 mod web;

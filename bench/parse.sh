@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Parse benchmark: `quiescent parse` (release) on large inputs built by repeating the real
+# fixtures, beside `mawk '{s+=$2}' FILE` (summing one column) and `wc -l` on the same bytes in
+# the same run. Prints the median wall time of several runs, the peak RSS, and the ratios
+# against mawk. Targets: every line format at most 1/3 of mawk's time and <= 64 MiB; the
+# 64-CPU x 19,043-function trace_stat profile (4.9 M series) no slower than mawk, <= 512 MiB.
+# Needs: mawk, GNU time (/usr/bin/time), python3.
+# Usage: bench/parse.sh [OUTDIR]   (env: MB=100 size of each line-format input, RUNS=5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bench-out/parse}
+mb=${MB:-100}
+runs=${RUNS:-5}
+mkdir -p "$out"
+cargo build --release -q -p quiescent
+q=${CARGO_TARGET_DIR:-target}/release/quiescent
+fx=ingest/tests/fixtures
+
+# Line-format inputs: a real fixture repeated to about $mb MB.
+gen() { # NAME FIXTURE...
+    local name=$1
+    shift
+    [ -f "$out/$name.txt" ] && return
+    python3 - "$out/$name.txt" "$mb" "$@" <<'PY'
+import sys
+dst, mb, srcs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+chunk = b"".join(open(s, "rb").read().rstrip(b"\n") + b"\n" for s in srcs)
+n = mb * 1_000_000 // len(chunk) + 1
+with open(dst, "wb") as f:
+    f.write(chunk * n)
+PY
+}
+gen function_graph "$fx/function_graph/perftools_funcgraph_do_nanosleep.txt"
+gen rcuscale "$fx/rcuscale/lkml_2021_rcuscale_writer_duration_console_sample.txt"
+gen perf_stat "$fx/perf_stat/lkml_2021_perf_stat_null_repeat10_hackbench_8blocks.txt"
+gen latency "$fx/latency/doc54_irqsoff_3.8.0_71us_function-trace.txt"
+gen time "$fx/time/seed000_bash_time_3runs_ftrace_switch.txt"
+
+# The profile of seed 002's scale: `head trace_stat/function*` of 64 CPUs x 19,043 functions,
+# rows written as the real 4-CPU fixture prints them (every value its own series).
+[ -f "$out/trace_stat_64cpu.txt" ] || python3 - "$out/trace_stat_64cpu.txt" <<'PY'
+import sys, random
+rng = random.Random(2)
+with open(sys.argv[1], "w") as f:
+    for cpu in range(64):
+        f.write(f"==> /sys/kernel/debug/tracing/trace_stat/function{cpu} <==\n")
+        f.write("  Function                               Hit    Time            Avg             s^2\n")
+        f.write("  --------                               ---    ----            ---             ---\n")
+        for i in range(19043):
+            hit = rng.randint(1000, 90000)
+            avg = rng.uniform(0.1, 2.0)
+            name = f"kfunc_{i:06d}"
+            f.write(f"  {name:<30}   {hit:>10}    {hit * avg:.3f} us    {avg:.3f} us    {avg * 0.01:.3f} us    \n")
+        f.write("\n")
+PY
+
+# Median wall seconds and peak RSS (KiB) of RUNS runs of a command; output to /dev/null.
+measure() {
+    local t rss walls=() peak=0
+    for _ in $(seq "$runs"); do
+        read -r t rss < <({ /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+        walls+=("$t")
+        [ "$rss" -gt "$peak" ] && peak=$rss
+    done
+    local med
+    med=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+    echo "$med $peak"
+}
+
+printf '%-18s %7s %8s %8s %9s %9s %10s %8s %s\n' input MB wc_s mawk_s parse_s parse/mawk parse_MiB target ok
+fail=0
+for name in function_graph rcuscale perf_stat latency time trace_stat_64cpu; do
+    f=$out/$name.txt
+    size=$(($(stat -c %s "$f") / 1000000))
+    read -r wc_s _ < <(measure wc -l "$f")
+    read -r mawk_s _ < <(measure mawk '{s+=$2} END {print s}' "$f")
+    read -r q_s q_rss < <(measure "$q" parse "$f")
+    ratio=$(awk -v a="$q_s" -v b="$mawk_s" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}')
+    mib=$((q_rss / 1024))
+    if [ "$name" = trace_stat_64cpu ]; then
+        target="<=1,512M"
+        ok=$(awk -v r="$ratio" -v m="$mib" 'BEGIN {print (r <= 1 && m <= 512) ? "yes" : "NO"}')
+    else
+        target="<=0.333,64M"
+        ok=$(awk -v r="$ratio" -v m="$mib" 'BEGIN {print (r <= 1/3 && m <= 64) ? "yes" : "NO"}')
+    fi
+    [ "$ok" = yes ] || fail=1
+    printf '%-18s %7s %8s %8s %9s %9s %10s %8s %s\n' "$name" "$size" "$wc_s" "$mawk_s" "$q_s" "$ratio" "$mib" "$target" "$ok"
+done
+# The JSON contract on the profile: written as it is produced, so memory stays bounded too.
+read -r j_s j_rss < <(measure "$q" parse --json "$out/trace_stat_64cpu.txt")
+echo "trace_stat_64cpu parse --json: ${j_s}s, $((j_rss / 1024)) MiB"
+exit $fail

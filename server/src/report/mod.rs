@@ -1,0 +1,668 @@
+//! A comparison report: gathers the samples of two builds (or two frozen sets of runs) from the
+//! database ([`data`]), pools them per (benchmark, params, metric, scope) and runs the
+//! statistics ([`compare::pool`]), and states how the environments differ ([`env`]). The
+//! renderers are in the `export` module.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use compare::{Direction, SeriesComparison, Settings, Verdict};
+use ingest::model::{FastMap, Unit};
+use polars::prelude::*;
+use serde::Serialize;
+use sqlx::SqlitePool;
+
+use crate::error::AppError;
+
+pub mod data;
+mod env;
+
+pub use data::BuildInfo;
+use data::BuildLookup;
+pub use env::EnvDiff;
+
+/// What to compare.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Selection {
+    /// Base build label or commit id (prefix).
+    pub base: String,
+    /// Head build label or commit id (prefix).
+    pub head: String,
+    pub benchmark: Option<String>,
+    pub machine: Option<String>,
+    /// Glob over metric names (`*` and `?`).
+    pub metric: Option<String>,
+}
+
+/// One side of a comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    pub build: BuildInfo,
+    /// The runs whose samples were pooled.
+    pub run_ids: Vec<i64>,
+    /// Machines those runs executed on.
+    pub machines: Vec<String>,
+}
+
+/// One compared series.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub benchmark: String,
+    pub params: BTreeMap<String, String>,
+    pub metric: String,
+    /// `all`, `cpuN`, `writerN`..., or `cpus` for per-CPU values pooled as samples.
+    pub scope: String,
+    pub unit: Unit,
+    pub direction: Direction,
+    /// Set for pre-computed summaries (`median`, `p99`...): no test is possible.
+    pub statistic: Option<String>,
+    /// Block label of the input, when the series kept one.
+    pub label: Option<String>,
+    #[serde(flatten)]
+    pub cmp: SeriesComparison,
+    #[serde(skip)]
+    pub base_samples: Vec<f64>,
+    #[serde(skip)]
+    pub head_samples: Vec<f64>,
+    /// On a pooled per-CPU row (`scope = "cpus"`) folded by [`Report::fold_per_cpu`]: the
+    /// value of each CPU on both sides.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_cpu: Vec<CpuValues>,
+}
+
+/// One CPU's values of a per-CPU series (a trace_stat column).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuValues {
+    pub scope: String,
+    pub base: Option<f64>,
+    pub head: Option<f64>,
+}
+
+impl Row {
+    /// `load=idle preempt_off_ms=20`.
+    pub fn params_text(&self) -> String {
+        self.params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The series name as shown in tables: metric, scope unless `all`, statistic, label.
+    pub fn name(&self) -> String {
+        let mut s = self.metric.clone();
+        if !self.per_cpu.is_empty() {
+            s.push_str(&format!(" [{} cpus]", self.per_cpu.len()));
+        } else if self.scope != "all" {
+            s.push_str(&format!(" [{}]", self.scope));
+        }
+        if let Some(st) = &self.statistic {
+            s.push_str(&format!(" ({st})"));
+        }
+        if let Some(l) = &self.label {
+            s.push_str(&format!(" {{{l}}}"));
+        }
+        s
+    }
+}
+
+/// Counts of verdicts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub regressions: usize,
+    pub improvements: usize,
+    pub increases: usize,
+    pub decreases: usize,
+    pub unchanged: usize,
+    pub not_enough_data: usize,
+    pub total: usize,
+}
+
+/// A whole comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub base: Side,
+    pub head: Side,
+    pub settings: Settings,
+    pub comparisons: Vec<Row>,
+    pub summary: Summary,
+    pub env_diff: Vec<EnvDiff>,
+    /// For a frozen comparison: runs exist now that the frozen one did not include.
+    pub newer_runs: bool,
+}
+
+/// Finds a build by label, or by commit id (a unique prefix of at least 7 characters); a
+/// missing one is an error naming close labels.
+pub async fn find_build(pool: &SqlitePool, name: &str) -> Result<BuildInfo, AppError> {
+    match data::find_build(pool, name).await? {
+        BuildLookup::Found(b) => Ok(b),
+        BuildLookup::Ambiguous => Err(AppError::BadRequest(format!(
+            "commit prefix {name:?} matches several builds; give a longer one or a label"
+        ))),
+        BuildLookup::Missing => {
+            let labels = data::build_labels_newest(pool, 200).await?;
+            Err(AppError::NotFound(format!(
+                "no build {name:?}; {}",
+                close_labels_hint(name, &labels)
+            )))
+        }
+    }
+}
+
+fn close_labels_hint(name: &str, labels: &[String]) -> String {
+    let lower = name.to_lowercase();
+    let mut close: Vec<&String> = labels
+        .iter()
+        .filter(|l| {
+            let ll = l.to_lowercase();
+            ll.contains(&lower) || lower.contains(&ll) || common_prefix(&ll, &lower) >= 3
+        })
+        .take(5)
+        .collect();
+    if close.is_empty() {
+        close = labels.iter().take(5).collect();
+    }
+    if close.is_empty() {
+        "no builds are stored yet".to_string()
+    } else {
+        format!(
+            "known builds include: {}",
+            close
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
+/// Runs of a build matching the selection's filters.
+async fn select_runs(
+    pool: &SqlitePool,
+    label: &str,
+    sel: &Selection,
+) -> Result<Vec<i64>, AppError> {
+    Ok(data::select_runs(
+        pool,
+        label,
+        sel.benchmark.as_deref(),
+        sel.machine.as_deref(),
+    )
+    .await?)
+}
+
+/// Builds the live comparison of two builds. `direction`, when given, overrides what the
+/// stored series say is better (before the verdicts are decided).
+pub async fn build(
+    pool: &SqlitePool,
+    sel: &Selection,
+    settings: &Settings,
+    direction: Option<Direction>,
+) -> Result<Report, AppError> {
+    let base = find_build(pool, &sel.base).await?;
+    let head = find_build(pool, &sel.head).await?;
+    let base_runs = select_runs(pool, &base.label, sel).await?;
+    let head_runs = select_runs(pool, &head.label, sel).await?;
+    let sides = (base, head, base_runs, head_runs);
+    assemble(pool, sides, sel, settings, direction, false).await
+}
+
+/// Builds a comparison over exactly these runs (a frozen, shared comparison).
+pub async fn build_frozen(
+    pool: &SqlitePool,
+    base_runs: &[i64],
+    head_runs: &[i64],
+    sel: &Selection,
+    settings: &Settings,
+) -> Result<Report, AppError> {
+    let base = find_build(pool, &sel.base).await?;
+    let head = find_build(pool, &sel.head).await?;
+    let now_base = select_runs(pool, &base.label, sel).await?;
+    let now_head = select_runs(pool, &head.label, sel).await?;
+    let newer = now_base.iter().any(|r| !base_runs.contains(r))
+        || now_head.iter().any(|r| !head_runs.contains(r));
+    let sides = (base, head, base_runs.to_vec(), head_runs.to_vec());
+    assemble(pool, sides, sel, settings, None, newer).await
+}
+
+/// Identity of a pooled series.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct Key {
+    benchmark: String,
+    params_key: String,
+    metric: String,
+    scope: String,
+    statistic: Option<String>,
+    label: Option<String>,
+}
+
+/// What every sample of a key shares.
+#[derive(Clone)]
+struct KeyInfo {
+    unit: Unit,
+    direction: Direction,
+}
+
+/// The builds and the runs of each side.
+type Sides = (BuildInfo, BuildInfo, Vec<i64>, Vec<i64>);
+
+async fn assemble(
+    pool: &SqlitePool,
+    (base, head, base_runs, head_runs): Sides,
+    sel: &Selection,
+    settings: &Settings,
+    direction: Option<Direction>,
+    newer_runs: bool,
+) -> Result<Report, AppError> {
+    let (keys, infos, frame) = gather(pool, &base_runs, &head_runs, sel).await?;
+    // Group the samples with polars: (key, side) -> list of values.
+    let grouped = tokio::task::spawn_blocking(move || group_samples(frame))
+        .await
+        .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping failed: {e}")))?
+        .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping samples: {e}")))?;
+
+    let (rows, summary) = rows_from_groups(keys, &infos, grouped, settings, false, direction);
+    let base_machines = data::machines_of(pool, &base_runs).await?;
+    let head_machines = data::machines_of(pool, &head_runs).await?;
+    let env_diff = env::env_diff(&base, &head, &base_machines, &head_machines);
+    Ok(Report {
+        base: Side {
+            build: base,
+            run_ids: base_runs,
+            machines: base_machines,
+        },
+        head: Side {
+            build: head,
+            run_ids: head_runs,
+            machines: head_machines,
+        },
+        settings: *settings,
+        comparisons: rows,
+        summary,
+        env_diff,
+        newer_runs,
+    })
+}
+
+/// Compares every key present on both sides (per-CPU series pooled, see [`compare::pool`]),
+/// applies BH and sorts. `direction`, when given, overrides what the series say is better,
+/// before any verdict is decided.
+fn rows_from_groups(
+    keys: Vec<Key>,
+    infos: &[KeyInfo],
+    mut grouped: Grouped,
+    settings: &Settings,
+    fold: bool,
+    direction: Option<Direction>,
+) -> (Vec<Row>, Summary) {
+    // Which series gives each key its unit: a pooled key takes its first CPU's.
+    let mut info_of: FastMap<Key, usize> = FastMap::default();
+    let mut inputs = Vec::new();
+    for (kid, key) in keys.into_iter().enumerate() {
+        let Some((base, head)) = grouped.remove(&(kid as u32)) else {
+            continue;
+        };
+        if base.is_empty() || head.is_empty() {
+            continue; // present on one side only
+        }
+        let cpu = (is_cpu_scope(&key.scope) && key.statistic.is_none()).then(|| {
+            let pooled = Key {
+                scope: "cpus".into(),
+                ..key.clone()
+            };
+            info_of.entry(pooled.clone()).or_insert(kid);
+            (pooled, key.scope.clone())
+        });
+        info_of.insert(key.clone(), kid);
+        inputs.push(compare::pool::Input {
+            direction: direction.unwrap_or(infos[kid].direction),
+            summary: key.statistic.is_some(),
+            cpu,
+            key,
+            base,
+            head,
+        });
+    }
+    let mut rows: Vec<Row> = compare::pool::pool(inputs, settings, fold)
+        .into_iter()
+        .map(|o| {
+            let mut per_cpu: Vec<CpuValues> = o
+                .per_cpu
+                .into_iter()
+                .map(|c| CpuValues {
+                    scope: c.cpu,
+                    base: c.base,
+                    head: c.head,
+                })
+                .collect();
+            per_cpu.sort_by(|a, b| crate::natural(&a.scope, &b.scope));
+            let unit = infos[info_of[&o.key]].unit.clone();
+            let key = o.key;
+            Row {
+                benchmark: key.benchmark,
+                params: parse_params_key(&key.params_key),
+                metric: key.metric,
+                scope: key.scope,
+                unit,
+                direction: o.direction,
+                statistic: key.statistic,
+                label: key.label,
+                cmp: o.cmp,
+                base_samples: o.base,
+                head_samples: o.head,
+                per_cpu,
+            }
+        })
+        .collect();
+    sort_rows(&mut rows);
+    let summary = summarise(&rows);
+    (rows, summary)
+}
+
+/// Compares two parsed files (`quiescent compare A.txt B.txt`): series match by metric,
+/// scope, statistic, block label and parameters. `direction`, when given, overrides what the
+/// parsers say is better.
+pub fn from_datasets(
+    base_name: &str,
+    head_name: &str,
+    base: ingest::Dataset,
+    head: ingest::Dataset,
+    direction: Option<Direction>,
+    settings: &Settings,
+    fold: bool,
+) -> Report {
+    // One map from key to id (the keys are listed from it at the end, not stored twice): a
+    // 64-CPU profile has millions of series.
+    let mut index: FastMap<Key, u32> = FastMap::default();
+    let mut infos: Vec<KeyInfo> = Vec::new();
+    let mut grouped: Grouped = FastMap::default();
+    for (is_head, ds) in [(false, base), (true, head)] {
+        // Samples are moved, not copied: 1,000,000 vs 1,000,000 numbers must stay small.
+        for s in ds.series {
+            let spec = s.spec;
+            let key = Key {
+                benchmark: String::new(),
+                params_key: ingest::store::params_key(&spec.key.params),
+                metric: spec.key.metric,
+                scope: spec.key.scope,
+                statistic: spec.key.statistic,
+                label: spec.key.label,
+            };
+            let next = index.len() as u32;
+            let kid = *index.entry(key).or_insert_with(|| {
+                infos.push(KeyInfo {
+                    unit: spec.unit.clone(),
+                    direction: spec.direction,
+                });
+                next
+            });
+            let e = grouped.entry(kid).or_default();
+            let side = if is_head { &mut e.1 } else { &mut e.0 };
+            if side.is_empty() {
+                *side = s.samples;
+            } else {
+                side.extend_from_slice(&s.samples);
+            }
+        }
+    }
+    let mut slots: Vec<Option<Key>> = vec![None; index.len()];
+    for (k, id) in index {
+        slots[id as usize] = Some(k);
+    }
+    let keys: Vec<Key> = slots.into_iter().flatten().collect();
+    let (rows, summary) = rows_from_groups(keys, &infos, grouped, settings, fold, direction);
+    let side = |name: &str| Side {
+        build: BuildInfo {
+            label: name.to_string(),
+            commit: None,
+            kernel_version: None,
+            config: None,
+            cmdline: None,
+        },
+        run_ids: Vec::new(),
+        machines: Vec::new(),
+    };
+    Report {
+        base: side(base_name),
+        head: side(head_name),
+        settings: *settings,
+        comparisons: rows,
+        summary,
+        env_diff: Vec::new(),
+        newer_runs: false,
+    }
+}
+
+fn is_cpu_scope(scope: &str) -> bool {
+    scope
+        .strip_prefix("cpu")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Regressions first (by q), then improvements, then increases/decreases, then the rest.
+fn sort_rows(rows: &mut [Row]) {
+    let rank = |v: Verdict| match v {
+        Verdict::Regression => 0,
+        Verdict::Improvement => 1,
+        Verdict::Increase | Verdict::Decrease => 2,
+        Verdict::NoSignificantChange => 3,
+        Verdict::NotEnoughData => 4,
+    };
+    rows.sort_by(|a, b| {
+        rank(a.cmp.verdict)
+            .cmp(&rank(b.cmp.verdict))
+            .then_with(|| {
+                let qa = a.cmp.q.or(a.cmp.p).unwrap_or(f64::INFINITY);
+                let qb = b.cmp.q.or(b.cmp.p).unwrap_or(f64::INFINITY);
+                qa.total_cmp(&qb)
+            })
+            .then_with(|| a.benchmark.cmp(&b.benchmark))
+            .then_with(|| crate::natural(&a.params_text(), &b.params_text()))
+            .then_with(|| a.metric.cmp(&b.metric))
+            .then_with(|| crate::natural(&a.scope, &b.scope))
+            // A total order: rows are built from hash maps.
+            .then_with(|| a.statistic.cmp(&b.statistic))
+            .then_with(|| a.label.cmp(&b.label))
+    });
+}
+
+pub fn parse_params_key(k: &str) -> BTreeMap<String, String> {
+    k.split('&')
+        .filter(|s| !s.is_empty())
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// Matches `*` and `?` wildcards.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == '*' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+type Gathered = (Vec<Key>, Vec<KeyInfo>, DataFrame);
+
+/// Reads the series and samples of both sides: keys are interned, samples land in a frame of
+/// (key id, side, value).
+async fn gather(
+    pool: &SqlitePool,
+    base_runs: &[i64],
+    head_runs: &[i64],
+    sel: &Selection,
+) -> Result<Gathered, AppError> {
+    let mut keys: Vec<Key> = Vec::new();
+    let mut infos: Vec<KeyInfo> = Vec::new();
+    let mut key_index: FastMap<Key, u32> = FastMap::default();
+    let mut key_col: Vec<u32> = Vec::new();
+    let mut side_col: Vec<bool> = Vec::new();
+    let mut value_col: Vec<f64> = Vec::new();
+    for (is_head, runs) in [(false, base_runs), (true, head_runs)] {
+        // In stored order: the order of samples within a series is what the bootstrap draws from.
+        let mut wanted: Vec<(i64, u32)> = Vec::new();
+        for s in data::series_of_runs(pool, runs).await? {
+            if let Some(glob) = &sel.metric
+                && !glob_match(glob, &s.metric)
+            {
+                continue;
+            }
+            let key = Key {
+                benchmark: s.benchmark,
+                params_key: s.params_key,
+                metric: s.metric,
+                scope: s.scope,
+                statistic: s.statistic,
+                label: s.label,
+            };
+            let kid = match key_index.get(&key) {
+                Some(&k) => k,
+                None => {
+                    let k = keys.len() as u32;
+                    key_index.insert(key.clone(), k);
+                    keys.push(key);
+                    infos.push(KeyInfo {
+                        unit: s.unit,
+                        direction: s.direction,
+                    });
+                    k
+                }
+            };
+            wanted.push((s.id, kid));
+        }
+        let kid_of: HashMap<i64, u32> = wanted.iter().copied().collect();
+        let ids: Vec<i64> = wanted.iter().map(|w| w.0).collect();
+        let samples = data::samples_of_series(pool, &ids).await?;
+        key_col.reserve(samples.len());
+        for (sid, value) in samples {
+            key_col.push(kid_of[&sid]);
+            side_col.push(is_head);
+            value_col.push(value);
+        }
+    }
+    let frame = DataFrame::new_infer_height(vec![
+        Column::new("key".into(), key_col),
+        Column::new("head".into(), side_col),
+        Column::new("value".into(), value_col),
+    ])
+    .map_err(|e| AppError::Anyhow(anyhow::anyhow!("building the sample frame: {e}")))?;
+    Ok((keys, infos, frame))
+}
+
+/// key id -> (base values, head values), grouped with polars.
+/// Samples per key id: (base values, head values).
+type Grouped = FastMap<u32, (Vec<f64>, Vec<f64>)>;
+
+fn group_samples(frame: DataFrame) -> PolarsResult<Grouped> {
+    let out = frame
+        .lazy()
+        .group_by([col("key"), col("head")])
+        .agg([col("value")])
+        .collect()?;
+    let keys = out.column("key")?.u32()?.clone();
+    let heads = out.column("head")?.bool()?.clone();
+    let values = out.column("value")?.list()?.clone();
+    let mut map: Grouped = FastMap::default();
+    for ((k, h), v) in keys.iter().zip(heads.iter()).zip(values.series_iter()) {
+        let (Some(k), Some(h), Some(v)) = (k, h, v) else {
+            continue;
+        };
+        let vals: Vec<f64> = v.f64()?.into_no_null_iter().collect();
+        let e = map.entry(k).or_default();
+        if h {
+            e.1 = vals;
+        } else {
+            e.0 = vals;
+        }
+    }
+    Ok(map)
+}
+
+impl Report {
+    /// Folds single-sample per-CPU rows (`cpuN` with one value a side: one trace_stat run)
+    /// into their pooled `cpus` row, so that a 64-CPU profile of 19,043 functions prints one
+    /// row per function and metric, not 64. Summary counts are recomputed.
+    pub fn fold_per_cpu(&mut self) {
+        let mut folded: HashMap<(String, String, String, Option<String>), Vec<CpuValues>> =
+            HashMap::new();
+        let key = |r: &Row| {
+            (
+                r.benchmark.clone(),
+                r.params_text(),
+                r.metric.clone(),
+                r.label.clone(),
+            )
+        };
+        let pooled: BTreeSet<(String, String, String, Option<String>)> = self
+            .comparisons
+            .iter()
+            .filter(|r| r.scope == "cpus")
+            .map(key)
+            .collect();
+        self.comparisons.retain(|r| {
+            if is_cpu_scope(&r.scope)
+                && r.statistic.is_none()
+                && r.cmp.base.n <= 1
+                && r.cmp.head.n <= 1
+                && pooled.contains(&key(r))
+            {
+                folded.entry(key(r)).or_default().push(CpuValues {
+                    scope: r.scope.clone(),
+                    base: r.cmp.base.median,
+                    head: r.cmp.head.median,
+                });
+                false
+            } else {
+                true
+            }
+        });
+        for r in &mut self.comparisons {
+            if r.scope == "cpus"
+                && let Some(mut v) = folded.remove(&key(r))
+            {
+                v.sort_by(|a, b| crate::natural(&a.scope, &b.scope));
+                r.per_cpu = v;
+            }
+        }
+        self.summary = summarise(&self.comparisons);
+    }
+}
+
+fn summarise(rows: &[Row]) -> Summary {
+    let mut summary = Summary {
+        total: rows.len(),
+        ..Summary::default()
+    };
+    for r in rows {
+        match r.cmp.verdict {
+            Verdict::Regression => summary.regressions += 1,
+            Verdict::Improvement => summary.improvements += 1,
+            Verdict::Increase => summary.increases += 1,
+            Verdict::Decrease => summary.decreases += 1,
+            Verdict::NoSignificantChange => summary.unchanged += 1,
+            Verdict::NotEnoughData => summary.not_enough_data += 1,
+        }
+    }
+    summary
+}

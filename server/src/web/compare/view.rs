@@ -1,0 +1,142 @@
+//! Everything the comparison page shows about one report, built from it in one pass.
+
+use std::sync::Arc;
+
+use compare::{Flag, Settings};
+use sqlx::SqlitePool;
+
+use super::latency::{Latency, latency};
+use super::profile::{Profile, profiles};
+use super::rows::{CHARTS_SHOWN, Detail, RowView, detail, keep, row_view};
+use super::sweep::{Sweep, sweeps};
+use super::{ViewFilter, query_string};
+use crate::error::AppError;
+use crate::report::{Report, Selection};
+
+/// Everything the comparison page shows about one report.
+pub struct CompareView {
+    pub report: Arc<Report>,
+    pub rows: Vec<RowView>,
+    pub details: Vec<Detail>,
+    pub sweeps: Vec<Sweep>,
+    pub profiles: Vec<Profile>,
+    pub latency: Option<Latency>,
+    pub email: String,
+    /// The environment differs in more than the build (machine, boot command line).
+    pub env_warning: bool,
+    /// Canonical query (selection and settings, without the table filters).
+    pub query: String,
+    pub filter: ViewFilter,
+    /// Hidden fields of the filter form: the selection and settings.
+    pub sel_fields: Vec<(&'static str, String)>,
+    /// Hidden fields of the share form: the selection, settings and filters.
+    pub share_fields: Vec<(&'static str, String)>,
+    pub csv_href: String,
+    pub json_href: String,
+    pub api_href: String,
+}
+
+impl CompareView {
+    pub async fn build(
+        pool: &SqlitePool,
+        report: Arc<Report>,
+        sel: &Selection,
+        filter: ViewFilter,
+    ) -> Result<CompareView, AppError> {
+        let r = &report;
+        let mut rows: Vec<RowView> = Vec::new();
+        for (i, row) in r.comparisons.iter().enumerate() {
+            let mut rv = row_view(i, row);
+            rv.shown = keep(row, &rv, &filter);
+            rows.push(rv);
+        }
+        let (bn, hn) = (r.base.build.label.as_str(), r.head.build.label.as_str());
+        let mut details = Vec::new();
+        for rv in rows.iter_mut().filter(|rv| rv.shown) {
+            if details.len() >= CHARTS_SHOWN {
+                break;
+            }
+            let row = &r.comparisons[rv.idx];
+            if row.cmp.flags.contains(&Flag::Summary) {
+                continue;
+            }
+            rv.charted = true;
+            details.push(detail(rv.idx, row, bn, hn));
+        }
+        let query = query_string(sel, &r.settings, None);
+        let mut sel_fields = vec![("base", sel.base.clone()), ("head", sel.head.clone())];
+        for (k, v) in [
+            ("benchmark", &sel.benchmark),
+            ("machine", &sel.machine),
+            ("metric", &sel.metric),
+        ] {
+            if let Some(v) = v {
+                sel_fields.push((k, v.clone()));
+            }
+        }
+        let d = Settings::default();
+        if r.settings.alpha != d.alpha {
+            sel_fields.push(("alpha", r.settings.alpha.to_string()));
+        }
+        if r.settings.threshold_pct != d.threshold_pct {
+            sel_fields.push(("threshold", r.settings.threshold_pct.to_string()));
+        }
+        let mut share_fields = sel_fields.clone();
+        for (k, v) in [("only", &filter.only), ("q", &filter.q)] {
+            if let Some(v) = v {
+                share_fields.push((k, v.clone()));
+            }
+        }
+        if filter.hide_ns {
+            share_fields.push(("hide_ns", "1".into()));
+        }
+        Ok(CompareView {
+            sweeps: sweeps(&r.comparisons),
+            profiles: profiles(&r.comparisons),
+            latency: latency(pool, r).await?,
+            email: crate::export::email::text(r),
+            env_warning: r.env_diff.iter().any(|d| d.is_environmental()),
+            csv_href: format!("/compare.csv?{query}"),
+            json_href: format!("/compare.json?{query}"),
+            api_href: format!("/api/v1/compare?{query}"),
+            query,
+            filter,
+            sel_fields,
+            share_fields,
+            rows,
+            details,
+            report,
+        })
+    }
+
+    /// Whether more series could have been charted.
+    pub fn charts_capped(&self) -> bool {
+        self.details.len() == CHARTS_SHOWN
+    }
+
+    /// How many rows pass the filters.
+    pub fn shown(&self) -> usize {
+        self.rows.iter().filter(|r| r.shown).count()
+    }
+
+    /// How many rows the filters hide.
+    pub fn hidden(&self) -> usize {
+        self.rows.len() - self.shown()
+    }
+
+    pub fn base_runs(&self) -> String {
+        runs_text(&self.report.base.run_ids)
+    }
+
+    pub fn head_runs(&self) -> String {
+        runs_text(&self.report.head.run_ids)
+    }
+}
+
+pub(super) fn runs_text(ids: &[i64]) -> String {
+    match ids.len() {
+        0 => "no runs".into(),
+        1 => "1 run".into(),
+        n => format!("{n} runs"),
+    }
+}
