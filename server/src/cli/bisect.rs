@@ -14,7 +14,8 @@ use anyhow::Context;
 use compare::bisect::{BisectPolicy, Look, StepVerdict, check_references, decide};
 
 use super::bisect_db;
-use super::{error_chain, human};
+use super::error_chain;
+use crate::format::{human, sig};
 
 /// Exit status that makes `git bisect run` skip the commit.
 const SKIP: u8 = 125;
@@ -515,7 +516,7 @@ pub async fn run_log(args: BisectLogArgs) -> anyhow::Result<ExitCode> {
         "p vs bad",
         "verdict",
     ]);
-    let opt = |v: Option<f64>| v.map_or("-".to_string(), super::sig);
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), sig);
     for s in &steps {
         table.add_row([
             s.id.to_string(),

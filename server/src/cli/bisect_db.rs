@@ -60,7 +60,7 @@ pub async fn reference(
         machine: machine.map(str::to_string),
         metric: metric.map(str::to_string),
     };
-    let r = report::build(pool, &sel, &compare::Settings::default())
+    let r = report::build(pool, &sel, &compare::Settings::default(), None)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if r.base.run_ids.is_empty() {
@@ -80,7 +80,7 @@ pub async fn reference(
                 params: row.params,
             },
             benchmark: Some(row.benchmark),
-            unit: row.unit,
+            unit: row.unit.to_string(),
             samples: row.base_samples,
         })
         .collect())
