@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand};
 use crate::config::{DbArgs, ServeArgs};
 
 mod artifact;
+mod bisect;
+mod bisect_db;
 mod compare_cmd;
 pub mod demo;
 mod ingest_cmd;
@@ -39,6 +41,10 @@ pub enum Command {
     Token(token::TokenArgs),
     /// Send FILEs or DIRs as one run to a quiescent server (POST /api/v1/runs).
     Upload(upload::UploadArgs),
+    /// One step of `git bisect run`: run CMD until it is clearly like --good or --bad.
+    BisectStep(bisect::BisectStepArgs),
+    /// List the bisection steps stored in the database.
+    BisectLog(bisect::BisectLogArgs),
     /// Serve the dashboard and the HTTP API.
     Serve {
         #[command(flatten)]
@@ -109,6 +115,8 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Demo(args) => demo::run(args).await,
         Command::Token(args) => token::run(args).await,
         Command::Upload(args) => upload::run(args).await,
+        Command::BisectStep(args) => bisect::run_step(args).await,
+        Command::BisectLog(args) => bisect::run_log(args).await,
         Command::Serve { db, serve } => {
             crate::web::serve(&db, serve).await?;
             Ok(std::process::ExitCode::SUCCESS)
