@@ -56,7 +56,16 @@ pub enum Command {
 
 /// Entry point of the binary: errors are printed with their causes (`{:#}`).
 pub fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Under `git bisect run` any status from 1 to 127 but 125 marks the commit bad: a
+        // mistyped bisect-step must stop the bisection (255) instead.
+        Err(e) if e.use_stderr() && std::env::args().nth(1).as_deref() == Some("bisect-step") => {
+            let _ = e.print();
+            return std::process::ExitCode::from(255);
+        }
+        Err(e) => e.exit(),
+    };
     init_tracing();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

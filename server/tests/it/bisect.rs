@@ -421,6 +421,10 @@ fn the_most_different_series_is_bisected_unless_metric_says_otherwise() {
         stderr.contains("not significantly different on thr"),
         "{stderr}"
     );
+    // A mistyped flag stops the bisection too (clap's own status, 2, would mean "bad").
+    let out = step(&["--runz", "3"]);
+    assert_eq!(out.status.code(), Some(255), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("--runz"));
     // A metric neither reference has: a clear error, and 255, never "bad".
     let out = step(&["--metric", "nope"]);
     assert_eq!(out.status.code(), Some(255));
