@@ -35,9 +35,11 @@ async fn main() -> anyhow::Result<()> {
     let tmp = tempfile::tempdir()?;
     let path = keep.clone().unwrap_or_else(|| tmp.path().join("bench.db"));
     let reuse = keep.is_some() && path.exists();
-    let pool = ingest::store::open(&path.display().to_string())
+    let pool = store::Store::open(&path.display().to_string())
         .await
-        .with_context(|| format!("opening {}", path.display()))?;
+        .with_context(|| format!("opening {}", path.display()))?
+        .sqlite_pool()
+        .clone();
     if reuse {
         println!("reusing {}", path.display());
     } else {
@@ -65,9 +67,13 @@ async fn main() -> anyhow::Result<()> {
         bind: "127.0.0.1:0".into(),
         ..Default::default()
     };
-    let server = tokio::spawn(quiescent::web::serve_pool(pool.clone(), config, |addr| {
-        let _ = tx.send(addr);
-    }));
+    let server = tokio::spawn(quiescent::web::serve_pool(
+        store::Store::from_sqlite_pool(pool.clone()),
+        config,
+        |addr| {
+            let _ = tx.send(addr);
+        },
+    ));
     let addr = rx.await.context("the server did not start")?;
     let mut conn = Client::connect(addr).await?;
 
@@ -222,7 +228,7 @@ fn percentiles(v: &mut [Duration]) -> (Duration, Duration) {
 /// Fills the database: every table the pages read, in a few big statements.
 async fn generate(pool: &SqlitePool) -> anyhow::Result<()> {
     let mut tx = pool.begin().await?;
-    let now = ingest::store::now();
+    let now = store::now();
     // Builds: the two compared ones first, then fillers.
     sqlx::query(
         "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ?1) \

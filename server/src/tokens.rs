@@ -97,7 +97,7 @@ pub async fn create(pool: &SqlitePool, name: &str) -> Result<String, TokenError>
     sqlx::query("INSERT INTO tokens (name, hash, created_at) VALUES (?, ?, ?)")
         .bind(name)
         .bind(hash(&token))
-        .bind(ingest::store::now())
+        .bind(store::now())
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
@@ -140,7 +140,7 @@ pub async fn revoke(pool: &SqlitePool, name: &str) -> Result<(), TokenError> {
         Some(None) => {}
     }
     sqlx::query("UPDATE tokens SET revoked_at = ? WHERE name = ?")
-        .bind(ingest::store::now())
+        .bind(store::now())
         .bind(name)
         .execute(&mut *tx)
         .await?;

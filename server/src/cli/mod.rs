@@ -117,11 +117,16 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
 }
 
 /// Opens the database named by `db`, with a readable error.
-pub async fn open_db(db: &DbArgs) -> anyhow::Result<sqlx::SqlitePool> {
+pub async fn open_store(db: &DbArgs) -> anyhow::Result<store::Store> {
     use anyhow::Context;
-    ingest::store::open(&db.db.display().to_string())
+    store::Store::open(&db.db.display().to_string())
         .await
         .with_context(|| format!("opening database {}", db.db.display()))
+}
+
+/// The pool of [`open_store`], for the queries that have not moved into the store yet.
+pub async fn open_db(db: &DbArgs) -> anyhow::Result<sqlx::SqlitePool> {
+    Ok(open_store(db).await?.sqlite_pool().clone())
 }
 
 /// Parses `k=v`.

@@ -472,7 +472,7 @@ async fn page(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<
 
 /// `attachment; filename="ascii"; filename*=UTF-8''percent-encoded` for a stored name.
 pub fn content_disposition(stored_name: &str) -> String {
-    let safe = ingest::store::safe_file_name(stored_name);
+    let safe = store::safe_file_name(stored_name);
     let ascii: String = safe
         .chars()
         .map(|c| if c.is_ascii() { c } else { '_' })

@@ -94,7 +94,7 @@ pub async fn freeze(
         .bind(&settings_json)
         .bind(&base_runs)
         .bind(&head_runs)
-        .bind(ingest::store::now())
+        .bind(store::now())
         .execute(pool)
         .await?
         .rows_affected();

@@ -19,8 +19,8 @@ use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use ingest::store::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source};
 use sqlx::{Row, SqlitePool};
+use store::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source};
 use tokio::io::AsyncWriteExt;
 
 use crate::error::AppError;
@@ -193,7 +193,7 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
         {
             return Ok(respond(&outcome, &token));
         }
-        let outcome = ingest::store::import_run(&state.pool, &meta, &inputs, None).await?;
+        let outcome = state.store.import_run(&meta, &inputs, None).await?;
         if let Some(key) = &idempotency_key
             && let Some(&run_id) = outcome.run_ids.first()
         {
@@ -203,7 +203,7 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
             .bind(token.id)
             .bind(key)
             .bind(run_id)
-            .bind(ingest::store::now())
+            .bind(store::now())
             .execute(&state.pool)
             .await?;
         }

@@ -18,10 +18,11 @@ pub struct TestApp {
 pub async fn app() -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("test.db");
-    let pool = ingest::store::open(&path.display().to_string())
+    let store = store::Store::open(&path.display().to_string())
         .await
         .expect("open db");
-    let state = quiescent::AppState::new(pool.clone(), quiescent::config::ServeArgs::default());
+    let pool = store.sqlite_pool().clone();
+    let state = quiescent::AppState::new(store, quiescent::config::ServeArgs::default());
     TestApp {
         app: quiescent::app(state),
         pool,
@@ -271,8 +272,8 @@ pub async fn import(
     files: &[PathBuf],
     block: Option<&str>,
 ) -> Vec<i64> {
-    let meta = ingest::store::RunMeta {
-        build: ingest::store::BuildMeta {
+    let meta = store::RunMeta {
+        build: store::BuildMeta {
             label: build_label.into(),
             ..Default::default()
         },
@@ -285,10 +286,11 @@ pub async fn import(
         .iter()
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            ingest::store::InputFile::bytes(name, std::fs::read(p).unwrap(), None)
+            store::InputFile::bytes(name, std::fs::read(p).unwrap(), None)
         })
         .collect();
-    ingest::store::import_run(pool, &meta, &files, None)
+    store::Store::from_sqlite_pool(pool.clone())
+        .import_run(&meta, &files, None)
         .await
         .unwrap_or_else(|e| panic!("import: {e}"))
         .run_ids

@@ -27,7 +27,11 @@ struct Env {
 
 async fn env() -> Env {
     let dir = tempfile::tempdir().unwrap();
-    let pool = ingest::store::open(&db_path(dir.path())).await.unwrap();
+    let pool = store::Store::open(&db_path(dir.path()))
+        .await
+        .unwrap()
+        .sqlite_pool()
+        .clone();
     let token = quiescent::tokens::create(&pool, "rig-1").await.unwrap();
     Env {
         _dir: dir,
@@ -46,7 +50,10 @@ impl Env {
     }
 
     fn app_with(&self, config: ServeArgs) -> Router {
-        quiescent::app(AppState::new(self.pool.clone(), config))
+        quiescent::app(AppState::new(
+            store::Store::from_sqlite_pool(self.pool.clone()),
+            config,
+        ))
     }
 
     fn bearer(&self) -> String {
@@ -1193,7 +1200,7 @@ async fn spawn_server(pool: SqlitePool, config: ServeArgs) -> SocketAddr {
         ..config
     };
     tokio::spawn(async move {
-        quiescent::web::serve_pool(pool, config, move |addr| {
+        quiescent::web::serve_pool(store::Store::from_sqlite_pool(pool), config, move |addr| {
             let _ = tx.send(addr);
         })
         .await
@@ -1550,7 +1557,7 @@ async fn killed_server_keeps_every_acknowledged_upload_and_no_partial_run() {
     let log = dir.path().join("serve.log");
     let (mut child, addr) = start_server(&db, Some(&log));
     healthz(&client, addr).await;
-    let pool = ingest::store::open(&db).await.unwrap();
+    let pool = store::Store::open(&db).await.unwrap().sqlite_pool().clone();
     assert_runs_complete(&pool).await;
     for (id, samples) in &acked {
         assert_eq!(
@@ -1761,7 +1768,7 @@ async fn upload_cli_sends_retries_and_reports() {
     let pool = env.pool.clone();
     tokio::spawn(async move {
         quiescent::web::serve_pool(
-            pool,
+            store::Store::from_sqlite_pool(pool),
             ServeArgs {
                 bind: late.to_string(),
                 ..ServeArgs::default()

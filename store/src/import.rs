@@ -1,0 +1,502 @@
+//! The import into the database: one run (or one run per parameter combination of a sweep) per
+//! call, in one transaction, with the raw files kept byte for byte.
+//!
+//! Parsing runs on a blocking thread and streams batches of samples over a bounded channel to
+//! the transaction, so memory stays flat whatever the size of the input.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use ingest::model::{FastMap, SeriesKey};
+use sha2::{Digest, Sha256};
+use sqlx::{AssertSqlSafe, Row, Sqlite, SqlitePool, Transaction};
+use tokio::sync::mpsc;
+
+use crate::artifacts::store_artifact;
+use crate::meta::{import_hash, validate_meta};
+use crate::sink::{BATCH, ChannelSink, Counting, Msg};
+use crate::write::{
+    PendingSeries, SERIES_PER_STMT, insert_samples, insert_series, trace_stat_totals,
+};
+use crate::{BuildMeta, Error, ImportOutcome, InputFile, RunMeta, Store, now, params_key};
+
+/// Warnings kept per file; the count beyond is still reported.
+const MAX_WARNINGS_KEPT: usize = 1000;
+
+/// The series of one run being written: key -> slot in [`Slots`].
+struct RunState {
+    run_id: i64,
+    series: FastMap<SeriesKey, usize>,
+}
+
+/// Every series being written, by slot: database id, owning run, next sample index. Samples
+/// find their slot through a vector indexed by the parser's series id, so the per-sample
+/// path does no hashing.
+#[derive(Default)]
+struct Slots {
+    db_id: Vec<i64>,
+    run_id: Vec<i64>,
+    next_idx: Vec<i64>,
+}
+
+impl Store {
+    /// Imports one run from `files` in one transaction. `progress`, when given, counts the
+    /// input bytes parsed so far.
+    pub async fn import_run(
+        &self,
+        meta: &RunMeta,
+        files: &[InputFile],
+        progress: Option<Arc<AtomicU64>>,
+    ) -> Result<ImportOutcome, Error> {
+        import_run(self.sqlite_pool(), meta, files, progress).await
+    }
+}
+
+/// Imports one run from `files` in one transaction. `progress`, when given, counts the input
+/// bytes parsed so far.
+async fn import_run(
+    pool: &SqlitePool,
+    meta: &RunMeta,
+    files: &[InputFile],
+    progress: Option<Arc<AtomicU64>>,
+) -> Result<ImportOutcome, Error> {
+    validate_meta(meta)?;
+    if files.is_empty() {
+        return Err(Error::Invalid("no input files".into()));
+    }
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+
+    // Pass 1: hash every file and store its bytes (content-addressed).
+    let mut artifacts = Vec::with_capacity(files.len());
+    for f in files {
+        artifacts.push(store_artifact(&mut tx, f).await?);
+    }
+    let import_hash = import_hash(meta, files, &artifacts);
+    let existing: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = ? ORDER BY id")
+            .bind(&import_hash)
+            .fetch_all(&mut *tx)
+            .await?;
+    if !existing.is_empty() {
+        tx.rollback().await?;
+        return existing_outcome(pool, existing).await;
+    }
+
+    let build_id = upsert_build(&mut tx, &meta.build).await?;
+    let machine_id = upsert_machine(&mut tx, &meta.machine, &meta.machine_facts).await?;
+
+    // Pass 2: parse each file and stream its series into the run(s).
+    let created_at = now();
+    let mut runs: BTreeMap<String, RunState> = BTreeMap::new();
+    let mut slots = Slots::default();
+    // Series ids are allocated here rather than by SQLite: the transaction holds the write
+    // lock (BEGIN IMMEDIATE), so nobody else can take them, and series rows can then be
+    // inserted in multi-row batches.
+    let mut next_series_id: i64 =
+        sqlx::query_scalar::<_, i64>("SELECT COALESCE(MAX(id), 0) + 1 FROM series")
+            .fetch_one(&mut *tx)
+            .await?;
+    let mut pending_series: Vec<PendingSeries> = Vec::new();
+    let mut outcome = ImportOutcome {
+        run_ids: Vec::new(),
+        created: true,
+        series: 0,
+        samples: 0,
+        warnings: Vec::new(),
+        warning_count: 0,
+        formats: Vec::new(),
+    };
+    for (seq, (file, artifact_id)) in files.iter().zip(&artifacts).enumerate() {
+        let (tx_msgs, mut rx) = mpsc::channel::<Vec<Msg>>(4);
+        let reader = file.open()?;
+        let name = file.display_path();
+        let format = file.format.clone();
+        let counter = progress.clone();
+        let parse = tokio::task::spawn_blocking(move || {
+            let mut sink = ChannelSink::new(tx_msgs);
+            let reader = Counting {
+                inner: reader,
+                counter,
+            };
+            let r = ingest::parse_reader(&name, reader, format.as_deref(), &mut sink);
+            sink.finish();
+            r
+        });
+
+        // Parser series id -> slot; None for series of other blocks.
+        let mut local: Vec<Option<usize>> = Vec::new();
+        let mut file_meta = BTreeMap::new();
+        let mut file_warnings = Vec::new();
+        let mut warning_count = 0u64;
+        let mut extra = serde_json::Map::new();
+        let mut pending: Vec<(i64, i64, f64)> = Vec::with_capacity(BATCH);
+        let mut db_err: Option<Error> = None;
+        let mut inbox = Vec::new().into_iter();
+        loop {
+            let msg = match inbox.next() {
+                Some(m) => m,
+                None => match rx.recv().await {
+                    Some(batch) => {
+                        inbox = batch.into_iter();
+                        continue;
+                    }
+                    None => break,
+                },
+            };
+            if db_err.is_some() {
+                continue;
+            }
+            let r: Result<(), Error> = async {
+                match msg {
+                    Msg::Series(id, mut spec) => {
+                        if let Some(block) = &meta.block {
+                            // An empty block name selects the series that carry no label
+                            // (results printed before the first label line).
+                            let want = Some(block.as_str()).filter(|b| !b.is_empty());
+                            if spec.key.label.as_deref() != want {
+                                return Ok(());
+                            }
+                            spec.key.label = None;
+                        }
+                        let mut params = meta.params.clone();
+                        params.extend(spec.key.params.clone());
+                        let pkey = params_key(&params);
+                        if !runs.contains_key(&pkey) {
+                            let run_id = insert_run(
+                                &mut tx,
+                                build_id,
+                                machine_id,
+                                meta,
+                                &params,
+                                &pkey,
+                                &import_hash,
+                                created_at,
+                            )
+                            .await?;
+                            runs.insert(
+                                pkey.clone(),
+                                RunState {
+                                    run_id,
+                                    series: FastMap::default(),
+                                },
+                            );
+                        }
+                        let run = runs.get_mut(&pkey).expect("inserted above");
+                        let slot = match run.series.get(&spec.key) {
+                            Some(&slot) => slot,
+                            None => {
+                                let slot = slots.db_id.len();
+                                slots.db_id.push(next_series_id);
+                                slots.run_id.push(run.run_id);
+                                slots.next_idx.push(0);
+                                run.series.insert(spec.key.clone(), slot);
+                                pending_series.push(PendingSeries {
+                                    id: next_series_id,
+                                    run_id: run.run_id,
+                                    spec,
+                                });
+                                next_series_id += 1;
+                                if pending_series.len() >= SERIES_PER_STMT {
+                                    insert_series(&mut tx, &pending_series).await?;
+                                    pending_series.clear();
+                                }
+                                slot
+                            }
+                        };
+                        if local.len() <= id {
+                            local.resize(id + 1, None);
+                        }
+                        local[id] = Some(slot);
+                    }
+                    Msg::Samples(batch) => {
+                        for (id, v) in batch {
+                            // Series of other blocks were not declared: skip their samples.
+                            let Some(Some(slot)) = local.get(id).copied() else {
+                                continue;
+                            };
+                            pending.push((slots.db_id[slot], slots.next_idx[slot], v));
+                            slots.next_idx[slot] += 1;
+                            if pending.len() >= BATCH {
+                                // Samples reference their series: write pending series first.
+                                insert_series(&mut tx, &pending_series).await?;
+                                pending_series.clear();
+                                insert_samples(&mut tx, &pending).await?;
+                                outcome.samples += pending.len() as u64;
+                                pending.clear();
+                            }
+                        }
+                    }
+                    Msg::Meta(k, v) => {
+                        file_meta.insert(k, v);
+                    }
+                    Msg::Warning(w) => {
+                        warning_count += 1;
+                        if file_warnings.len() < MAX_WARNINGS_KEPT {
+                            file_warnings.push(w);
+                        }
+                    }
+                    Msg::Extra(k, v) => {
+                        extra.insert(k, v);
+                    }
+                }
+                Ok(())
+            }
+            .await;
+            if let Err(e) = r {
+                db_err = Some(e);
+            }
+        }
+        let summary = parse
+            .await
+            .map_err(|e| Error::Invalid(format!("parser thread failed: {e}")))??;
+        if let Some(e) = db_err {
+            return Err(e);
+        }
+        insert_series(&mut tx, &pending_series).await?;
+        pending_series.clear();
+        if !pending.is_empty() {
+            insert_samples(&mut tx, &pending).await?;
+            outcome.samples += pending.len() as u64;
+        }
+        if local.iter().all(Option::is_none) {
+            if let Some(block) = &meta.block {
+                return Err(Error::Invalid(format!(
+                    "{}: no block labelled {block:?} in this file",
+                    file.name
+                )));
+            }
+            return Err(Error::Parse(ingest::Error::Parse {
+                path: file.display_path(),
+                format: summary.format,
+                source: ingest::ParseError::nothing("measurement"),
+            }));
+        }
+        // Attach the artifact to every run this file fed.
+        let mut fed: Vec<i64> = local
+            .iter()
+            .flatten()
+            .map(|&slot| slots.run_id[slot])
+            .collect();
+        fed.sort_unstable();
+        fed.dedup();
+        let meta_json = serde_json::to_string(&file_meta).unwrap_or_else(|_| "{}".into());
+        let warnings_json = serde_json::to_string(&file_warnings).unwrap_or_else(|_| "[]".into());
+        let extra_json = serde_json::to_string(&extra).unwrap_or_else(|_| "{}".into());
+        for run_id in fed {
+            sqlx::query(
+                "INSERT INTO run_artifacts (run_id, artifact_id, seq, file_name, format, meta_json, warnings_json, warning_count, extra_json) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(run_id)
+            .bind(artifact_id)
+            .bind(seq as i64)
+            .bind(&file.name)
+            .bind(summary.format)
+            .bind(&meta_json)
+            .bind(&warnings_json)
+            .bind(warning_count as i64)
+            .bind(&extra_json)
+            .execute(&mut *tx)
+            .await?;
+        }
+        outcome.warning_count += warning_count;
+        outcome
+            .warnings
+            .extend(file_warnings.into_iter().map(|w| (file.name.clone(), w)));
+        outcome
+            .formats
+            .push((file.name.clone(), summary.format.to_string()));
+    }
+
+    let profiled = outcome.formats.iter().any(|(_, f)| f == "trace_stat");
+    for run in runs.values() {
+        if profiled {
+            outcome.series += trace_stat_totals(&mut tx, run.run_id).await?;
+        }
+        // One statement per run rather than one per series (trace_stat has thousands).
+        sqlx::query(
+            "UPDATE series SET n = (SELECT COUNT(*) FROM samples WHERE series_id = series.id) WHERE run_id = ?",
+        )
+        .bind(run.run_id)
+        .execute(&mut *tx)
+        .await?;
+        outcome.series += run.series.len() as u64;
+        outcome.run_ids.push(run.run_id);
+    }
+    if profiled {
+        // Totals added samples of their own: count what is stored.
+        let mut total = 0i64;
+        for run in runs.values() {
+            total += sqlx::query_scalar::<_, i64>(
+                "SELECT COALESCE(SUM(n), 0) FROM series WHERE run_id = ?",
+            )
+            .bind(run.run_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        }
+        outcome.samples = total as u64;
+    }
+    outcome.run_ids.sort_unstable();
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+async fn existing_outcome(pool: &SqlitePool, run_ids: Vec<i64>) -> Result<ImportOutcome, Error> {
+    let mut series = 0u64;
+    let mut samples = 0u64;
+    for id in &run_ids {
+        let row = sqlx::query("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM series WHERE run_id = ?")
+            .bind(id)
+            .fetch_one(pool)
+            .await?;
+        series += row.get::<i64, _>(0) as u64;
+        samples += row.get::<i64, _>(1) as u64;
+    }
+    Ok(ImportOutcome {
+        run_ids,
+        created: false,
+        series,
+        samples,
+        warnings: Vec::new(),
+        warning_count: 0,
+        formats: Vec::new(),
+    })
+}
+
+async fn upsert_build(tx: &mut Transaction<'_, Sqlite>, b: &BuildMeta) -> Result<i64, Error> {
+    let row = sqlx::query(
+        "SELECT id, commit_sha, kernel_version, config, cmdline FROM builds WHERE label = ?",
+    )
+    .bind(&b.label)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(row) = row else {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO builds (label, commit_sha, kernel_version, config, cmdline, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&b.label)
+        .bind(&b.commit)
+        .bind(&b.kernel_version)
+        .bind(&b.config)
+        .bind(&b.cmdline)
+        .bind(now())
+        .fetch_one(&mut **tx)
+        .await?;
+        return Ok(id);
+    };
+    let id: i64 = row.get(0);
+    let fields = [
+        (
+            "commit",
+            "commit_sha",
+            &b.commit,
+            row.get::<Option<String>, _>(1),
+        ),
+        (
+            "kernel version",
+            "kernel_version",
+            &b.kernel_version,
+            row.get(2),
+        ),
+        ("config", "config", &b.config, row.get(3)),
+        ("boot command line", "cmdline", &b.cmdline, row.get(4)),
+    ];
+    for (what, col, given, stored) in fields {
+        match (given, stored) {
+            (Some(g), Some(s)) if *g != s => {
+                return Err(Error::Invalid(format!(
+                    "build {:?} already has a different {what} ({}); use another label for a different build",
+                    b.label,
+                    if s.len() > 40 {
+                        format!("{}...", &s[..s.floor_char_boundary(40)])
+                    } else {
+                        s
+                    }
+                )));
+            }
+            (Some(g), None) => {
+                sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE builds SET {col} = ? WHERE id = ?"
+                )))
+                .bind(g)
+                .bind(id)
+                .execute(&mut **tx)
+                .await?;
+            }
+            _ => {}
+        }
+    }
+    Ok(id)
+}
+
+async fn upsert_machine(
+    tx: &mut Transaction<'_, Sqlite>,
+    name: &str,
+    facts: &BTreeMap<String, String>,
+) -> Result<i64, Error> {
+    let id: i64 = match sqlx::query_scalar::<_, i64>("SELECT id FROM machines WHERE name = ?")
+        .bind(name)
+        .fetch_optional(&mut **tx)
+        .await?
+    {
+        Some(id) => id,
+        None => {
+            sqlx::query_scalar("INSERT INTO machines (name, created_at) VALUES (?, ?) RETURNING id")
+                .bind(name)
+                .bind(now())
+                .fetch_one(&mut **tx)
+                .await?
+        }
+    };
+    for (k, v) in facts {
+        sqlx::query(
+            "INSERT INTO machine_facts (machine_id, key, value) VALUES (?, ?, ?) \
+             ON CONFLICT (machine_id, key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(id)
+        .bind(k)
+        .bind(v)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(id)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn insert_run(
+    tx: &mut Transaction<'_, Sqlite>,
+    build_id: i64,
+    machine_id: i64,
+    meta: &RunMeta,
+    params: &BTreeMap<String, String>,
+    pkey: &str,
+    import_hash: &str,
+    created_at: i64,
+) -> Result<i64, Error> {
+    let content_hash = hex::encode(Sha256::digest(format!("{import_hash}\0{pkey}").as_bytes()));
+    let run_id: i64 = sqlx::query_scalar(
+        "INSERT INTO runs (build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(build_id)
+    .bind(machine_id)
+    .bind(&meta.benchmark)
+    .bind(pkey)
+    .bind(content_hash)
+    .bind(import_hash)
+    .bind(meta.token_id)
+    .bind(created_at)
+    .fetch_one(&mut **tx)
+    .await?;
+    for (k, v) in params {
+        sqlx::query("INSERT INTO run_params (run_id, key, value) VALUES (?, ?, ?)")
+            .bind(run_id)
+            .bind(k)
+            .bind(v)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(run_id)
+}
