@@ -18,6 +18,11 @@ pub struct TestApp {
 pub async fn app() -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("test.db");
+    app_on(dir, &path).await
+}
+
+/// An app over the database at `path` (created or migrated), kept alive with `dir`.
+pub async fn app_on(dir: tempfile::TempDir, path: &std::path::Path) -> TestApp {
     let store = store::Store::open(&path.display().to_string())
         .await
         .expect("open db");

@@ -2,5 +2,6 @@
 
 mod cli;
 mod common;
+mod upgrade;
 mod upload;
 mod web;
