@@ -685,24 +685,12 @@ async fn gather(
                 };
                 wanted.push((s.get(0), kid));
             }
-            for ids in wanted.chunks(500) {
-                let placeholders = vec!["?"; ids.len()].join(",");
-                let sql = format!(
-                    "SELECT series_id, value FROM samples WHERE series_id IN ({placeholders})"
-                );
-                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-                for (id, _) in ids {
-                    q = q.bind(id);
-                }
-                let kid_of: HashMap<i64, u32> = ids.iter().copied().collect();
-                let rows = q.fetch_all(pool).await?;
-                key_col.reserve(rows.len());
-                for r in rows {
-                    let sid: i64 = r.get(0);
-                    key_col.push(kid_of[&sid]);
-                    side_col.push(is_head);
-                    value_col.push(r.get(1));
-                }
+            let kid_of: HashMap<i64, u32> = wanted.iter().copied().collect();
+            let ids: Vec<i64> = wanted.iter().map(|&(id, _)| id).collect();
+            for (sid, values) in store::series_values(pool, &ids).await? {
+                key_col.extend(std::iter::repeat_n(kid_of[&sid], values.len()));
+                side_col.extend(std::iter::repeat_n(is_head, values.len()));
+                value_col.extend(values);
             }
         }
     }

@@ -2,42 +2,43 @@
 //! call, in one transaction, with the raw files kept byte for byte.
 //!
 //! Parsing runs on a blocking thread and streams batches of samples over a bounded channel to
-//! the transaction, so memory stays flat whatever the size of the input.
+//! the transaction. The samples of one file are gathered (16 bytes each) and written at the
+//! file's end, one row per series with its samples packed, so memory grows with the samples of
+//! the largest file and the number of series keys, never with a copy of each key's strings.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
-use ingest::model::{FastMap, SeriesKey};
+use ingest::model::FastMap;
 use sha2::{Digest, Sha256};
-use sqlx::{AssertSqlSafe, Row, Sqlite, SqlitePool, Transaction};
+use sqlx::{AssertSqlSafe, Row as _, Sqlite, SqlitePool, Transaction};
 use tokio::sync::mpsc;
 
 use crate::artifacts::store_artifact;
 use crate::meta::{import_hash, validate_meta};
-use crate::sink::{BATCH, ChannelSink, Counting, Msg};
-use crate::write::{
-    PendingSeries, SERIES_PER_STMT, insert_samples, insert_series, trace_stat_totals,
-};
+use crate::sink::{ChannelSink, Counting, Msg};
+use crate::write::{Names, Row, TotalRole, Totals, append, insert_rows, total_role};
 use crate::{BuildMeta, Error, ImportOutcome, InputFile, RunMeta, Store, now, params_key};
 
 /// Warnings kept per file; the count beyond is still reported.
 const MAX_WARNINGS_KEPT: usize = 1000;
 
-/// The series of one run being written: key -> slot in [`Slots`].
+/// The series of one run being written: interned key (metric, scope, label, statistic; 0 for
+/// none) -> slot. A slot's database id is the first id of the import plus the slot.
 struct RunState {
     run_id: i64,
-    series: FastMap<SeriesKey, usize>,
+    series: FastMap<[u32; 4], u32>,
 }
 
-/// Every series being written, by slot: database id, owning run, next sample index. Samples
-/// find their slot through a vector indexed by the parser's series id, so the per-sample
-/// path does no hashing.
-#[derive(Default)]
-struct Slots {
-    db_id: Vec<i64>,
-    run_id: Vec<i64>,
-    next_idx: Vec<i64>,
+/// What the file being read knows of a slot.
+#[derive(Clone, Copy)]
+struct SlotInfo {
+    run_id: i64,
+    key: [u32; 4],
+    unit: u32,
+    direction: u32,
+    role: TotalRole,
 }
 
 impl Store {
@@ -53,8 +54,6 @@ impl Store {
     }
 }
 
-/// Imports one run from `files` in one transaction. `progress`, when given, counts the input
-/// bytes parsed so far.
 async fn import_run(
     pool: &SqlitePool,
     meta: &RunMeta,
@@ -89,15 +88,18 @@ async fn import_run(
     // Pass 2: parse each file and stream its series into the run(s).
     let created_at = now();
     let mut runs: BTreeMap<String, RunState> = BTreeMap::new();
-    let mut slots = Slots::default();
+    let mut names = Names::load(&mut tx).await?;
     // Series ids are allocated here rather than by SQLite: the transaction holds the write
     // lock (BEGIN IMMEDIATE), so nobody else can take them, and series rows can then be
     // inserted in multi-row batches.
-    let mut next_series_id: i64 =
-        sqlx::query_scalar::<_, i64>("SELECT COALESCE(MAX(id), 0) + 1 FROM series")
+    let first_id: i64 =
+        sqlx::query_scalar::<_, i64>("SELECT COALESCE(MAX(id), 0) + 1 FROM series_data")
             .fetch_one(&mut *tx)
             .await?;
-    let mut pending_series: Vec<PendingSeries> = Vec::new();
+    let mut slot_count: u32 = 0;
+    // Per-run sums for the totals of per-CPU profiles; metric names by id for their names.
+    let mut totals = Totals::default();
+    let mut metric_names: FastMap<u32, String> = FastMap::default();
     let mut outcome = ImportOutcome {
         run_ids: Vec::new(),
         created: true,
@@ -125,29 +127,23 @@ async fn import_run(
         });
 
         // Parser series id -> slot; None for series of other blocks.
-        let mut local: Vec<Option<usize>> = Vec::new();
+        let mut local: Vec<Option<u32>> = Vec::new();
+        // Slots from `file_start` on were made by this file; earlier ones get appended to.
+        let file_start = slot_count;
+        let mut info: FastMap<u32, SlotInfo> = FastMap::default();
+        let mut new_info: Vec<SlotInfo> = Vec::new();
+        let mut values: Vec<(u32, f64)> = Vec::new();
+        let mut fed: BTreeSet<i64> = BTreeSet::new();
         let mut file_meta = BTreeMap::new();
         let mut file_warnings = Vec::new();
         let mut warning_count = 0u64;
         let mut extra = serde_json::Map::new();
-        let mut pending: Vec<(i64, i64, f64)> = Vec::with_capacity(BATCH);
         let mut db_err: Option<Error> = None;
-        let mut inbox = Vec::new().into_iter();
-        loop {
-            let msg = match inbox.next() {
-                Some(m) => m,
-                None => match rx.recv().await {
-                    Some(batch) => {
-                        inbox = batch.into_iter();
-                        continue;
-                    }
-                    None => break,
-                },
-            };
+        while let Some(batch) = rx.recv().await {
             if db_err.is_some() {
                 continue;
             }
-            let r: Result<(), Error> = async {
+            for msg in batch {
                 match msg {
                     Msg::Series(id, mut spec) => {
                         if let Some(block) = &meta.block {
@@ -155,7 +151,7 @@ async fn import_run(
                             // (results printed before the first label line).
                             let want = Some(block.as_str()).filter(|b| !b.is_empty());
                             if spec.key.label.as_deref() != want {
-                                return Ok(());
+                                continue;
                             }
                             spec.key.label = None;
                         }
@@ -163,7 +159,7 @@ async fn import_run(
                         params.extend(spec.key.params.clone());
                         let pkey = params_key(&params);
                         if !runs.contains_key(&pkey) {
-                            let run_id = insert_run(
+                            let run_id = match insert_run(
                                 &mut tx,
                                 build_id,
                                 machine_id,
@@ -173,7 +169,14 @@ async fn import_run(
                                 &import_hash,
                                 created_at,
                             )
-                            .await?;
+                            .await
+                            {
+                                Ok(id) => id,
+                                Err(e) => {
+                                    db_err = Some(e);
+                                    break;
+                                }
+                            };
                             runs.insert(
                                 pkey.clone(),
                                 RunState {
@@ -183,47 +186,55 @@ async fn import_run(
                             );
                         }
                         let run = runs.get_mut(&pkey).expect("inserted above");
-                        let slot = match run.series.get(&spec.key) {
+                        let k = &spec.key;
+                        let metric = names.id(&k.metric);
+                        let key = [
+                            metric,
+                            names.id(&k.scope),
+                            names.opt(k.label.as_deref()),
+                            names.opt(k.statistic.as_deref()),
+                        ];
+                        let si = SlotInfo {
+                            run_id: run.run_id,
+                            key,
+                            unit: names.id(spec.unit.as_str()),
+                            direction: names.id(spec.direction.as_str()),
+                            role: total_role(&k.metric, &k.scope, k.statistic.as_deref()),
+                        };
+                        if matches!(si.role, TotalRole::PerCpu { .. }) {
+                            metric_names
+                                .entry(metric)
+                                .or_insert_with(|| k.metric.clone());
+                        }
+                        let slot = match run.series.get(&key) {
                             Some(&slot) => slot,
                             None => {
-                                let slot = slots.db_id.len();
-                                slots.db_id.push(next_series_id);
-                                slots.run_id.push(run.run_id);
-                                slots.next_idx.push(0);
-                                run.series.insert(spec.key.clone(), slot);
-                                pending_series.push(PendingSeries {
-                                    id: next_series_id,
-                                    run_id: run.run_id,
-                                    spec,
-                                });
-                                next_series_id += 1;
-                                if pending_series.len() >= SERIES_PER_STMT {
-                                    insert_series(&mut tx, &pending_series).await?;
-                                    pending_series.clear();
-                                }
+                                let slot = slot_count;
+                                slot_count += 1;
+                                run.series.insert(key, slot);
                                 slot
                             }
                         };
+                        if slot >= file_start {
+                            let i = (slot - file_start) as usize;
+                            if new_info.len() <= i {
+                                new_info.push(si);
+                            }
+                        } else {
+                            info.insert(slot, si);
+                        }
+                        fed.insert(run.run_id);
                         if local.len() <= id {
                             local.resize(id + 1, None);
                         }
                         local[id] = Some(slot);
                     }
                     Msg::Samples(batch) => {
+                        values.reserve(batch.len());
                         for (id, v) in batch {
                             // Series of other blocks were not declared: skip their samples.
-                            let Some(Some(slot)) = local.get(id).copied() else {
-                                continue;
-                            };
-                            pending.push((slots.db_id[slot], slots.next_idx[slot], v));
-                            slots.next_idx[slot] += 1;
-                            if pending.len() >= BATCH {
-                                // Samples reference their series: write pending series first.
-                                insert_series(&mut tx, &pending_series).await?;
-                                pending_series.clear();
-                                insert_samples(&mut tx, &pending).await?;
-                                outcome.samples += pending.len() as u64;
-                                pending.clear();
+                            if let Some(Some(slot)) = local.get(id).copied() {
+                                values.push((slot, v));
                             }
                         }
                     }
@@ -240,11 +251,6 @@ async fn import_run(
                         extra.insert(k, v);
                     }
                 }
-                Ok(())
-            }
-            .await;
-            if let Err(e) = r {
-                db_err = Some(e);
             }
         }
         let summary = parse
@@ -252,12 +258,6 @@ async fn import_run(
             .map_err(|e| Error::Invalid(format!("parser thread failed: {e}")))??;
         if let Some(e) = db_err {
             return Err(e);
-        }
-        insert_series(&mut tx, &pending_series).await?;
-        pending_series.clear();
-        if !pending.is_empty() {
-            insert_samples(&mut tx, &pending).await?;
-            outcome.samples += pending.len() as u64;
         }
         if local.iter().all(Option::is_none) {
             if let Some(block) = &meta.block {
@@ -272,14 +272,70 @@ async fn import_run(
                 source: ingest::ParseError::nothing("measurement"),
             }));
         }
+        // The file's samples, grouped by slot in arrival order (the sort is stable).
+        values.sort_by_key(|&(slot, _)| slot);
+        outcome.samples += values.len() as u64;
+        let mut groups = values.chunk_by(|a, b| a.0 == b.0).peekable();
+        let mut rows: Vec<Row> = Vec::with_capacity(new_info.len());
+        // Appends to series of earlier files first (they come first in slot order).
+        while let Some(g) = groups.next_if(|g| g[0].0 < file_start) {
+            let slot = g[0].0;
+            let vals: Vec<f64> = g.iter().map(|&(_, v)| v).collect();
+            let id = first_id + slot as i64;
+            let n: i64 = sqlx::query_scalar("SELECT n FROM series_data WHERE id = ?")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
+            let si = info[&slot];
+            totals.add(
+                si.role,
+                si.run_id,
+                si.key[0],
+                si.key[2],
+                si.key[1],
+                si.unit,
+                si.direction,
+                n as usize,
+                &vals,
+            );
+            append(&mut tx, id, &vals).await?;
+        }
+        for (i, si) in new_info.iter().enumerate() {
+            let slot = file_start + i as u32;
+            let vals: Vec<f64> = match groups.next_if(|g| g[0].0 == slot) {
+                Some(g) => g.iter().map(|&(_, v)| v).collect(),
+                None => Vec::new(),
+            };
+            totals.add(
+                si.role,
+                si.run_id,
+                si.key[0],
+                si.key[2],
+                si.key[1],
+                si.unit,
+                si.direction,
+                0,
+                &vals,
+            );
+            rows.push(Row {
+                id: first_id + slot as i64,
+                run_id: si.run_id,
+                metric: si.key[0],
+                unit: si.unit,
+                direction: si.direction,
+                scope: si.key[1],
+                label: si.key[2],
+                statistic: si.key[3],
+                vals,
+            });
+        }
+        drop(groups);
+        drop(values);
+        names.flush(&mut tx).await?;
+        insert_rows(&mut tx, &rows).await?;
+        drop(rows);
+
         // Attach the artifact to every run this file fed.
-        let mut fed: Vec<i64> = local
-            .iter()
-            .flatten()
-            .map(|&slot| slots.run_id[slot])
-            .collect();
-        fed.sort_unstable();
-        fed.dedup();
         let meta_json = serde_json::to_string(&file_meta).unwrap_or_else(|_| "{}".into());
         let warnings_json = serde_json::to_string(&file_warnings).unwrap_or_else(|_| "[]".into());
         let extra_json = serde_json::to_string(&extra).unwrap_or_else(|_| "{}".into());
@@ -310,32 +366,21 @@ async fn import_run(
     }
 
     let profiled = outcome.formats.iter().any(|(_, f)| f == "trace_stat");
+    let mut next_id = first_id + slot_count as i64;
     for run in runs.values() {
         if profiled {
-            outcome.series += trace_stat_totals(&mut tx, run.run_id).await?;
+            let mut rows = totals.rows(run.run_id, &mut names, &metric_names);
+            for r in &mut rows {
+                r.id = next_id;
+                next_id += 1;
+                outcome.samples += r.vals.len() as u64;
+            }
+            names.flush(&mut tx).await?;
+            insert_rows(&mut tx, &rows).await?;
+            outcome.series += rows.len() as u64;
         }
-        // One statement per run rather than one per series (trace_stat has thousands).
-        sqlx::query(
-            "UPDATE series SET n = (SELECT COUNT(*) FROM samples WHERE series_id = series.id) WHERE run_id = ?",
-        )
-        .bind(run.run_id)
-        .execute(&mut *tx)
-        .await?;
         outcome.series += run.series.len() as u64;
         outcome.run_ids.push(run.run_id);
-    }
-    if profiled {
-        // Totals added samples of their own: count what is stored.
-        let mut total = 0i64;
-        for run in runs.values() {
-            total += sqlx::query_scalar::<_, i64>(
-                "SELECT COALESCE(SUM(n), 0) FROM series WHERE run_id = ?",
-            )
-            .bind(run.run_id)
-            .fetch_one(&mut *tx)
-            .await?;
-        }
-        outcome.samples = total as u64;
     }
     outcome.run_ids.sort_unstable();
     tx.commit().await?;

@@ -10,12 +10,18 @@ mod error;
 mod import;
 mod meta;
 mod open;
+mod read;
+mod series;
 mod sink;
+mod upgrade;
 mod write;
 
 pub use error::{Error, Result};
 pub use meta::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source, params_key, safe_file_name};
 pub use open::SQLITE_MIGRATOR;
+pub use read::{run_values, series_values};
+pub use series::NewSeries;
+pub use write::{pack, unpack};
 
 /// The database. Cheap to clone (it wraps a connection pool).
 #[derive(Clone, Debug)]

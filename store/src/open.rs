@@ -31,6 +31,7 @@ impl Store {
             .connect_with(opts)
             .await?;
         SQLITE_MIGRATOR.run(&pool).await?;
+        crate::upgrade::pack_v1_samples(&pool).await?;
         Ok(Store {
             backend: Backend::Sqlite(pool),
         })

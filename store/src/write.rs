@@ -1,132 +1,329 @@
-//! The bulk writes of an import: series rows and samples in multi-row statements, and the
-//! per-run totals of per-CPU profiles.
+//! The bulk writes of series: interned key strings (`names`), series rows with their samples
+//! packed as little-endian f64 (`series_data.vals`) in multi-row statements, and the per-run
+//! totals of per-CPU profiles.
 
-use sqlx::{AssertSqlSafe, Sqlite, Transaction};
+use ingest::model::FastMap;
+use sqlx::{AssertSqlSafe, SqliteConnection};
 
 use crate::Error;
-use ingest::model::SeriesSpec;
 
-/// Rows per INSERT statement (3 bound values each, well under SQLite's variable limit).
-const ROWS_PER_STMT: usize = 500;
+/// Series rows per INSERT statement (10 bound values each, well under SQLite's variable limit).
+const ROWS_PER_STMT: usize = 400;
+/// Names per INSERT statement.
+const NAMES_PER_STMT: usize = 2000;
 
-/// A series row waiting for its batched INSERT.
-pub(crate) struct PendingSeries {
+/// Samples as stored: little-endian f64, in order.
+pub fn pack(values: &[f64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * 8);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+/// The samples of a stored blob; a trailing partial value (a corrupt row) is an error.
+pub fn unpack(blob: &[u8]) -> Result<Vec<f64>, Error> {
+    if blob.len() % 8 != 0 {
+        return Err(Error::Corrupt(format!(
+            "a series holds {} bytes of samples, not a multiple of 8",
+            blob.len()
+        )));
+    }
+    Ok(blob
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().expect("chunks of 8")))
+        .collect())
+}
+
+/// The interned strings of series keys: loaded once per transaction, new ones written in bulk
+/// before the series that use them.
+pub(crate) struct Names {
+    ids: FastMap<Box<str>, u32>,
+    next: u32,
+    new: Vec<(u32, Box<str>)>,
+}
+
+impl Names {
+    pub(crate) async fn load(conn: &mut SqliteConnection) -> Result<Names, Error> {
+        let rows: Vec<(i64, String)> = sqlx::query_as("SELECT id, name FROM names")
+            .fetch_all(&mut *conn)
+            .await?;
+        let mut ids = FastMap::default();
+        let mut next = 1u32;
+        for (id, name) in rows {
+            let id = u32::try_from(id)
+                .map_err(|_| Error::Corrupt(format!("name id {id} out of range")))?;
+            next = next.max(id + 1);
+            ids.insert(name.into_boxed_str(), id);
+        }
+        Ok(Names {
+            ids,
+            next,
+            new: Vec::new(),
+        })
+    }
+
+    /// The id of `name`, allocated if new (ids are never 0: 0 stands for "none").
+    pub(crate) fn id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.next;
+        self.next += 1;
+        self.ids.insert(name.into(), id);
+        self.new.push((id, name.into()));
+        id
+    }
+
+    pub(crate) fn opt(&mut self, name: Option<&str>) -> u32 {
+        name.map_or(0, |n| self.id(n))
+    }
+
+    /// Writes the names allocated since the last flush.
+    pub(crate) async fn flush(&mut self, conn: &mut SqliteConnection) -> Result<(), Error> {
+        for chunk in self.new.chunks(NAMES_PER_STMT) {
+            let mut sql = String::from("INSERT INTO names (id, name) VALUES ");
+            for i in 0..chunk.len() {
+                sql.push_str(if i == 0 { "(?,?)" } else { ",(?,?)" });
+            }
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for (id, name) in chunk {
+                q = q.bind(*id as i64).bind(&**name);
+            }
+            q.execute(&mut *conn).await?;
+        }
+        self.new.clear();
+        Ok(())
+    }
+}
+
+/// A series row to write: ids of interned names (0: none) and the samples.
+pub(crate) struct Row {
     pub(crate) id: i64,
     pub(crate) run_id: i64,
-    pub(crate) spec: SeriesSpec,
+    pub(crate) metric: u32,
+    pub(crate) unit: u32,
+    pub(crate) direction: u32,
+    pub(crate) scope: u32,
+    pub(crate) label: u32,
+    pub(crate) statistic: u32,
+    pub(crate) vals: Vec<f64>,
 }
 
-/// Adds the `all` totals of per-CPU trace_stat series that no input file totalled itself (a
-/// directory of `function0..N` files: each file holds one CPU): hits and time summed over the
-/// CPUs, avg = time / hits. Returns the number of series added.
-pub(crate) async fn trace_stat_totals(
-    tx: &mut Transaction<'_, Sqlite>,
-    run_id: i64,
-) -> Result<u64, Error> {
-    let before: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM series")
-        .fetch_one(&mut **tx)
-        .await?;
-    // Sums: FUNC.hit and FUNC.time over cpuN scopes, when 2+ CPUs and no `all` series exists.
-    sqlx::query(
-        "INSERT INTO series (run_id, metric, unit, direction, scope, label, statistic)          SELECT run_id, metric, MIN(unit), MIN(direction), 'all', label, NULL FROM series c          WHERE c.run_id = ?1 AND c.statistic IS NULL AND c.scope GLOB 'cpu[0-9]*'            AND (c.metric LIKE '%.hit' OR c.metric LIKE '%.time')            AND NOT EXISTS (SELECT 1 FROM series a WHERE a.run_id = c.run_id AND a.metric = c.metric                            AND a.scope = 'all' AND a.label IS c.label AND a.statistic IS NULL)          GROUP BY metric, label HAVING COUNT(DISTINCT scope) >= 2",
-    )
-    .bind(run_id)
-    .execute(&mut **tx)
-    .await?;
-    sqlx::query(
-        "INSERT INTO samples (series_id, idx, value)          SELECT a.id, sm.idx, SUM(sm.value) FROM series a          JOIN series c ON c.run_id = a.run_id AND c.metric = a.metric AND c.label IS a.label               AND c.statistic IS NULL AND c.scope GLOB 'cpu[0-9]*'          JOIN samples sm ON sm.series_id = c.id          WHERE a.run_id = ?1 AND a.id > ?2 GROUP BY a.id, sm.idx",
-    )
-    .bind(run_id)
-    .bind(before)
-    .execute(&mut **tx)
-    .await?;
-    // avg = time / hits, per sample index, where both totals were just made.
-    let mid: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM series")
-        .fetch_one(&mut **tx)
-        .await?;
-    sqlx::query(
-        "INSERT INTO series (run_id, metric, unit, direction, scope, label, statistic)          SELECT t.run_id, substr(t.metric, 1, length(t.metric) - 5) || '.avg', t.unit, t.direction, 'all', t.label, NULL          FROM series t JOIN series h ON h.run_id = t.run_id AND h.id > ?2 AND h.label IS t.label               AND h.metric = substr(t.metric, 1, length(t.metric) - 5) || '.hit'          WHERE t.run_id = ?1 AND t.id > ?2 AND t.metric LIKE '%.time'",
-    )
-    .bind(run_id)
-    .bind(before)
-    .execute(&mut **tx)
-    .await?;
-    sqlx::query(
-        "INSERT INTO samples (series_id, idx, value)          SELECT v.id, ts.idx, ts.value / hs.value FROM series v          JOIN series t ON t.run_id = v.run_id AND t.id > ?2 AND t.label IS v.label               AND t.metric = substr(v.metric, 1, length(v.metric) - 4) || '.time'          JOIN series h ON h.run_id = v.run_id AND h.id > ?2 AND h.label IS v.label               AND h.metric = substr(v.metric, 1, length(v.metric) - 4) || '.hit'          JOIN samples ts ON ts.series_id = t.id          JOIN samples hs ON hs.series_id = h.id AND hs.idx = ts.idx          WHERE v.run_id = ?1 AND v.id > ?3 AND hs.value > 0",
-    )
-    .bind(run_id)
-    .bind(before)
-    .bind(mid)
-    .execute(&mut **tx)
-    .await?;
-    let added: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM series WHERE run_id = ? AND id > ?")
-        .bind(run_id)
-        .bind(before)
-        .fetch_one(&mut **tx)
-        .await?;
-    Ok(added as u64)
+fn nonzero(id: u32) -> Option<i64> {
+    (id != 0).then_some(id as i64)
 }
 
-/// Series rows per INSERT statement (8 bound values each).
-pub(crate) const SERIES_PER_STMT: usize = 250;
-
-/// Inserts series rows with explicit ids in multi-row statements.
-pub(crate) async fn insert_series(
-    tx: &mut Transaction<'_, Sqlite>,
-    rows: &[PendingSeries],
-) -> Result<(), Error> {
-    for chunk in rows.chunks(SERIES_PER_STMT) {
-        let mut sql = String::from(
-            "INSERT INTO series (id, run_id, metric, unit, direction, scope, label, statistic) VALUES ",
+/// Writes series rows through one prepared multi-row statement (and one for the remainder).
+pub(crate) async fn insert_rows(conn: &mut SqliteConnection, rows: &[Row]) -> Result<(), Error> {
+    for chunk in rows.chunks(ROWS_PER_STMT) {
+        let mut sql = String::with_capacity(120 + chunk.len() * 24);
+        sql.push_str(
+            "INSERT INTO series_data (id, run_id, metric_id, unit_id, direction_id, scope_id, label_id, statistic_id, n, vals) VALUES ",
         );
         for i in 0..chunk.len() {
-            sql.push_str(if i == 0 {
-                "(?,?,?,?,?,?,?,?)"
-            } else {
-                ",(?,?,?,?,?,?,?,?)"
-            });
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str("(?,?,?,?,?,?,?,?,?,?)");
         }
         let mut q = sqlx::query(AssertSqlSafe(sql));
         for r in chunk {
             q = q
                 .bind(r.id)
                 .bind(r.run_id)
-                .bind(&r.spec.key.metric)
-                .bind(r.spec.unit.as_str())
-                .bind(r.spec.direction.as_str())
-                .bind(&r.spec.key.scope)
-                .bind(&r.spec.key.label)
-                .bind(&r.spec.key.statistic);
+                .bind(r.metric as i64)
+                .bind(r.unit as i64)
+                .bind(r.direction as i64)
+                .bind(r.scope as i64)
+                .bind(nonzero(r.label))
+                .bind(nonzero(r.statistic))
+                .bind(r.vals.len() as i64)
+                .bind(pack(&r.vals));
         }
-        q.execute(&mut **tx).await?;
+        q.execute(&mut *conn).await?;
     }
     Ok(())
 }
 
-/// Inserts (series_id, idx, value) rows with multi-row statements.
-pub(crate) async fn insert_samples(
-    tx: &mut Transaction<'_, Sqlite>,
-    rows: &[(i64, i64, f64)],
+/// Appends samples to a series already written (a key fed by several files of one run).
+pub(crate) async fn append(
+    conn: &mut SqliteConnection,
+    id: i64,
+    values: &[f64],
 ) -> Result<(), Error> {
-    for chunk in rows.chunks(ROWS_PER_STMT) {
-        let sql = multi_insert_sql(chunk.len());
-        let mut q = sqlx::query(AssertSqlSafe(sql));
-        for (s, i, v) in chunk {
-            q = q.bind(s).bind(i).bind(v);
-        }
-        q.execute(&mut **tx).await?;
-    }
+    let blob: Vec<u8> = sqlx::query_scalar("SELECT vals FROM series_data WHERE id = ?")
+        .bind(id)
+        .fetch_one(&mut *conn)
+        .await?;
+    let mut all = unpack(&blob)?;
+    all.extend_from_slice(values);
+    sqlx::query("UPDATE series_data SET vals = ?, n = ? WHERE id = ?")
+        .bind(pack(&all))
+        .bind(all.len() as i64)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
     Ok(())
 }
 
-fn multi_insert_sql(n: usize) -> String {
-    let mut sql = String::with_capacity(48 + n * 8);
-    sql.push_str("INSERT INTO samples (series_id, idx, value) VALUES ");
-    for i in 0..n {
-        if i > 0 {
-            sql.push(',');
-        }
-        sql.push_str("(?,?,?)");
+/// What a series contributes to the totals of a per-CPU profile.
+#[derive(Clone, Copy)]
+pub(crate) enum TotalRole {
+    /// `FUNC.hit` or `FUNC.time` of one CPU (`cpuN` scope, no statistic).
+    PerCpu {
+        hit: bool,
+    },
+    /// A series of the `all` scope without statistic: its key needs no total.
+    All,
+    None,
+}
+
+pub(crate) fn total_role(metric: &str, scope: &str, statistic: Option<&str>) -> TotalRole {
+    if statistic.is_some() {
+        return TotalRole::None;
     }
-    sql
+    if scope == "all" {
+        return TotalRole::All;
+    }
+    // `cpu[0-9]*`, as the totals have always matched scopes.
+    let per_cpu = scope
+        .strip_prefix("cpu")
+        .is_some_and(|r| r.as_bytes().first().is_some_and(u8::is_ascii_digit));
+    match (per_cpu, metric.rsplit_once('.')) {
+        (true, Some((_, "hit"))) => TotalRole::PerCpu { hit: true },
+        (true, Some((_, "time"))) => TotalRole::PerCpu { hit: false },
+        _ => TotalRole::None,
+    }
+}
+
+/// Sums of the per-CPU `.hit`/`.time` series of each run, for the `all` totals.
+#[derive(Default)]
+pub(crate) struct Totals {
+    /// (run, metric, label) -> sums per sample index, CPUs seen, unit, direction.
+    sums: FastMap<(i64, u32, u32), Sum>,
+    /// (run, metric, label) keys that already have an `all` series.
+    has_all: FastMap<(i64, u32, u32), ()>,
+}
+
+pub(crate) struct Sum {
+    values: Vec<f64>,
+    scopes: FastMap<u32, ()>,
+    unit: u32,
+    direction: u32,
+    hit: bool,
+}
+
+impl Totals {
+    /// Notes a series (or more samples of one: `offset` is the index of the first value).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn add(
+        &mut self,
+        role: TotalRole,
+        run_id: i64,
+        metric: u32,
+        label: u32,
+        scope: u32,
+        unit: u32,
+        direction: u32,
+        offset: usize,
+        values: &[f64],
+    ) {
+        match role {
+            TotalRole::All => {
+                self.has_all.insert((run_id, metric, label), ());
+            }
+            TotalRole::PerCpu { hit } => {
+                let s = self.sums.entry((run_id, metric, label)).or_insert(Sum {
+                    values: Vec::new(),
+                    scopes: FastMap::default(),
+                    unit,
+                    direction,
+                    hit,
+                });
+                s.scopes.insert(scope, ());
+                if s.values.len() < offset + values.len() {
+                    s.values.resize(offset + values.len(), 0.0);
+                }
+                for (i, v) in values.iter().enumerate() {
+                    s.values[offset + i] += v;
+                }
+            }
+            TotalRole::None => {}
+        }
+    }
+
+    /// The `all` series of `run_id`: FUNC.hit and FUNC.time summed over 2+ CPUs where no input
+    /// gave a total, and FUNC.avg = time / hits per sample index where hits > 0.
+    pub(crate) fn rows(
+        &mut self,
+        run_id: i64,
+        names: &mut Names,
+        metric_name: &FastMap<u32, String>,
+    ) -> Vec<Row> {
+        let all = names.id("all");
+        let mut keys: Vec<(i64, u32, u32)> = self
+            .sums
+            .keys()
+            .filter(|k| k.0 == run_id && !self.has_all.contains_key(k))
+            .copied()
+            .collect();
+        keys.sort_by(|a, b| (&metric_name[&a.1], a.2).cmp(&(&metric_name[&b.1], b.2)));
+        let mut out = Vec::new();
+        // (base name, label, is hit) -> index in `out`, and per row its base and kind.
+        let mut made: FastMap<(String, u32, bool), usize> = FastMap::default();
+        let mut kinds: Vec<(String, bool)> = Vec::new();
+        for k in &keys {
+            let s = &self.sums[k];
+            if s.scopes.len() < 2 {
+                continue;
+            }
+            let m = &metric_name[&k.1];
+            let base = m[..m.len() - if s.hit { 4 } else { 5 }].to_string();
+            made.insert((base.clone(), k.2, s.hit), out.len());
+            kinds.push((base, s.hit));
+            out.push(Row {
+                id: 0,
+                run_id,
+                metric: k.1,
+                unit: s.unit,
+                direction: s.direction,
+                scope: all,
+                label: k.2,
+                statistic: 0,
+                vals: s.values.clone(),
+            });
+        }
+        let mut avgs = Vec::new();
+        for (i, (base, hit)) in kinds.iter().enumerate() {
+            if *hit {
+                continue;
+            }
+            let t = &out[i];
+            let Some(&h) = made.get(&(base.clone(), t.label, true)) else {
+                continue;
+            };
+            let vals = t
+                .vals
+                .iter()
+                .zip(&out[h].vals)
+                .filter(|(_, h)| **h > 0.0)
+                .map(|(t, h)| t / h)
+                .collect();
+            avgs.push(Row {
+                id: 0,
+                run_id,
+                metric: names.id(&format!("{base}.avg")),
+                unit: t.unit,
+                direction: t.direction,
+                scope: all,
+                label: t.label,
+                statistic: 0,
+                vals,
+            });
+        }
+        self.sums.retain(|k, _| k.0 != run_id);
+        out.extend(avgs);
+        out
+    }
 }

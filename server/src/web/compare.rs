@@ -970,14 +970,18 @@ async fn latency(pool: &SqlitePool, r: &Report) -> Result<Option<Latency>, AppEr
         for row in rows.iter().take(TRACES_SHOWN as usize) {
             let run_id: i64 = row.get(0);
             if let std::collections::hash_map::Entry::Vacant(slot) = latencies.entry(run_id) {
-                let v: Vec<f64> = sqlx::query_scalar(
-                    "SELECT sa.value FROM samples sa JOIN series se ON se.id = sa.series_id \
-                     WHERE se.run_id = ? AND se.metric = 'latency' AND se.label IS NULL \
-                       AND se.statistic IS NULL ORDER BY sa.idx",
+                let ids: Vec<i64> = sqlx::query_scalar(
+                    "SELECT id FROM series WHERE run_id = ? AND metric = 'latency' \
+                     AND label IS NULL AND statistic IS NULL",
                 )
                 .bind(run_id)
                 .fetch_all(pool)
                 .await?;
+                let v: Vec<f64> = store::series_values(pool, &ids)
+                    .await?
+                    .into_iter()
+                    .flat_map(|(_, v)| v)
+                    .collect();
                 slot.insert(v);
             }
             let meta: BTreeMap<String, serde_json::Value> =

@@ -240,31 +240,22 @@ pub async fn run(
             .await
             .unwrap();
     }
-    for s in series {
-        let sid: i64 = sqlx::query_scalar(
-            "INSERT INTO series (run_id, metric, unit, direction, scope, statistic, n) \
-             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        )
-        .bind(run)
-        .bind(s.metric)
-        .bind(s.unit)
-        .bind(s.direction)
-        .bind(s.scope)
-        .bind(s.statistic)
-        .bind(s.values.len() as i64)
-        .fetch_one(pool)
+    let rows: Vec<store::NewSeries<'_>> = series
+        .iter()
+        .map(|s| store::NewSeries {
+            metric: s.metric,
+            unit: s.unit,
+            direction: s.direction,
+            scope: s.scope,
+            label: None,
+            statistic: s.statistic,
+            values: s.values,
+        })
+        .collect();
+    store::Store::from_sqlite_pool(pool.clone())
+        .add_series(run, &rows)
         .await
         .unwrap();
-        for (i, v) in s.values.iter().enumerate() {
-            sqlx::query("INSERT INTO samples (series_id, idx, value) VALUES (?, ?, ?)")
-                .bind(sid)
-                .bind(i as i64)
-                .bind(v)
-                .execute(pool)
-                .await
-                .unwrap();
-        }
-    }
     run
 }
 

@@ -162,6 +162,8 @@ async fn shares_tokens_and_idempotency_keys_survive_the_upgrade() {
     assert_eq!(runs_after, runs_before);
 
     // A new key with new content is stored: the token still authorises uploads.
-    let r = app.request(upload("after-upgrade", "7.0\n7.1\n7.2\n")).await;
+    let r = app
+        .request(upload("after-upgrade", "7.0\n7.1\n7.2\n"))
+        .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
 }

@@ -65,13 +65,7 @@ async fn imports_trace_stat_block_and_is_idempotent() {
     assert_eq!(out.run_ids.len(), 1);
     // 4 CPUs x (hit, time, avg, s2) + all x (hit, time, avg)
     assert_eq!(out.series, 19);
-    let hits: f64 = sqlx::query_scalar(
-        "SELECT value FROM samples JOIN series ON series.id = samples.series_id \
-         WHERE metric = 'rcu_preempt_deferred_qs_handle.hit' AND scope = 'all'",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
+    let hits = only_value(&pool, "rcu_preempt_deferred_qs_handle.hit").await;
     assert_eq!(hits, 3_319_015.0);
     let labels: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM series WHERE label IS NOT NULL")
         .fetch_one(&pool)
@@ -139,7 +133,8 @@ async fn a_failing_file_leaves_nothing_behind() {
         "machines",
         "runs",
         "series",
-        "samples",
+        "series_data",
+        "names",
         "artifacts",
         "artifact_chunks",
         "run_artifacts",
@@ -266,16 +261,7 @@ async fn a_directory_of_per_cpu_files_gets_all_totals() {
     assert_eq!(out.samples, 19);
     let total = |metric: &'static str| {
         let pool = pool.clone();
-        async move {
-            sqlx::query_scalar::<_, f64>(
-                "SELECT value FROM samples JOIN series ON series.id = samples.series_id \
-                 WHERE metric = ? AND scope = 'all'",
-            )
-            .bind(metric)
-            .fetch_one(&pool)
-            .await
-            .unwrap()
-        }
+        async move { only_value(&pool, metric).await }
     };
     assert_eq!(
         total("rcu_preempt_deferred_qs_handle.hit").await,
@@ -293,4 +279,18 @@ async fn a_directory_of_per_cpu_files_gets_all_totals() {
 fn close(a: f64, b: f64) {
     let tol = 1e-9 * a.abs().max(b.abs()).max(1e-12);
     assert!((a - b).abs() <= tol, "{a} != {b}");
+}
+
+/// The single sample of the `all` series of `metric`.
+async fn only_value(pool: &SqlitePool, metric: &str) -> f64 {
+    let ids: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM series WHERE metric = ? AND scope = 'all'")
+            .bind(metric)
+            .fetch_all(pool)
+            .await
+            .unwrap();
+    assert_eq!(ids.len(), 1, "{metric}: one all series");
+    let vals = store::series_values(pool, &ids).await.unwrap();
+    assert_eq!(vals[0].1.len(), 1, "{metric}: one sample");
+    vals[0].1[0]
 }
