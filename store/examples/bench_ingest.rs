@@ -232,7 +232,8 @@ fn child_rss(exe: &Path, file: &Path) -> Result<u64, Box<dyn std::error::Error>>
     Ok(String::from_utf8_lossy(&out.stdout).trim().parse()?)
 }
 
-/// The same number of series and sample rows through one prepared INSERT per row.
+/// The same number of series rows, each with its samples packed, through one prepared INSERT
+/// per row.
 async fn baseline_insert(
     db: &Path,
     series: u64,
@@ -253,24 +254,24 @@ async fn baseline_insert(
     sqlx::query("INSERT INTO runs (build_id, machine_id, benchmark, content_hash, import_hash, created_at) VALUES (1, 1, 'b', 'h', 'h', 0)")
         .execute(&mut *tx)
         .await?;
+    sqlx::query(
+        "INSERT INTO names (id, name) VALUES (1, 'm'), (2, 's'), (3, 'neutral'), (4, 'all')",
+    )
+    .execute(&mut *tx)
+    .await?;
     let per = samples.div_ceil(series.max(1));
     let mut left = samples;
-    for i in 0..series {
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO series (run_id, metric, unit, direction, scope) VALUES (1, ?, 's', 'neutral', 'all') RETURNING id",
+    for _ in 0..series {
+        let k = per.min(left);
+        left -= k;
+        sqlx::query(
+            "INSERT INTO series_data (run_id, metric_id, unit_id, direction_id, scope_id, n, vals) \
+             VALUES (1, 1, 2, 3, 4, ?, ?)",
         )
-        .bind(format!("m{i}"))
-        .fetch_one(&mut *tx)
+        .bind(k as i64)
+        .bind(store::pack(&vec![1.5; k as usize]))
+        .execute(&mut *tx)
         .await?;
-        for j in 0..per.min(left) {
-            sqlx::query("INSERT INTO samples (series_id, idx, value) VALUES (?, ?, ?)")
-                .bind(id)
-                .bind(j as i64)
-                .bind(j as f64 * 0.5)
-                .execute(&mut *tx)
-                .await?;
-        }
-        left -= per.min(left);
     }
     tx.commit().await?;
     let secs = t.elapsed().as_secs_f64();

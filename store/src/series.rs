@@ -6,6 +6,7 @@ use crate::{Error, Store};
 /// One series to store for a run.
 #[derive(Debug, Clone)]
 pub struct NewSeries<'a> {
+    pub run_id: i64,
     pub metric: &'a str,
     pub unit: &'a str,
     /// `lower_is_better`, `higher_is_better` or `neutral`.
@@ -17,12 +18,8 @@ pub struct NewSeries<'a> {
 }
 
 impl Store {
-    /// Adds series to the existing run `run_id` in one transaction; returns their ids.
-    pub async fn add_series(
-        &self,
-        run_id: i64,
-        series: &[NewSeries<'_>],
-    ) -> Result<Vec<i64>, Error> {
+    /// Adds series to existing runs in one transaction; returns their ids.
+    pub async fn add_series(&self, series: &[NewSeries<'_>]) -> Result<Vec<i64>, Error> {
         for s in series {
             if !matches!(
                 s.direction,
@@ -44,7 +41,7 @@ impl Store {
             .enumerate()
             .map(|(i, s)| Row {
                 id: first + i as i64,
-                run_id,
+                run_id: s.run_id,
                 metric: names.id(s.metric),
                 unit: names.id(s.unit),
                 direction: names.id(s.direction),

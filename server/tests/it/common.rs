@@ -243,6 +243,7 @@ pub async fn run(
     let rows: Vec<store::NewSeries<'_>> = series
         .iter()
         .map(|s| store::NewSeries {
+            run_id: run,
             metric: s.metric,
             unit: s.unit,
             direction: s.direction,
@@ -253,7 +254,7 @@ pub async fn run(
         })
         .collect();
     store::Store::from_sqlite_pool(pool.clone())
-        .add_series(run, &rows)
+        .add_series(&rows)
         .await
         .unwrap();
     run
