@@ -58,20 +58,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let size = |p: &Path| p.metadata().map(|m| m.len() as f64 / 1e6).unwrap_or(0.0);
     println!(
-        "sqlite3 .import:   {:>7.2} s, peak RSS {:>7.1} MiB, database {:>6.1} MB",
+        "sqlite3 .import:   {:>7.2} s ({:>6.2} s CPU), peak RSS {:>7.1} MiB, database {:>6.1} MB",
         base.secs,
+        base.cpu,
         base.rss_kib as f64 / 1024.0,
         size(&sdb)
     );
     println!(
-        "Store::import_run: {:>7.2} s, peak RSS {:>7.1} MiB, database {:>6.1} MB",
+        "Store::import_run: {:>7.2} s ({:>6.2} s CPU), peak RSS {:>7.1} MiB, database {:>6.1} MB",
         ours.secs,
+        ours.cpu,
         ours.rss_kib as f64 / 1024.0,
         size(&qdb)
     );
     println!(
-        "ratio time import/sqlite3 = {:.2} (target <= 2); peak RSS {:.0} MiB (target <= 512)",
+        "ratio time import/sqlite3 = {:.2} (target <= 2), CPU {:.2}; peak RSS {:.0} MiB (target <= 512)",
         ours.secs / base.secs,
+        ours.cpu / base.cpu,
         ours.rss_kib as f64 / 1024.0
     );
     remove_db(&sdb);
@@ -119,6 +122,8 @@ fn generate(ts_dir: &Path, csv: &Path, functions: usize) -> std::io::Result<u64>
 
 struct Measured {
     secs: f64,
+    /// User + system CPU seconds (the fairer figure on a shared, busy machine).
+    cpu: f64,
     rss_kib: u64,
 }
 
@@ -142,7 +147,9 @@ fn timed(cmd: &mut Command) -> Result<Measured, Box<dyn std::error::Error>> {
         .split(':')
         .try_fold(0.0, |acc, p| p.parse::<f64>().map(|v| acc * 60.0 + v))?;
     let rss_kib = field("Maximum resident set size (kbytes):")?.parse()?;
-    Ok(Measured { secs, rss_kib })
+    let cpu = field("User time (seconds):")?.parse::<f64>()?
+        + field("System time (seconds):")?.parse::<f64>()?;
+    Ok(Measured { secs, cpu, rss_kib })
 }
 
 fn child_import(dir: &Path, db: &Path) -> Result<(), Box<dyn std::error::Error>> {
