@@ -23,7 +23,7 @@ pub fn pack(values: &[f64]) -> Vec<u8> {
 
 /// The samples of a stored blob; a trailing partial value (a corrupt row) is an error.
 pub fn unpack(blob: &[u8]) -> Result<Vec<f64>, Error> {
-    if blob.len() % 8 != 0 {
+    if !blob.len().is_multiple_of(8) {
         return Err(Error::Corrupt(format!(
             "a series holds {} bytes of samples, not a multiple of 8",
             blob.len()
