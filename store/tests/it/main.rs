@@ -1,7 +1,8 @@
-//! Integration tests of the store: the import and the upgrade of a database from an earlier
-//! release.
+//! Integration tests of the store: the import and the packed samples (the upgrade of a
+//! release-0.1 database is tested end to end by the server's `upgrade` tests).
 
 mod import;
+mod packing;
 
 use std::path::PathBuf;
 
