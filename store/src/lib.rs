@@ -13,6 +13,7 @@ mod open;
 mod read;
 mod series;
 mod sink;
+mod tokens;
 mod upgrade;
 mod write;
 
@@ -21,6 +22,7 @@ pub use meta::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source, params_key,
 pub use open::SQLITE_MIGRATOR;
 pub use read::{run_values, series_values};
 pub use series::NewSeries;
+pub use tokens::{Revoked, StoredToken, TokenRow};
 pub use write::{pack, unpack};
 
 /// The database. Cheap to clone (it wraps a connection pool).
