@@ -387,7 +387,10 @@ async fn import_run(
     Ok(outcome)
 }
 
-async fn existing_outcome(pool: &SqlitePool, run_ids: Vec<i64>) -> Result<ImportOutcome, Error> {
+pub(crate) async fn existing_outcome(
+    pool: &SqlitePool,
+    run_ids: Vec<i64>,
+) -> Result<ImportOutcome, Error> {
     let mut series = 0u64;
     let mut samples = 0u64;
     for id in &run_ids {

@@ -7,6 +7,7 @@
 
 mod artifacts;
 mod error;
+mod idempotency;
 mod import;
 mod meta;
 mod open;
