@@ -13,6 +13,7 @@ mod meta;
 mod open;
 mod read;
 mod series;
+mod shares;
 mod sink;
 mod tokens;
 mod upgrade;
@@ -23,6 +24,7 @@ pub use meta::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source, params_key,
 pub use open::SQLITE_MIGRATOR;
 pub use read::{run_values, series_values};
 pub use series::NewSeries;
+pub use shares::{NewShare, StoredShare};
 pub use tokens::{Revoked, StoredToken, TokenRow};
 pub use write::{pack, unpack};
 
