@@ -5,5 +5,6 @@ mod cli;
 mod common;
 mod demo_reports;
 mod hardening;
+mod upgrade;
 mod upload;
 mod web;

@@ -27,7 +27,11 @@ struct Env {
 
 async fn env() -> Env {
     let dir = tempfile::tempdir().unwrap();
-    let pool = ingest::store::open(&db_path(dir.path())).await.unwrap();
+    let pool = store::Store::open(&db_path(dir.path()))
+        .await
+        .unwrap()
+        .sqlite_pool()
+        .clone();
     let token = quiescent::tokens::create(&pool, "rig-1").await.unwrap();
     Env {
         _dir: dir,
@@ -46,7 +50,10 @@ impl Env {
     }
 
     fn app_with(&self, config: ServeArgs) -> Router {
-        quiescent::app(AppState::new(self.pool.clone(), config))
+        quiescent::app(AppState::new(
+            store::Store::from_sqlite_pool(self.pool.clone()),
+            config,
+        ))
     }
 
     fn bearer(&self) -> String {
@@ -55,6 +62,14 @@ impl Env {
 
     async fn count(&self, table: &str) -> i64 {
         sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
+            .fetch_one(&self.pool)
+            .await
+            .unwrap()
+    }
+
+    /// Samples stored, over every series.
+    async fn samples(&self) -> i64 {
+        sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_data")
             .fetch_one(&self.pool)
             .await
             .unwrap()
@@ -69,8 +84,8 @@ impl Env {
             "artifacts",
             "artifact_chunks",
             "run_artifacts",
-            "series",
-            "samples",
+            "series_data",
+            "names",
             "idempotency_keys",
         ] {
             assert_eq!(self.count(t).await, 0, "table {t} is not empty");
@@ -233,20 +248,17 @@ fn expected_samples(files: &[(String, Vec<u8>)]) -> u64 {
 }
 
 async fn samples_of_run(pool: &SqlitePool, run_id: i64) -> i64 {
-    sqlx::query_scalar(
-        "SELECT COUNT(*) FROM samples s JOIN series se ON se.id = s.series_id WHERE se.run_id = ?",
-    )
-    .bind(run_id)
-    .fetch_one(pool)
-    .await
-    .unwrap()
+    sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series WHERE run_id = ?")
+        .bind(run_id)
+        .fetch_one(pool)
+        .await
+        .unwrap()
 }
 
 /// Every run is whole: it has files and series, and each series holds exactly `n` samples.
 async fn assert_runs_complete(pool: &SqlitePool) {
     let bad: Vec<(i64, i64, i64)> = sqlx::query(
-        "SELECT se.id, se.n, (SELECT COUNT(*) FROM samples s WHERE s.series_id = se.id) AS c \
-         FROM series se WHERE se.n != (SELECT COUNT(*) FROM samples s WHERE s.series_id = se.id)",
+        "SELECT id, n, length(vals) / 8 AS c FROM series_data WHERE n * 8 != length(vals)",
     )
     .fetch_all(pool)
     .await
@@ -1106,7 +1118,7 @@ async fn hostile_metadata_is_stored_verbatim() {
     assert_eq!(body["formats"][0]["file"], file_name);
     // Every table is still there and whole.
     assert_eq!(env.count("runs").await, 1);
-    assert_eq!(env.count("samples").await, 20);
+    assert_eq!(env.samples().await, 20);
     assert_runs_complete(&env.pool).await;
     assert_healthy(&app).await;
 }
@@ -1193,7 +1205,7 @@ async fn spawn_server(pool: SqlitePool, config: ServeArgs) -> SocketAddr {
         ..config
     };
     tokio::spawn(async move {
-        quiescent::web::serve_pool(pool, config, move |addr| {
+        quiescent::web::serve_pool(store::Store::from_sqlite_pool(pool), config, move |addr| {
             let _ = tx.send(addr);
         })
         .await
@@ -1408,7 +1420,7 @@ async fn sixteen_concurrent_uploaders() {
         assert_eq!(samples_of_run(&env.pool, *id).await as u64, *samples);
     }
     assert_eq!(
-        env.count("samples").await as u64,
+        env.samples().await as u64,
         created.iter().map(|a| a.2).sum::<u64>()
     );
     assert_runs_complete(&env.pool).await;
@@ -1550,7 +1562,7 @@ async fn killed_server_keeps_every_acknowledged_upload_and_no_partial_run() {
     let log = dir.path().join("serve.log");
     let (mut child, addr) = start_server(&db, Some(&log));
     healthz(&client, addr).await;
-    let pool = ingest::store::open(&db).await.unwrap();
+    let pool = store::Store::open(&db).await.unwrap().sqlite_pool().clone();
     assert_runs_complete(&pool).await;
     for (id, samples) in &acked {
         assert_eq!(
@@ -1761,7 +1773,7 @@ async fn upload_cli_sends_retries_and_reports() {
     let pool = env.pool.clone();
     tokio::spawn(async move {
         quiescent::web::serve_pool(
-            pool,
+            store::Store::from_sqlite_pool(pool),
             ServeArgs {
                 bind: late.to_string(),
                 ..ServeArgs::default()
