@@ -94,6 +94,16 @@ pub async fn serve_pool(
     let listener = tokio::net::TcpListener::bind(&config.bind)
         .await
         .with_context(|| format!("binding {}", config.bind))?;
+    serve_on(store, config, listener, ready).await
+}
+
+/// Serves `store` on a listener already bound (`config.bind` is not used).
+pub async fn serve_on(
+    store: store::Store,
+    config: ServeArgs,
+    listener: tokio::net::TcpListener,
+    ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let header_timeout = Duration::from_secs(config.header_timeout_secs.max(1));
     let state = AppState::new(store.clone(), config);
