@@ -59,6 +59,8 @@ pub(super) struct Builds {
     pub raw: Vec<f64>,
     pub offsets: Vec<usize>,
     stats: Vec<BuildStat>,
+    /// `stats[b].mean`, contiguous for E-divisive.
+    means: Vec<f64>,
     prefix: Vec<Prefix>,
 }
 
@@ -84,6 +86,7 @@ impl Builds {
             raw: Vec::with_capacity(values.len()),
             offsets: vec![0],
             stats: Vec::new(),
+            means: Vec::new(),
             prefix: vec![Prefix::default()],
         };
         for i in order {
@@ -98,8 +101,18 @@ impl Builds {
     }
 
     /// Build means on the analysis scale (centred), the input of E-divisive.
-    pub fn means(&self) -> impl Iterator<Item = f64> + '_ {
-        self.stats.iter().map(|s| s.mean)
+    pub fn means(&self) -> &[f64] {
+        &self.means
+    }
+
+    /// Reserves room for `runs` more runs (and as many builds).
+    pub fn reserve(&mut self, runs: usize) {
+        self.raw.reserve(runs);
+        self.positions.reserve(runs);
+        self.offsets.reserve(runs);
+        self.stats.reserve(runs);
+        self.means.reserve(runs);
+        self.prefix.reserve(runs);
     }
 
     /// Whether `value` can be added on the current scale.
@@ -113,6 +126,7 @@ impl Builds {
         if self.positions.last() != Some(&position) {
             self.positions.push(position);
             self.stats.push(BuildStat::default());
+            self.means.push(0.0);
             self.offsets.push(self.raw.len());
             self.prefix.push(Prefix::default());
         }
@@ -121,6 +135,7 @@ impl Builds {
         *self.offsets.last_mut().expect("offsets start with 0") = self.raw.len();
         self.stats[b].add(y, value);
         let (s, before) = (self.stats[b], self.prefix[b]);
+        self.means[b] = s.mean;
         self.prefix[b + 1] = Prefix {
             s1: before.s1 + s.mean,
             s2: before.s2 + s.mean * s.mean,

@@ -38,13 +38,13 @@ pub(super) fn min_segment(settings: &DetectSettings) -> usize {
 pub(super) fn split(builds: &Builds, settings: &DetectSettings, from: usize) -> Vec<Weak> {
     let (window, step) = grid(settings);
     let n = builds.len();
-    let means: Vec<f64> = builds.means().collect();
+    let means = builds.means();
     let mut found = Vec::new();
     let mut start = 0;
     while start < n {
         let end = (start + window).min(n);
         if start + window > from {
-            for index in window_change_points(builds, &means, start, end, settings) {
+            for index in window_change_points(builds, means, start, end, settings) {
                 found.push(Weak {
                     index,
                     window: start,

@@ -2,7 +2,7 @@
 
 use super::builds::Builds;
 use super::edivisive::{self, Weak};
-use super::merge::{self, Medians};
+use super::merge::{self, Cache};
 use super::{DetectError, DetectSettings, SeriesAnalysis};
 
 /// One series and its analysis, kept up to date run by run.
@@ -18,7 +18,7 @@ pub struct History {
     values: Vec<f64>,
     builds: Builds,
     weak: Vec<Weak>,
-    medians: Medians,
+    cache: Cache,
     analysis: SeriesAnalysis,
 }
 
@@ -29,14 +29,20 @@ impl History {
         values: &[f64],
         settings: DetectSettings,
     ) -> Result<Self, DetectError> {
-        let builds = Builds::new(positions, values)?;
+        let mut builds = Builds::new(positions, values)?;
+        // Room for growth, so the next runs do not copy the whole series.
+        let extra = values.len() / 4 + 16;
+        builds.reserve(extra);
+        let (mut positions, mut values) = (positions.to_vec(), values.to_vec());
+        positions.reserve(extra);
+        values.reserve(extra);
         let mut history = Self {
             settings,
-            positions: positions.to_vec(),
-            values: values.to_vec(),
+            positions,
+            values,
             builds,
             weak: Vec::new(),
-            medians: Medians::default(),
+            cache: Cache::default(),
             analysis: SeriesAnalysis::default(),
         };
         history.reanalyse_from(0);
@@ -66,7 +72,7 @@ impl History {
         let last = self.builds.positions.last().copied();
         if last.is_some_and(|l| position < l) || !self.builds.accepts(value) {
             self.builds = Builds::new(&self.positions, &self.values)?;
-            self.medians = Medians::default();
+            self.cache = Cache::default();
             self.reanalyse_from(0);
             return Ok(&self.analysis);
         }
@@ -77,7 +83,7 @@ impl History {
             self.builds.len()
         };
         self.builds.push(position, value);
-        self.medians.invalidate_from(changed);
+        self.cache.invalidate_from(changed);
         self.reanalyse_from(changed);
         Ok(&self.analysis)
     }
@@ -91,7 +97,7 @@ impl History {
             &self.builds,
             self.weak.iter().map(|w| w.index),
             &self.settings,
-            &mut self.medians,
+            &mut self.cache,
         );
     }
 }

@@ -1,28 +1,33 @@
 //! The merge step: weak change points are dropped, weakest first, until all pass `alpha`;
 //! the survivors are described.
 
-use std::collections::HashMap;
-
 use super::builds::Builds;
 use super::test::{self, Split};
 use super::{ChangeInterval, ChangePoint, DetectSettings, SeriesAnalysis, Segment};
 
-/// Medians of segments already computed, so that an incremental update only sorts the
-/// segments its new run changed.
+/// Tests and descriptions of change points already computed, keyed by the builds
+/// `(a, c, e)` of their segments `a..c` and `c..e`, so that an incremental update only redoes
+/// the segments its new run changed. A handful of entries: a linear search is enough.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(super) struct Medians(HashMap<(usize, usize), f64>);
+pub(super) struct Cache {
+    tests: Vec<((usize, usize, usize), Split)>,
+    points: Vec<((usize, usize, usize), ChangePoint)>,
+}
 
-impl Medians {
-    fn get(&mut self, builds: &Builds, a: usize, c: usize) -> f64 {
-        *self
-            .0
-            .entry((a, c))
-            .or_insert_with(|| builds.raw_median(a, c))
+impl Cache {
+    fn test(&mut self, builds: &Builds, a: usize, c: usize, e: usize) -> Split {
+        if let Some((_, t)) = self.tests.iter().find(|(k, _)| *k == (a, c, e)) {
+            return *t;
+        }
+        let t = test::split(builds, a, c, e);
+        self.tests.push(((a, c, e), t));
+        t
     }
 
-    /// Forgets segments that reach build `b` or beyond.
+    /// Forgets everything whose segments reach beyond build `b` (they include a changed build).
     pub fn invalidate_from(&mut self, b: usize) {
-        self.0.retain(|&(_, c), _| c <= b);
+        self.tests.retain(|((_, _, e), _)| *e <= b);
+        self.points.retain(|((_, _, e), _)| *e <= b);
     }
 }
 
@@ -31,7 +36,7 @@ pub(super) fn merge(
     builds: &Builds,
     weak: impl IntoIterator<Item = usize>,
     settings: &DetectSettings,
-    medians: &mut Medians,
+    cache: &mut Cache,
 ) -> SeriesAnalysis {
     let n = builds.len();
     let mut cps: Vec<usize> = weak.into_iter().filter(|&i| i > 0 && i < n).collect();
@@ -45,7 +50,7 @@ pub(super) fn merge(
     let mut tests: Vec<Split> = (0..cps.len())
         .map(|i| {
             let (a, e) = bound(&cps, i);
-            test::split(builds, a, cps[i], e)
+            cache.test(builds, a, cps[i], e)
         })
         .collect();
     let mut tested_p = Vec::new();
@@ -64,7 +69,7 @@ pub(super) fn merge(
         for i in [worst.wrapping_sub(1), worst] {
             if i < cps.len() {
                 let (a, e) = bound(&cps, i);
-                tests[i] = test::split(builds, a, cps[i], e);
+                tests[i] = cache.test(builds, a, cps[i], e);
             }
         }
     }
@@ -76,7 +81,15 @@ pub(super) fn merge(
     for (i, t) in tests.iter().enumerate() {
         let (a, e) = bound(&cps, i);
         tested_p.push(t.p);
-        change_points.push(describe(builds, a, cps[i], e, t, settings, medians));
+        let key = (a, cps[i], e);
+        match cache.points.iter().find(|(k, _)| *k == key) {
+            Some((_, c)) => change_points.push(c.clone()),
+            None => {
+                let c = describe(builds, key, t, settings);
+                cache.points.push((key, c.clone()));
+                change_points.push(c);
+            }
+        }
     }
     SeriesAnalysis {
         change_points,
@@ -86,15 +99,12 @@ pub(super) fn merge(
 
 fn describe(
     builds: &Builds,
-    a: usize,
-    c: usize,
-    e: usize,
+    (a, c, e): (usize, usize, usize),
     t: &Split,
     settings: &DetectSettings,
-    medians: &mut Medians,
 ) -> ChangePoint {
-    let before = segment(builds, a, c, medians);
-    let after = segment(builds, c, e, medians);
+    let before = segment(builds, a, c);
+    let after = segment(builds, c, e);
     let (lo, hi) = test::interval(t, settings.interval_level);
     let change_pct = if before.median != 0.0 {
         (after.median - before.median) / before.median.abs() * 100.0
@@ -118,14 +128,14 @@ fn describe(
     }
 }
 
-fn segment(builds: &Builds, a: usize, c: usize, medians: &mut Medians) -> Segment {
+fn segment(builds: &Builds, a: usize, c: usize) -> Segment {
     let (n, mean) = builds.raw_summary(a, c);
     Segment {
         first_position: builds.positions[a],
         last_position: builds.positions[c - 1],
         builds: c - a,
         n,
-        median: medians.get(builds, a, c),
+        median: builds.raw_median(a, c),
         mean,
     }
 }

@@ -177,7 +177,7 @@ pub fn analyse(
         &builds,
         weak.iter().map(|w| w.index),
         settings,
-        &mut merge::Medians::default(),
+        &mut merge::Cache::default(),
     ))
 }
 

@@ -2,5 +2,6 @@
 
 mod cli;
 mod common;
+mod detect;
 mod upload;
 mod web;
