@@ -39,11 +39,14 @@ struct Prefix {
 /// Summary of the builds `a..c` on the analysis scale, for the two-sample test.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct SegmentStat {
-    /// Mean of build means.
+    /// Builds.
+    pub builds: f64,
+    /// Mean of build means, and the sum of squared deviations of the build means from it.
     pub mean: f64,
-    /// Estimated variance of `mean`, and its degrees of freedom (0 when unknown).
-    pub var: f64,
-    pub df: f64,
+    pub ss: f64,
+    /// Variance of `mean` estimated from the runs inside the builds, with its degrees of
+    /// freedom; None without repeated runs.
+    pub within: Option<(f64, f64)>,
 }
 
 /// A series grouped by build, in build order.
@@ -147,35 +150,23 @@ impl Builds {
         };
     }
 
-    /// Summary of builds `a..c` for the test: the mean of build means, and its variance from
-    /// the scatter of build means or, when larger, from the runs inside the builds.
+    /// Summary of builds `a..c` for the test.
     pub fn segment(&self, a: usize, c: usize) -> SegmentStat {
         let (lo, hi) = (self.prefix[a], self.prefix[c]);
         let nb = (c - a) as f64;
         let mean = (hi.s1 - lo.s1) / nb;
-        let between = if c - a >= 2 {
-            let ss = ((hi.s2 - lo.s2) - nb * mean * mean).max(0.0);
-            Some((ss / (nb - 1.0) / nb, nb - 1.0))
-        } else {
-            None
-        };
+        let ss = ((hi.s2 - lo.s2) - nb * mean * mean).max(0.0);
         let df_w = hi.df_within - lo.df_within;
         let within = (df_w > 0).then(|| {
             let sw = (hi.ss_within - lo.ss_within).max(0.0) / df_w as f64;
             (sw * (hi.inv_k - lo.inv_k) / (nb * nb), df_w as f64)
         });
-        let (var, df) = match (between, within) {
-            (Some(b), Some(w)) => {
-                if b.0 >= w.0 {
-                    b
-                } else {
-                    w
-                }
-            }
-            (Some(x), None) | (None, Some(x)) => x,
-            (None, None) => (0.0, 0.0),
-        };
-        SegmentStat { mean, var, df }
+        SegmentStat {
+            builds: nb,
+            mean,
+            ss,
+            within,
+        }
     }
 
     /// Samples and mean of the raw values of builds `a..c`.

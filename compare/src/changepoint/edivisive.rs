@@ -86,7 +86,7 @@ fn window_change_points(
             .max_by(|x, y| x.2.total_cmp(&y.2));
         let Some((i, tau, _)) = pick else { break };
         let (a, b) = (cuts[i], cuts[i + 1]);
-        if test::split(builds, s + a, s + tau, s + b).p > level {
+        if test::split(builds, s + a, s + tau, s + b, m).p > level {
             break;
         }
         found.push(s + tau);

@@ -2,6 +2,7 @@
 //! the survivors are described.
 
 use super::builds::Builds;
+use super::edivisive;
 use super::test::{self, Split};
 use super::{ChangeInterval, ChangePoint, DetectSettings, SeriesAnalysis, Segment};
 
@@ -15,11 +16,11 @@ pub(super) struct Cache {
 }
 
 impl Cache {
-    fn test(&mut self, builds: &Builds, a: usize, c: usize, e: usize) -> Split {
+    fn test(&mut self, builds: &Builds, a: usize, c: usize, e: usize, m: usize) -> Split {
         if let Some((_, t)) = self.tests.iter().find(|(k, _)| *k == (a, c, e)) {
             return *t;
         }
-        let t = test::split(builds, a, c, e);
+        let t = test::split(builds, a, c, e, m);
         self.tests.push(((a, c, e), t));
         t
     }
@@ -39,6 +40,7 @@ pub(super) fn merge(
     cache: &mut Cache,
 ) -> SeriesAnalysis {
     let n = builds.len();
+    let m = edivisive::min_segment(settings);
     let mut cps: Vec<usize> = weak.into_iter().filter(|&i| i > 0 && i < n).collect();
     cps.sort_unstable();
     cps.dedup();
@@ -50,7 +52,7 @@ pub(super) fn merge(
     let mut tests: Vec<Split> = (0..cps.len())
         .map(|i| {
             let (a, e) = bound(&cps, i);
-            cache.test(builds, a, cps[i], e)
+            cache.test(builds, a, cps[i], e, m)
         })
         .collect();
     let mut tested_p = Vec::new();
@@ -69,7 +71,7 @@ pub(super) fn merge(
         for i in [worst.wrapping_sub(1), worst] {
             if i < cps.len() {
                 let (a, e) = bound(&cps, i);
-                tests[i] = cache.test(builds, a, cps[i], e);
+                tests[i] = cache.test(builds, a, cps[i], e, m);
             }
         }
     }

@@ -15,14 +15,48 @@ pub(super) struct Split {
     pub p: f64,
 }
 
-/// Tests builds `a..c` against `c..e`.
-pub(super) fn split(builds: &Builds, a: usize, c: usize, e: usize) -> Split {
-    welch(builds.segment(a, c), builds.segment(c, e))
+/// Tests builds `a..c` against `c..e`. The split `c` was chosen as the best of the
+/// `e - a - 2 * min_segment + 1` admissible ones, so the p-value of the test at `c` alone is
+/// multiplied by that number (Bonferroni): without it, pure noise would pass `alpha` at some
+/// split in most long series, and q-values across series would control nothing.
+pub(super) fn split(builds: &Builds, a: usize, c: usize, e: usize, min_segment: usize) -> Split {
+    let mut s = welch(builds.segment(a, c), builds.segment(c, e));
+    let choices = (e - a + 1).saturating_sub(2 * min_segment).max(1);
+    s.p = (s.p * choices as f64).min(1.0);
+    s
 }
 
+/// The variance of a segment's mean is the larger of: its own scatter of build means, the
+/// scatter pooled over both segments (a short segment that is tight by chance would otherwise
+/// look certain: E-divisive seeks such splits out), and the noise of repeated runs. Its own
+/// scatter keeps an outlier build from being a change: the outlier widens only its segment.
 fn welch(l: SegmentStat, r: SegmentStat) -> Split {
     let delta = r.mean - l.mean;
-    let var = l.var + r.var;
+    let df_pooled = l.builds + r.builds - 2.0;
+    let pooled = if df_pooled > 0.0 {
+        (l.ss + r.ss) / df_pooled
+    } else {
+        0.0
+    };
+    let side = |x: SegmentStat| -> (f64, f64) {
+        let own = if x.builds >= 2.0 {
+            x.ss / (x.builds - 1.0)
+        } else {
+            0.0
+        };
+        let (s2, df) = if own >= pooled {
+            (own, x.builds - 1.0)
+        } else {
+            (pooled, df_pooled)
+        };
+        let between = (s2 / x.builds, df);
+        match x.within {
+            Some(w) if w.0 > between.0 => w,
+            _ => between,
+        }
+    };
+    let ((lv, ldf), (rv, rdf)) = (side(l), side(r));
+    let var = lv + rv;
     if var <= 0.0 || !var.is_finite() {
         // No noise at all on either side: any difference is certain, none is no change.
         let p = if delta.abs() > 1e-12 { 0.0 } else { 1.0 };
@@ -35,7 +69,7 @@ fn welch(l: SegmentStat, r: SegmentStat) -> Split {
     }
     // Welch-Satterthwaite; a side without degrees of freedom contributes none.
     let term = |v: f64, df: f64| if df > 0.0 { v * v / df } else { 0.0 };
-    let den = term(l.var, l.df) + term(r.var, r.df);
+    let den = term(lv, ldf) + term(rv, rdf);
     let df = if den > 0.0 { var * var / den } else { 1.0 };
     let df = df.max(1.0);
     let se = var.sqrt();
