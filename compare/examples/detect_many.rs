@@ -1,7 +1,7 @@
 //! Change points of many series at once, for the detection benchmark (`bench/detect/`).
 //!
 //! Reads CSV `series,position,value` on stdin (rows of a series contiguous), runs
-//! `changepoint::detect_many` with the default settings (Benjamini-Hochberg across all series),
+//! `changepoint::detect_many` with the default settings (or `alpha` as the first argument) (Benjamini-Hochberg across all series),
 //! and writes one JSON line per series: `{"series": ID, "change_points": [positions]}`.
 //! The detection time alone (parsing excluded) goes to stderr as `seconds=S`.
 
@@ -30,7 +30,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         s.0.push(pos.parse().map_err(|e| format!("stdin line {}: {e}", i + 1))?);
         s.1.push(val.parse().map_err(|e| format!("stdin line {}: {e}", i + 1))?);
     }
-    let settings = DetectSettings::default();
+    // Optional first argument: alpha (default: the library's).
+    let mut settings = DetectSettings::default();
+    if let Some(a) = std::env::args().nth(1) {
+        settings.alpha = a.parse()?;
+    }
     let started = Instant::now();
     let results = detect_many(
         series.iter().map(|(p, v)| (p.as_slice(), v.as_slice())),

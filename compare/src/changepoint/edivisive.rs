@@ -77,16 +77,20 @@ fn window_change_points(
     // Current intervals (window coordinates) with their best candidate, if any.
     let mut cuts = vec![0, e - s];
     let mut found = Vec::new();
-    let mut best: Vec<Option<(usize, f64)>> = vec![energy.best(0, e - s, m)];
+    let mut best: Vec<Option<Candidate>> = vec![energy.best(0, e - s, m)];
     loop {
         let pick = best
             .iter()
             .enumerate()
-            .filter_map(|(i, c)| c.map(|(tau, q)| (i, tau, q)))
-            .max_by(|x, y| x.2.total_cmp(&y.2));
-        let Some((i, tau, _)) = pick else { break };
+            .filter_map(|(i, c)| c.map(|c| (i, c)))
+            .max_by(|x, y| x.1.q.total_cmp(&y.1.q));
+        let Some((i, Candidate { tau, kappa, .. })) = pick else {
+            break;
+        };
         let (a, b) = (cuts[i], cuts[i + 1]);
-        if test::split(builds, s + a, s + tau, s + b, m).p > level {
+        // Tested on the two samples E-divisive compared, a..tau against tau..kappa: against
+        // all of tau..b, a return to the old level after kappa (a pulse) would hide the change.
+        if test::split(builds, s + a, s + tau, s + kappa, m).p > level {
             break;
         }
         found.push(s + tau);
@@ -95,6 +99,15 @@ fn window_change_points(
     }
     found.sort_unstable();
     found
+}
+
+/// The best split of an interval: `tau` starts the new regime, `kappa` ends the sample it was
+/// compared with, `q` is the divergence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Candidate {
+    tau: usize,
+    kappa: usize,
+    q: f64,
 }
 
 /// Sums of pairwise distances |z_i - z_j| within every interval of a window.
@@ -131,11 +144,11 @@ impl Energy {
 
     /// The split tau of `a..b` maximising Matteson and James' Q over every right end kappa,
     /// with at least `m` values in `a..tau` and in `tau..kappa`.
-    fn best(&self, a: usize, b: usize, m: usize) -> Option<(usize, f64)> {
+    fn best(&self, a: usize, b: usize, m: usize) -> Option<Candidate> {
         if b - a < 2 * m {
             return None;
         }
-        let mut best: Option<(usize, f64)> = None;
+        let mut best: Option<Candidate> = None;
         for tau in a + m..=b - m {
             let n = (tau - a) as f64;
             let wx = self.w(a, tau);
@@ -146,8 +159,8 @@ impl Energy {
                 let q = 2.0 / (n + k) * cross
                     - 2.0 * k / ((n + k) * (n - 1.0)) * wx
                     - 2.0 * n / ((n + k) * (k - 1.0)) * wy;
-                if best.is_none_or(|(_, bq)| q > bq) {
-                    best = Some((tau, q));
+                if best.is_none_or(|b| q > b.q) {
+                    best = Some(Candidate { tau, kappa, q });
                 }
             }
         }

@@ -21,9 +21,13 @@ pub(super) struct Split {
 /// split in most long series, and q-values across series would control nothing.
 pub(super) fn split(builds: &Builds, a: usize, c: usize, e: usize, min_segment: usize) -> Split {
     let mut s = welch(builds.segment(a, c), builds.segment(c, e));
-    let choices = (e - a + 1).saturating_sub(2 * min_segment).max(1);
-    s.p = (s.p * choices as f64).min(1.0);
+    s.p = (s.p * choices(a, e, min_segment)).min(1.0);
     s
+}
+
+/// Admissible splits of `a..e` with `min_segment` builds a side.
+pub(super) fn choices(a: usize, e: usize, min_segment: usize) -> f64 {
+    (e - a + 1).saturating_sub(2 * min_segment).max(1) as f64
 }
 
 /// The variance of a segment's mean is the larger of: its own scatter of build means, the

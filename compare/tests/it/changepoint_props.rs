@@ -65,7 +65,7 @@ proptest! {
         for (b, level) in levels.iter().enumerate() {
             for _ in 0..runs {
                 p.push(b as i64);
-                v.push(level * rng.lognormal(noise * 2.0));
+                v.push(level * rng.lognormal(noise));
             }
         }
         let a = detect(&p, &v, &DetectSettings::default()).unwrap();
