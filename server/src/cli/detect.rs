@@ -73,7 +73,8 @@ fn table(cps: &[ChangePoint], direction: Direction) -> String {
         return "no change points\n".to_string();
     }
     let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::NOTHING).set_header([
+    t.load_style(comfy_table::presets::NOTHING);
+    t.set_header([
         "position",
         "builds before",
         "median before",
