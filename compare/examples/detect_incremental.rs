@@ -90,7 +90,11 @@ fn series(rng: &mut Pcg64Mcg) -> (Vec<i64>, Vec<f64>) {
     };
     let (mut p, mut v) = (Vec::new(), Vec::new());
     for b in 0..BUILDS {
-        let level = if step.is_some_and(|s| b >= s) { 1.1 } else { 1.0 };
+        let level = if step.is_some_and(|s| b >= s) {
+            1.1
+        } else {
+            1.0
+        };
         for _ in 0..=below(rng, 5) {
             p.push(b);
             v.push(value(rng, level));

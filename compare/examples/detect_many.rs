@@ -27,8 +27,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             series.push((Vec::new(), Vec::new()));
         }
         let s = series.last_mut().expect("pushed above");
-        s.0.push(pos.parse().map_err(|e| format!("stdin line {}: {e}", i + 1))?);
-        s.1.push(val.parse().map_err(|e| format!("stdin line {}: {e}", i + 1))?);
+        s.0.push(
+            pos.parse()
+                .map_err(|e| format!("stdin line {}: {e}", i + 1))?,
+        );
+        s.1.push(
+            val.parse()
+                .map_err(|e| format!("stdin line {}: {e}", i + 1))?,
+        );
     }
     // Optional first argument: alpha (default: the library's).
     let mut settings = DetectSettings::default();

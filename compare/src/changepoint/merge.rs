@@ -4,7 +4,7 @@
 use super::builds::Builds;
 use super::edivisive;
 use super::test::{self, Split};
-use super::{ChangeInterval, ChangePoint, DetectSettings, SeriesAnalysis, Segment};
+use super::{ChangeInterval, ChangePoint, DetectSettings, Segment, SeriesAnalysis};
 
 /// Tests and descriptions of change points already computed, keyed by the builds
 /// `(a, c, e)` of their segments `a..c` and `c..e`, so that an incremental update only redoes

@@ -97,7 +97,10 @@ fn two_steps_are_two_change_points() {
     let a = detect(&p, &v, &settings()).unwrap();
     let found = positions(&a);
     assert_eq!(found.len(), 2, "{found:?}");
-    assert!((found[0] - 40).abs() <= 2 && (found[1] - 80).abs() <= 2, "{found:?}");
+    assert!(
+        (found[0] - 40).abs() <= 2 && (found[1] - 80).abs() <= 2,
+        "{found:?}"
+    );
     assert!(a.change_points.iter().all(|c| c.change_pct < -5.0));
     // The segments chain: the first one's after is the second one's before.
     assert_eq!(a.change_points[0].after, a.change_points[1].before);
@@ -109,7 +112,10 @@ fn a_step_in_a_long_series_crosses_windows() {
     let a = detect(&p, &v, &settings()).unwrap();
     let found = positions(&a);
     assert_eq!(found.len(), 2, "{found:?}");
-    assert!((found[0] - 137).abs() <= 5 && (found[1] - 360).abs() <= 5, "{found:?}");
+    assert!(
+        (found[0] - 137).abs() <= 5 && (found[1] - 360).abs() <= 5,
+        "{found:?}"
+    );
 }
 
 #[test]
@@ -117,7 +123,12 @@ fn constant_input_has_no_change_points() {
     let p: Vec<i64> = (0..200).flat_map(|b| [b, b]).collect();
     for value in [1.0, 0.0, -3.5, 1e9] {
         let v = vec![value; p.len()];
-        assert!(detect(&p, &v, &settings()).unwrap().change_points.is_empty());
+        assert!(
+            detect(&p, &v, &settings())
+                .unwrap()
+                .change_points
+                .is_empty()
+        );
     }
 }
 
@@ -188,7 +199,12 @@ fn bad_input_is_an_error() {
         analyse(&[0, 1, 2], &[1.0, f64::NAN, 2.0], &settings()),
         Err(DetectError::NotFinite { index: 1 })
     );
-    assert!(analyse(&[], &[], &settings()).unwrap().change_points.is_empty());
+    assert!(
+        analyse(&[], &[], &settings())
+            .unwrap()
+            .change_points
+            .is_empty()
+    );
 }
 
 #[test]
@@ -208,9 +224,16 @@ fn q_values_grow_with_the_number_of_series() {
     assert_eq!(c1.p, c2.p);
     assert!(c2.q > c1.q, "q alone {} among 301 series {}", c1.q, c2.q);
     // Every kept change point passes the false discovery rate, and noise raises at most a few.
-    assert!(all.iter().flat_map(|a| &a.change_points).all(|c| c.q <= 0.05));
+    assert!(
+        all.iter()
+            .flat_map(|a| &a.change_points)
+            .all(|c| c.q <= 0.05)
+    );
     let false_alarms: usize = all[1..].iter().map(|a| a.change_points.len()).sum();
-    assert!(false_alarms <= 2, "{false_alarms} false alarms in 300 series");
+    assert!(
+        false_alarms <= 2,
+        "{false_alarms} false alarms in 300 series"
+    );
 }
 
 #[test]
@@ -236,12 +259,14 @@ fn history_falls_back_to_a_full_analysis_out_of_order() {
     h.push(p[1], 0.0).unwrap();
     let mut v2 = v.clone();
     v2[1] = 0.0;
-    let mut rows: Vec<(i64, f64)> = p[2..].iter().copied().zip(v2[2..].iter().copied()).collect();
+    let mut rows: Vec<(i64, f64)> = p[2..]
+        .iter()
+        .copied()
+        .zip(v2[2..].iter().copied())
+        .collect();
     rows.push((p[0], v2[0]));
     rows.push((p[1], v2[1]));
     let (pp, vv): (Vec<i64>, Vec<f64>) = rows.into_iter().unzip();
     assert_eq!(h.analysis(), &analyse(&pp, &vv, &settings()).unwrap());
     assert!(h.push(90, f64::INFINITY).is_err());
 }
-
-

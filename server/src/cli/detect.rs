@@ -49,12 +49,15 @@ pub fn run(args: DetectArgs) -> anyhow::Result<ExitCode> {
     };
     let mut out = std::io::stdout().lock();
     if args.json {
-        let cps: Vec<serde_json::Value> = analysis
+        let cps: Vec<JsonChangePoint<'_>> = analysis
             .change_points
             .iter()
-            .map(|c| json(c, direction))
+            .map(|c| JsonChangePoint {
+                change_point: c,
+                kind: c.kind(direction),
+            })
             .collect();
-        serde_json::to_writer_pretty(&mut out, &serde_json::json!({ "change_points": cps }))?;
+        serde_json::to_writer_pretty(&mut out, &JsonOut { change_points: cps })?;
         writeln!(out)?;
     } else {
         write!(out, "{}", table(&analysis.change_points, direction))?;
@@ -62,10 +65,18 @@ pub fn run(args: DetectArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn json(c: &ChangePoint, direction: Direction) -> serde_json::Value {
-    let mut v = serde_json::to_value(c).expect("a change point serialises");
-    v["kind"] = c.kind(direction).into();
-    v
+#[derive(serde::Serialize)]
+struct JsonOut<'a> {
+    change_points: Vec<JsonChangePoint<'a>>,
+}
+
+/// A change point as printed: its fields in declaration order, then the verdict for the
+/// direction.
+#[derive(serde::Serialize)]
+struct JsonChangePoint<'a> {
+    #[serde(flatten)]
+    change_point: &'a ChangePoint,
+    kind: &'static str,
 }
 
 fn table(cps: &[ChangePoint], direction: Direction) -> String {

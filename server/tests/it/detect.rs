@@ -63,8 +63,14 @@ fn detect_table_and_quiet_series() {
     let o = run(&["detect", &file]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    assert!(text.contains("position") && text.contains("regression"), "{text}");
-    assert!(text.lines().any(|l| l.trim_start().starts_with("30 ")), "{text}");
+    assert!(
+        text.contains("position") && text.contains("regression"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("30 ")),
+        "{text}"
+    );
 
     let flat = dir.path().join("flat.csv");
     let rows: String = (0..50).map(|b| format!("{b},5.0\n")).collect();
@@ -78,10 +84,26 @@ fn detect_table_and_quiet_series() {
 fn detect_bad_csv_names_file_line_and_expectation() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        ("header.csv", "pos,val\n0,1\n", "line 1: expected the header `position,value`"),
-        ("value.csv", "position,value\n0,1\n1,abc\n", "line 3: expected a finite number"),
-        ("position.csv", "position,value\n-1,1\n", "line 2: expected a position"),
-        ("columns.csv", "position,value\n0,1,2\n", "line 2: expected two columns"),
+        (
+            "header.csv",
+            "pos,val\n0,1\n",
+            "line 1: expected the header `position,value`",
+        ),
+        (
+            "value.csv",
+            "position,value\n0,1\n1,abc\n",
+            "line 3: expected a finite number",
+        ),
+        (
+            "position.csv",
+            "position,value\n-1,1\n",
+            "line 2: expected a position",
+        ),
+        (
+            "columns.csv",
+            "position,value\n0,1,2\n",
+            "line 2: expected two columns",
+        ),
     ];
     for (name, text, want) in cases {
         let p = dir.path().join(name);
