@@ -40,16 +40,15 @@ pub(super) fn split(builds: &Builds, settings: &DetectSettings, from: usize) -> 
     let n = builds.len();
     let means = builds.means();
     let mut found = Vec::new();
-    let mut start = 0;
+    // The first window reaching beyond `from`: earlier ones are kept by the caller.
+    let mut start = (from + 1).saturating_sub(window).div_ceil(step) * step;
     while start < n {
         let end = (start + window).min(n);
-        if start + window > from {
-            for index in window_change_points(builds, means, start, end, settings) {
-                found.push(Weak {
-                    index,
-                    window: start,
-                });
-            }
+        for index in window_change_points(builds, means, start, end, settings) {
+            found.push(Weak {
+                index,
+                window: start,
+            });
         }
         if end == n {
             break;

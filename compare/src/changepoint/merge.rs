@@ -9,28 +9,45 @@ use super::{ChangeInterval, ChangePoint, DetectSettings, Segment, SeriesAnalysis
 /// Tests and descriptions of change points already computed, keyed by the builds
 /// `(a, c, e)` of their segments `a..c` and `c..e`, so that an incremental update only redoes
 /// the segments its new run changed. A handful of entries: a linear search is enough.
+/// Entries not used by the latest merge are dropped after it, so the cache stays as small as
+/// the set of change points.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Cache {
-    tests: Vec<((usize, usize, usize), Split)>,
+    tests: Vec<((usize, usize, usize), Split, bool)>,
     points: Vec<((usize, usize, usize), ChangePoint)>,
 }
 
 impl Cache {
     fn test(&mut self, builds: &Builds, a: usize, c: usize, e: usize, m: usize) -> Split {
-        if let Some((_, t)) = self.tests.iter().find(|(k, _)| *k == (a, c, e)) {
+        if let Some((_, t, used)) = self.tests.iter_mut().find(|(k, ..)| *k == (a, c, e)) {
+            *used = true;
             return *t;
         }
         let mut t = test::split(builds, a, c, e, m);
         // The far ends were chosen from the data too: a short excursion of noise between two
         // chosen points would otherwise pass. Bonferroni again over the placements of one end.
         t.p = (t.p * (test::choices(a, e, m) + 1.0) / 2.0).min(1.0);
-        self.tests.push(((a, c, e), t));
+        self.tests.push(((a, c, e), t, true));
         t
+    }
+
+    /// Keeps what this merge used, and marks it unused for the next one.
+    fn sweep(&mut self, cps: &[usize], n: usize) {
+        self.tests.retain(|(.., used)| *used);
+        for (.., used) in &mut self.tests {
+            *used = false;
+        }
+        self.points.retain(|((a, c, e), _)| {
+            let i = cps.partition_point(|x| x < c);
+            cps.get(i) == Some(c)
+                && *a == if i == 0 { 0 } else { cps[i - 1] }
+                && *e == cps.get(i + 1).copied().unwrap_or(n)
+        });
     }
 
     /// Forgets everything whose segments reach beyond build `b` (they include a changed build).
     pub fn invalidate_from(&mut self, b: usize) {
-        self.tests.retain(|((_, _, e), _)| *e <= b);
+        self.tests.retain(|((_, _, e), ..)| *e <= b);
         self.points.retain(|((_, _, e), _)| *e <= b);
     }
 }
@@ -96,6 +113,7 @@ pub(super) fn merge(
             }
         }
     }
+    cache.sweep(&cps, n);
     SeriesAnalysis {
         change_points,
         tested_p,

@@ -54,7 +54,7 @@ impl Default for DetectSettings {
         Self {
             alpha: 0.001,
             fdr: 0.05,
-            window: 50,
+            window: 30,
             min_segment: 3,
             interval_level: 0.95,
         }

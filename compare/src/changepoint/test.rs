@@ -48,11 +48,11 @@ fn welch(l: SegmentStat, r: SegmentStat) -> Split {
         } else {
             0.0
         };
-        let (s2, df) = if own >= pooled {
-            (own, x.builds - 1.0)
-        } else {
-            (pooled, df_pooled)
-        };
+        // The degrees of freedom are those of the pooled estimate even when the segment's own
+        // scatter is larger: the larger variance is already the cautious choice, and a short
+        // segment's few degrees of freedom would hide a large step next to it.
+        let s2 = own.max(pooled);
+        let df = if df_pooled > 0.0 { df_pooled } else { x.builds - 1.0 };
         let between = (s2 / x.builds, df);
         match x.within {
             Some(w) if w.0 > between.0 => w,
