@@ -15,6 +15,9 @@ use super::{ChangeInterval, ChangePoint, DetectSettings, Segment, SeriesAnalysis
 pub(super) struct Cache {
     tests: Vec<((usize, usize, usize), Split, bool)>,
     points: Vec<((usize, usize, usize), ChangePoint)>,
+    /// Medians of segments `a..c`: the segment before the newest change point keeps its median
+    /// while runs arrive after it.
+    medians: Vec<((usize, usize), f64)>,
 }
 
 impl Cache {
@@ -31,8 +34,21 @@ impl Cache {
         t
     }
 
+    fn median(&mut self, builds: &Builds, a: usize, c: usize) -> f64 {
+        if let Some((_, m)) = self.medians.iter().find(|(k, _)| *k == (a, c)) {
+            return *m;
+        }
+        let m = builds.raw_median(a, c);
+        self.medians.push(((a, c), m));
+        m
+    }
+
     /// Keeps what this merge used, and marks it unused for the next one.
     fn sweep(&mut self, cps: &[usize], n: usize) {
+        self.medians.retain(|&((a, c), _)| {
+            let starts = a == 0 || cps.binary_search(&a).is_ok();
+            starts && (c == n || cps.binary_search(&c).is_ok())
+        });
         self.tests.retain(|(.., used)| *used);
         for (.., used) in &mut self.tests {
             *used = false;
@@ -49,6 +65,7 @@ impl Cache {
     pub fn invalidate_from(&mut self, b: usize) {
         self.tests.retain(|((_, _, e), ..)| *e <= b);
         self.points.retain(|((_, _, e), _)| *e <= b);
+        self.medians.retain(|((_, c), _)| *c <= b);
     }
 }
 
@@ -107,7 +124,7 @@ pub(super) fn merge(
         match cache.points.iter().find(|(k, _)| *k == key) {
             Some((_, c)) => change_points.push(c.clone()),
             None => {
-                let c = describe(builds, key, t, settings);
+                let c = describe(builds, key, t, settings, cache);
                 cache.points.push((key, c.clone()));
                 change_points.push(c);
             }
@@ -125,9 +142,10 @@ fn describe(
     (a, c, e): (usize, usize, usize),
     t: &Split,
     settings: &DetectSettings,
+    cache: &mut Cache,
 ) -> ChangePoint {
-    let before = segment(builds, a, c);
-    let after = segment(builds, c, e);
+    let before = segment(builds, a, c, cache);
+    let after = segment(builds, c, e, cache);
     let (lo, hi) = test::interval(t, settings.interval_level);
     let change_pct = if before.median != 0.0 {
         (after.median - before.median) / before.median.abs() * 100.0
@@ -151,14 +169,14 @@ fn describe(
     }
 }
 
-fn segment(builds: &Builds, a: usize, c: usize) -> Segment {
+fn segment(builds: &Builds, a: usize, c: usize, cache: &mut Cache) -> Segment {
     let (n, mean) = builds.raw_summary(a, c);
     Segment {
         first_position: builds.positions[a],
         last_position: builds.positions[c - 1],
         builds: c - a,
         n,
-        median: builds.raw_median(a, c),
+        median: cache.median(builds, a, c),
         mean,
     }
 }

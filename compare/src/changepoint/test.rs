@@ -52,7 +52,11 @@ fn welch(l: SegmentStat, r: SegmentStat) -> Split {
         // scatter is larger: the larger variance is already the cautious choice, and a short
         // segment's few degrees of freedom would hide a large step next to it.
         let s2 = own.max(pooled);
-        let df = if df_pooled > 0.0 { df_pooled } else { x.builds - 1.0 };
+        let df = if df_pooled > 0.0 {
+            df_pooled
+        } else {
+            x.builds - 1.0
+        };
         let between = (s2 / x.builds, df);
         match x.within {
             Some(w) if w.0 > between.0 => w,

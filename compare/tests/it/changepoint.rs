@@ -270,4 +270,3 @@ fn history_falls_back_to_a_full_analysis_out_of_order() {
     assert_eq!(h.analysis(), &analyse(&pp, &vv, &settings()).unwrap());
     assert!(h.push(90, f64::INFINITY).is_err());
 }
-
