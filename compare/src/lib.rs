@@ -9,6 +9,7 @@
 //! better in time and linear in memory, so a million samples a side is fine.
 
 pub mod bisect;
+pub mod changepoint;
 mod describe;
 mod effect;
 pub mod pool;
