@@ -68,6 +68,33 @@ pub fn change_interval(base: &[f64], head: &[f64], settings: &Settings) -> Optio
     interval_sorted(&b, &h, &tests::ranks(&b, &h), settings)
 }
 
+/// A distribution-free interval of the shift head - base, in the unit of the samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShiftInterval {
+    pub low: f64,
+    pub high: f64,
+    /// The requested level, or for `hodges_lehmann_exact` the level the exact distribution
+    /// achieves.
+    pub level: f64,
+    /// `hodges_lehmann_exact` or `hodges_lehmann_asymptotic`.
+    pub method: &'static str,
+}
+
+/// The Hodges-Lehmann (Moses) interval of the shift head - base at `level`: what
+/// [`change_interval`] divides by the base median when a side has fewer than 10 values. Exact
+/// without ties and with both sides under 50 values, else the normal approximation. None when a
+/// side is empty or the level is outside (0, 1).
+pub fn shift_interval(base: &[f64], head: &[f64], level: f64) -> Option<ShiftInterval> {
+    let (b, h) = (sorted(base), sorted(head));
+    let (low, high, level, method) = effect::shift_interval(&b, &h, &tests::ranks(&b, &h), level)?;
+    Some(ShiftInterval {
+        low,
+        high,
+        level,
+        method,
+    })
+}
+
 fn interval_sorted(
     b: &[f64],
     h: &[f64],
