@@ -273,5 +273,8 @@ fn detect_handles_every_fixture_and_its_prefixes() {
             whole += 1;
         }
     }
-    assert!(whole >= 30 && prefixes >= 900, "{whole} fixtures, {prefixes} prefixes");
+    assert!(
+        whole >= 30 && prefixes >= 900,
+        "{whole} fixtures, {prefixes} prefixes"
+    );
 }
