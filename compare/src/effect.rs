@@ -3,7 +3,7 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-use crate::describe::{midpoint, quantile_sorted};
+use crate::describe::{change_pct, midpoint, quantile_sorted};
 use crate::tests::{Ranks, normal_quantile, u_cdf_table};
 use crate::{Interval, Settings};
 
@@ -267,7 +267,28 @@ fn kth_rows(
 /// Median of all pairwise differences head_j - base_i, both samples sorted: one selection
 /// for the lower middle rank, its successor from the same pass.
 pub(crate) fn hodges_lehmann_sorted(base: &[f64], head: &[f64]) -> Option<f64> {
-    hodges_lehmann_with(base, head, MATERIALIZE_MAX)
+    match halved_if_huge(base, head) {
+        Some((b, h)) => twice(hodges_lehmann_with(&b, &h, MATERIALIZE_MAX)?),
+        None => hodges_lehmann_with(base, head, MATERIALIZE_MAX),
+    }
+}
+
+/// Both sorted samples halved when a pairwise difference could overflow (a magnitude of 2^1023
+/// or more): the differences of the halves are the halves of the differences, and finite.
+fn halved_if_huge(base: &[f64], head: &[f64]) -> Option<(Vec<f64>, Vec<f64>)> {
+    let ends = [base.first(), base.last(), head.first(), head.last()];
+    let max_abs = ends
+        .into_iter()
+        .flatten()
+        .fold(0.0f64, |m, x| m.max(x.abs()));
+    let half = |xs: &[f64]| xs.iter().map(|x| x / 2.0).collect();
+    (max_abs >= 2f64.powi(1023)).then(|| (half(base), half(head)))
+}
+
+/// A statistic of halved samples back in the unit of the samples; None beyond f64.
+fn twice(v: f64) -> Option<f64> {
+    let v = v * 2.0;
+    v.is_finite().then_some(v)
 }
 
 fn hodges_lehmann_with(base: &[f64], head: &[f64], materialize_max: u64) -> Option<f64> {
@@ -314,7 +335,7 @@ pub(crate) fn shift_interval(
     head: &[f64],
     r: &Ranks,
     level: f64,
-) -> Option<(f64, f64, f64, &'static str)> {
+) -> Option<ShiftBounds> {
     let (n1, n2) = (base.len(), head.len());
     if n1 == 0 || n2 == 0 || !(level > 0.0 && level < 1.0) {
         return None;
@@ -345,9 +366,37 @@ pub(crate) fn shift_interval(
         };
         (qu, level, "hodges_lehmann_asymptotic")
     };
-    let low = kth_difference(base, head, qu - 1)?;
-    let high = kth_difference(base, head, nm - qu)?;
-    Some((low, high, achieved, method))
+    // Bounds of halved samples stay halves until the caller divides them by the base median:
+    // an interval in percent can be finite where the shift itself is beyond f64.
+    let (low, high, unit) = match halved_if_huge(base, head) {
+        Some((b, h)) => (
+            kth_difference(&b, &h, qu - 1)?,
+            kth_difference(&b, &h, nm - qu)?,
+            2.0,
+        ),
+        None => (
+            kth_difference(base, head, qu - 1)?,
+            kth_difference(base, head, nm - qu)?,
+            1.0,
+        ),
+    };
+    Some(ShiftBounds {
+        low,
+        high,
+        unit,
+        level: achieved,
+        method,
+    })
+}
+
+/// An interval of the shift: the bounds are `low * unit` and `high * unit` (unit 2 when the
+/// samples were halved to keep differences finite).
+pub(crate) struct ShiftBounds {
+    pub low: f64,
+    pub high: f64,
+    pub unit: f64,
+    pub level: f64,
+    pub method: &'static str,
 }
 
 /// Uniform in (0, 1), 53 random bits, never 0 or 1.
@@ -429,7 +478,7 @@ pub(crate) fn bootstrap_change(
         let mb = resampled_median(&mut rng, base);
         let mh = resampled_median(&mut rng, head);
         if mb != 0.0 {
-            let c = (mh - mb) / mb.abs() * 100.0;
+            let c = change_pct(mb, mh);
             if c.is_finite() {
                 stats.push(c);
             }

@@ -5,7 +5,10 @@
 //! sets the verdicts.
 //!
 //! Samples are finite numbers (the store rejects NaN and infinities); nothing here panics on
-//! other input, but results for it are unspecified. Every function is O((n + m) log(n + m)) or
+//! other input, but results for it are unspecified. For any finite input, however extreme
+//! (+-f64::MAX, 1e-320), every statistic is finite: sums and squares of extreme values are
+//! taken over values scaled by a power of two, and a statistic whose value lies beyond f64 (the
+//! shift between -1e308 and 1e308) is None, never NaN or infinite. Every function is O((n + m) log(n + m)) or
 //! better in time and linear in memory, so a million samples a side is fine.
 
 mod describe;
@@ -86,12 +89,13 @@ pub struct ShiftInterval {
 /// side is empty or the level is outside (0, 1).
 pub fn shift_interval(base: &[f64], head: &[f64], level: f64) -> Option<ShiftInterval> {
     let (b, h) = (sorted(base), sorted(head));
-    let (low, high, level, method) = effect::shift_interval(&b, &h, &tests::ranks(&b, &h), level)?;
-    Some(ShiftInterval {
+    let s = effect::shift_interval(&b, &h, &tests::ranks(&b, &h), level)?;
+    let (low, high) = (s.low * s.unit, s.high * s.unit);
+    (low.is_finite() && high.is_finite()).then_some(ShiftInterval {
         low,
         high,
-        level,
-        method,
+        level: s.level,
+        method: s.method,
     })
 }
 
@@ -112,13 +116,20 @@ fn interval_sorted(
     if bootstrap.is_some() {
         return bootstrap;
     }
-    let (low, high, level, method) = effect::shift_interval(b, h, r, settings.ci_level)?;
-    let scale = 100.0 / base_median.abs();
-    Some(Interval {
-        low: low * scale,
-        high: high * scale,
-        level,
-        method: method.to_string(),
+    let s = effect::shift_interval(b, h, r, settings.ci_level)?;
+    let scale = 100.0 * s.unit / base_median.abs();
+    // Dividing first keeps a finite percentage finite when 100 / |median| is not (1e-320).
+    let percent = |v: f64| {
+        Some(v * scale)
+            .filter(|p| p.is_finite())
+            .unwrap_or(v / base_median.abs() * 100.0 * s.unit)
+    };
+    let (low, high) = (percent(s.low), percent(s.high));
+    (low.is_finite() && high.is_finite()).then(|| Interval {
+        low,
+        high,
+        level: s.level,
+        method: s.method.to_string(),
     })
 }
 
@@ -128,7 +139,7 @@ fn change(base_median: Option<f64>, head_median: Option<f64>) -> (Option<f64>, O
     match (base_median, head_median) {
         (Some(b), Some(h)) if b != 0.0 => {
             let finite = |v: f64| v.is_finite().then_some(v);
-            (finite(h / b), finite((h - b) / b.abs() * 100.0))
+            (finite(h / b), finite(describe::change_pct(b, h)))
         }
         _ => (None, None),
     }
