@@ -160,10 +160,45 @@ pub fn compare_series(
     settings: &Settings,
     per_cpu: bool,
 ) -> SeriesComparison {
-    let (b, h) = (sorted(base), sorted(head));
-    let (bd, hd) = (describe_sorted(&b), describe_sorted(&h));
+    let (b, h) = both(base.len() + head.len(), || sorted(base), || sorted(head));
+    // The Hodges-Lehmann selection is the longest part for large samples: it runs beside the
+    // rest.
+    let (shift, mut item) = both(
+        b.len() + h.len(),
+        || effect::hodges_lehmann_sorted(&b, &h),
+        || compare_sorted(&b, &h, direction, settings, per_cpu),
+    );
+    item.hodges_lehmann = shift.map(|shift| HodgesLehmann { shift });
+    item
+}
+
+/// Total samples from which two independent parts of a comparison run on two threads.
+const PARALLEL_MIN: usize = 200_000;
+
+/// Runs `f` and `g`, on two threads when `n` reaches [`PARALLEL_MIN`].
+fn both<A: Send, B>(n: usize, f: impl FnOnce() -> A + Send, g: impl FnOnce() -> B) -> (A, B) {
+    if n < PARALLEL_MIN {
+        return (f(), g());
+    }
+    std::thread::scope(|s| {
+        let a = s.spawn(f);
+        let b = g();
+        let a = a.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (a, b)
+    })
+}
+
+/// [`compare_series`] of sorted samples, without the Hodges-Lehmann shift.
+fn compare_sorted(
+    b: &[f64],
+    h: &[f64],
+    direction: Direction,
+    settings: &Settings,
+    per_cpu: bool,
+) -> SeriesComparison {
+    let (bd, hd) = (describe_sorted(b), describe_sorted(h));
     let (ratio, change_pct) = change(bd.median, hd.median);
-    let r = tests::ranks(&b, &h);
+    let r = tests::ranks(b, h);
 
     let mut flags = Vec::new();
     if r.ties {
@@ -179,8 +214,8 @@ pub fn compare_series(
     let enough = b.len() >= settings.min_n.max(1) && h.len() >= settings.min_n.max(1);
     let (mut mann_whitney, mut welch, mut p, mut test) = (None, None, None, TestUsed::None);
     if enough {
-        mann_whitney = tests::mann_whitney_sorted(&b, &h, &r);
-        welch = tests::welch_samples(&b, &h);
+        mann_whitney = tests::mann_whitney_sorted(b, h, &r);
+        welch = tests::welch_samples(b, h);
         if tests::min_exact_p(b.len(), h.len()) >= settings.alpha {
             flags.push(Flag::WelchFallback);
             (p, test) = match (&welch, &mann_whitney) {
@@ -205,7 +240,7 @@ pub fn compare_series(
 
     // An interval from fewer than min_n values per side would only restate the point estimate.
     let ci = if enough {
-        interval_sorted(&b, &h, &r, settings)
+        interval_sorted(b, h, &r, settings)
     } else {
         None
     };
@@ -219,7 +254,7 @@ pub fn compare_series(
     }
 
     let mut item = SeriesComparison {
-        hodges_lehmann: effect::hodges_lehmann_sorted(&b, &h).map(|shift| HodgesLehmann { shift }),
+        hodges_lehmann: None,
         cliffs_delta: effect::cliffs_delta_from(&r, b.len(), h.len()),
         base: bd,
         head: hd,
