@@ -66,10 +66,14 @@ fn radix_sort(keys: &mut Vec<u64>) {
 /// [2^-256, 2^256]; 1 otherwise. Sums of squares of values scaled so cannot overflow or
 /// underflow for any n below 2^400, and multiplying by a power of two is exact, so ordinary
 /// data never takes a scaled path and extreme data (1e308, 1e-300) keeps every statistic
-/// finite.
-pub(crate) fn scale_for(xs: &[f64]) -> f64 {
-    let max_abs = xs.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    scale_for_magnitude(max_abs)
+/// finite. The samples are sorted ascending: the largest magnitude is at one end.
+pub(crate) fn scale_for(sorted: &[f64]) -> f64 {
+    let ends = [sorted.first(), sorted.last()];
+    scale_for_magnitude(
+        ends.into_iter()
+            .flatten()
+            .fold(0.0f64, |m, x| m.max(x.abs())),
+    )
 }
 
 pub(crate) fn scale_for_magnitude(max_abs: f64) -> f64 {
@@ -86,8 +90,8 @@ pub(crate) fn scale_for_magnitude(max_abs: f64) -> f64 {
     }
 }
 
-/// Arithmetic mean, refined by a second pass over the residuals so that large offsets
-/// (timestamps, values near 1e9) do not cost precision. Finite for any finite samples (sums
+/// Arithmetic mean of sorted samples, refined by a second pass over the residuals so that large
+/// offsets (timestamps, values near 1e9) do not cost precision. Finite for any finite samples (sums
 /// of extreme values are taken over scaled values). None for an empty slice.
 pub(crate) fn mean(xs: &[f64]) -> Option<f64> {
     mean_scaled(xs, scale_for(xs)).map(|(m, f)| m / f)
@@ -104,8 +108,9 @@ fn mean_scaled(xs: &[f64], f: f64) -> Option<(f64, f64)> {
     Some((m + correction, f))
 }
 
-/// Sample standard deviation (n-1) by the two-pass formula around `mean`, with the compensation
-/// term of Chan, Golub and LeVeque (the sum of residuals, zero in exact arithmetic). Extreme
+/// Sample standard deviation (n-1) of sorted samples by the two-pass formula around `mean`, with
+/// the compensation term of Chan, Golub and LeVeque (the sum of residuals, zero in exact
+/// arithmetic). Extreme
 /// values are scaled first (see [`scale_for`]); None for fewer than 2 values or when the
 /// standard deviation itself is beyond f64 (samples spanning -f64::MAX to f64::MAX).
 pub(crate) fn std_dev(xs: &[f64], mean: f64) -> Option<f64> {
