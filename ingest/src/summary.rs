@@ -8,9 +8,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use serde::ser::{SerializeMap, SerializeSeq};
 
-use crate::model::{
-    Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning,
-};
+use crate::model::{Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning};
 
 /// Strings seen once each, handed out as dense ids.
 #[derive(Default)]
