@@ -154,11 +154,13 @@ fn seconds(unit: &str) -> Option<f64> {
 
 /// The change from `a` to `b` in percent, when their units agree (or are both times).
 fn from_to(a: f64, ua: Option<&str>, b: f64, ub: Option<&str>) -> Option<f64> {
+    // A unit is required (`from 6 to 32 groups` is a range, not a change): the same word on
+    // both sides, or a time unit written once ("from 4.32 to 3.6 seconds").
     let (fa, fb) = match (ua, ub) {
         (Some(x), Some(y)) if x.eq_ignore_ascii_case(y) => (1.0, 1.0),
         (Some(x), Some(y)) => (seconds(x)?, seconds(y)?),
-        // "from 4.32 to 3.6 seconds": the unit is written once.
-        _ => (1.0, 1.0),
+        (None, Some(u)) | (Some(u), None) if seconds(u).is_some() => (1.0, 1.0),
+        _ => return None,
     };
     let (a, b) = (a * fa, b * fb);
     (a > 0.0).then(|| (b - a) / a * 100.0)

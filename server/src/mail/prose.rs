@@ -61,6 +61,22 @@ fn list_metric(intro: Option<&str>) -> String {
         .unwrap_or_else(|| "value".to_string())
 }
 
+/// Mail and MIME header names (`MIME-Version: 1.0`, `X-Mailer`) are not measurements.
+fn is_header(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    [
+        "mime-version",
+        "content-",
+        "x-",
+        "message-id",
+        "date",
+        "lines",
+        "status",
+    ]
+    .iter()
+    .any(|h| lower.starts_with(h))
+}
+
 /// Reads the prose numbers of `text` into labelled series; empty when there are none.
 pub fn read(text: &str) -> Dataset {
     let mut ds = Dataset::new();
@@ -71,7 +87,9 @@ pub fn read(text: &str) -> Dataset {
         if line.is_empty() {
             continue;
         }
-        if let Some(c) = LIST_LINE.captures(line) {
+        if let Some(c) = LIST_LINE.captures(line)
+            && !is_header(c[1].trim())
+        {
             let metric = list_metric(intro);
             if let Ok(v) = c[2].parse::<f64>() {
                 add(
@@ -147,7 +165,7 @@ mod tests {
     #[test]
     fn plain_prose_gives_nothing() {
         assert!(
-            read("Thanks, this looks good to me.\nReviewed-by: Someone\n")
+            read("MIME-Version: 1.0\nThanks, this looks good to me.\nReviewed-by: Someone\n")
                 .series
                 .is_empty()
         );

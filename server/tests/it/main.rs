@@ -4,5 +4,6 @@ mod cli;
 mod common;
 mod demo_reports;
 mod hardening;
+mod mail;
 mod upload;
 mod web;
