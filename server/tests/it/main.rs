@@ -5,5 +5,6 @@ mod common;
 mod demo_reports;
 mod hardening;
 mod mail;
+mod mail_web;
 mod upload;
 mod web;
