@@ -178,7 +178,7 @@ pub fn compare_mail(name: &str, bytes: &[u8], opts: &Options) -> Result<MailRepo
         Ok((summary, ds)) => match try_pairs(&ds, opts) {
             Ok(p) => (summary.format.to_string(), ds, p),
             Err(e) => from_prose(name, text, opts)
-                .map_err(|_| describe(name, &summary.format.to_string(), &ds, &e))?,
+                .map_err(|_| describe(name, summary.format, &ds, &e))?,
         },
         Err(parse_error) => from_prose(name, text, opts).map_err(|prose_error| {
             if prose_error.message.contains("no labelled blocks") {
