@@ -98,18 +98,38 @@ fn as_text<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, MailError> {
     })
 }
 
+/// How deeply the line that names `label` is `>`-quoted (the first such line).
+fn quote_depth(text: &str, label: &str) -> Option<usize> {
+    text.lines().find_map(|line| {
+        let body = claims::unquote(line);
+        body.trim_start()
+            .starts_with(label)
+            .then(|| line[..line.len() - body.len()].matches('>').count())
+    })
+}
+
 /// The labelled blocks of a dataset, whether they are the columns of a summary table, and
 /// the pairs they make.
-fn try_pairs(ds: &Dataset, opts: &Options) -> Result<Vec<pairing::Pair>, pairing::PairingError> {
+fn try_pairs(
+    ds: &Dataset,
+    text: &str,
+    opts: &Options,
+) -> Result<Vec<pairing::Pair>, pairing::PairingError> {
     let labels = ds.labels();
+    let depths: Vec<usize> = labels
+        .iter()
+        .map(|l| quote_depth(text, l))
+        .collect::<Option<Vec<usize>>>()
+        .unwrap_or_default();
     let columns = !ds.series.is_empty()
         && ds
             .series
             .iter()
             .filter(|s| s.spec.key.label.is_some())
             .all(|s| s.spec.key.statistic.is_some());
-    pairing::pair(
+    pairing::pair_quoted(
         &labels,
+        &depths,
         columns,
         opts.base_block.as_deref(),
         opts.head_block.as_deref(),
@@ -175,10 +195,11 @@ pub fn compare_mail(name: &str, bytes: &[u8], opts: &Options) -> Result<MailRepo
     let text = as_text(name, bytes)?;
     let parsed = ingest::parse_bytes(Path::new(name), text.as_bytes(), opts.format.as_deref());
     let (format, ds, pairs) = match parsed {
-        Ok((summary, ds)) => match try_pairs(&ds, opts) {
+        Ok((summary, ds)) => match try_pairs(&ds, text, opts) {
             Ok(p) => (summary.format.to_string(), ds, p),
-            Err(e) => from_prose(name, text, opts)
-                .map_err(|_| describe(name, summary.format, &ds, &e))?,
+            Err(e) => {
+                from_prose(name, text, opts).map_err(|_| describe(name, summary.format, &ds, &e))?
+            }
         },
         Err(parse_error) => from_prose(name, text, opts).map_err(|prose_error| {
             if prose_error.message.contains("no labelled blocks") {
@@ -277,6 +298,6 @@ fn from_prose(
     opts: &Options,
 ) -> Result<(String, Dataset, Vec<pairing::Pair>), MailError> {
     let ds = prose::read(text);
-    let pairs = try_pairs(&ds, opts).map_err(|e| fail(name, e.to_string()))?;
+    let pairs = try_pairs(&ds, text, opts).map_err(|e| fail(name, e.to_string()))?;
     Ok(("prose".to_string(), ds, pairs))
 }

@@ -239,6 +239,19 @@ pub fn pair(
     base_choice: Option<&str>,
     head_choice: Option<&str>,
 ) -> Result<Vec<Pair>, PairingError> {
+    pair_quoted(labels, &[], columns, base_choice, head_choice)
+}
+
+/// [`pair`] knowing how deeply each label is `>`-quoted in the mail: of two blocks that say
+/// nothing else, the more deeply quoted one was written earlier, in the mail replied to, and is
+/// the base ("> before the patch my numbers were ..." and the reply's new numbers).
+pub fn pair_quoted(
+    labels: &[String],
+    quote_depths: &[usize],
+    columns: bool,
+    base_choice: Option<&str>,
+    head_choice: Option<&str>,
+) -> Result<Vec<Pair>, PairingError> {
     if base_choice.is_some() || head_choice.is_some() {
         return chosen(labels, base_choice, head_choice);
     }
@@ -292,6 +305,14 @@ pub fn pair(
     if heads.len() == 1 && bases.is_empty() && labels.len() == 2 {
         let other = labels.iter().find(|l| *l != heads[0]).expect("two labels");
         return Ok(one_to_many(other, &[heads[0]]));
+    }
+    if labels.len() == 2 && quote_depths.len() == 2 && quote_depths[0] != quote_depths[1] {
+        let (b, h) = if quote_depths[0] > quote_depths[1] {
+            (0, 1)
+        } else {
+            (1, 0)
+        };
+        return Ok(one_to_many(&labels[b], &[&labels[h]]));
     }
     Err(PairingError::Ambiguous(labels.to_vec()))
 }

@@ -205,3 +205,14 @@ fn sides_of_single_words() {
     assert_eq!(side_of("kernel.ftrace_enabled = 0"), None);
     assert_eq!(side_of("hackbench"), None);
 }
+
+#[test]
+fn the_more_deeply_quoted_block_is_the_base() {
+    let labels = l(&["rig 1", "rig 2"]);
+    let p = pair_quoted(&labels, &[0, 2], false, None, None).unwrap();
+    assert_eq!((p[0].base.as_str(), p[0].head.as_str()), ("rig 2", "rig 1"));
+    let p = pair_quoted(&labels, &[1, 0], false, None, None).unwrap();
+    assert_eq!((p[0].base.as_str(), p[0].head.as_str()), ("rig 1", "rig 2"));
+    // Same depth: still ambiguous.
+    assert!(pair_quoted(&labels, &[1, 1], false, None, None).is_err());
+}

@@ -497,3 +497,14 @@ fn cli_ambiguous_mail_names_the_flags() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+#[test]
+fn the_quoted_block_of_a_reply_is_the_base() {
+    let text = "On Mon, someone wrote:\n> My numbers on the rig:\n> real 0m2.000s\n> user 0m0.100s\n> sys 0m0.200s\n\nMine, same rig:\nreal 0m1.500s\nuser 0m0.100s\nsys 0m0.200s\n";
+    let m = compare_mail("reply.txt", text.as_bytes(), &Options::default()).unwrap();
+    assert_eq!(
+        pair_sides(&m),
+        [("My numbers on the rig", "Mine, same rig")]
+    );
+    medians(row(&m, "real", "all", &[]), 2.0, 1.5);
+}
