@@ -12,11 +12,14 @@
 //! those, the one whose measured change is nearest to the claim, so that "not supported" never
 //! comes from picking the wrong series. Then, with the measured median change `m`, its interval
 //! `[lo, hi]` when there is one, and the claimed change `c` (both in percent of the base):
-//! - *consistent*: `c` lies in `[lo, hi]`, or `|c - m|` is at most 1 point or 10% of `|c|`
-//!   (authors round: 2.9x is anything from 2.85x to 2.95x);
-//! - *not supported*: otherwise, when `m` goes the other way than `c`, or the interval holds 0
-//!   (no change is as plausible as the claimed one), or without an interval `|m|` is under 1%;
-//! - *overstated* when `|c| > |m|`, *understated* when `|c| < |m|`.
+//! - *consistent*: `|c - m|` is at most 1 point or 10% of `|c|` (authors round: 2.9x is
+//!   anything from 2.85x to 2.95x);
+//! - *not supported*: otherwise, when the interval holds 0 (no change is as plausible as the
+//!   claimed one, even if the claim lies in it too);
+//! - *consistent* again when `c` lies in `[lo, hi]`;
+//! - *not supported* when `m` goes the other way than `c`, or without an interval `|m|` is
+//!   under 1%;
+//! - otherwise *overstated* when `|c| > |m|`, *understated* when `|c| < |m|`.
 //!
 //! "Improves"/"faster"/"regresses" carry no sign of their own: the sign comes from the matched
 //! metric's direction (an improvement of a lower-is-better time is a decrease).
@@ -476,13 +479,17 @@ pub fn check(claims: &[Claim], series: &[Measured]) -> Vec<Checked> {
 /// The rule of the module documentation.
 pub fn status(claimed: f64, measured: f64, ci: Option<(f64, f64)>) -> Status {
     let tol = (0.1 * claimed.abs()).max(1.0);
-    let in_ci = ci.is_some_and(|(lo, hi)| lo <= claimed && claimed <= hi);
-    if in_ci || (claimed - measured).abs() <= tol {
+    if (claimed - measured).abs() <= tol {
+        return Status::Consistent;
+    }
+    if ci.is_some_and(|(lo, hi)| lo <= 0.0 && 0.0 <= hi) {
+        return Status::NotSupported;
+    }
+    if ci.is_some_and(|(lo, hi)| lo <= claimed && claimed <= hi) {
         return Status::Consistent;
     }
     let opposite = claimed * measured < 0.0;
-    let holds_zero = ci.is_some_and(|(lo, hi)| lo <= 0.0 && 0.0 <= hi);
-    if opposite || holds_zero || (ci.is_none() && measured.abs() < 1.0) {
+    if opposite || (ci.is_none() && measured.abs() < 1.0) {
         Status::NotSupported
     } else if claimed.abs() > measured.abs() {
         Status::Overstated
