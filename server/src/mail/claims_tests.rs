@@ -88,9 +88,15 @@ fn status_rule() {
     // No change is as plausible.
     assert_eq!(status(-10.0, -2.0, Some((-5.0, 1.0))), Status::NotSupported);
     // The claim lies in a wide interval that holds 0 as well: not supported.
-    assert_eq!(status(-12.0, 73.6, Some((-37.2, 78.5))), Status::NotSupported);
+    assert_eq!(
+        status(-12.0, 73.6, Some((-37.2, 78.5))),
+        Status::NotSupported
+    );
     // In an interval away from 0, beyond rounding: consistent.
-    assert_eq!(status(-30.0, -45.0, Some((-50.0, -25.0))), Status::Consistent);
+    assert_eq!(
+        status(-30.0, -45.0, Some((-50.0, -25.0))),
+        Status::Consistent
+    );
     // One run each side, nothing measured.
     assert_eq!(status(5.0, 0.2, None), Status::NotSupported);
 }

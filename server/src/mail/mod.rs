@@ -98,6 +98,20 @@ fn as_text<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, MailError> {
     })
 }
 
+/// More blocks than any mail holds: a bound on the pairing's work for a hostile paste.
+pub const MAX_BLOCKS: usize = 1000;
+
+/// Distinct block labels in order of first appearance.
+fn labels_of(ds: &Dataset) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    ds.series
+        .iter()
+        .filter_map(|s| s.spec.key.label.as_deref())
+        .filter(|l| seen.insert(*l))
+        .map(str::to_string)
+        .collect()
+}
+
 /// How deeply the line that names `label` is `>`-quoted (the first such line).
 fn quote_depth(text: &str, label: &str) -> Option<usize> {
     text.lines().find_map(|line| {
@@ -115,12 +129,20 @@ fn try_pairs(
     text: &str,
     opts: &Options,
 ) -> Result<Vec<pairing::Pair>, pairing::PairingError> {
-    let labels = ds.labels();
-    let depths: Vec<usize> = labels
-        .iter()
-        .map(|l| quote_depth(text, l))
-        .collect::<Option<Vec<usize>>>()
-        .unwrap_or_default();
+    let labels = labels_of(ds);
+    if labels.len() > MAX_BLOCKS {
+        return Err(pairing::PairingError::TooMany(labels.len(), MAX_BLOCKS));
+    }
+    // Only two blocks that say nothing else need their quoting.
+    let depths: Vec<usize> = if labels.len() == 2 {
+        labels
+            .iter()
+            .map(|l| quote_depth(text, l))
+            .collect::<Option<Vec<usize>>>()
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let columns = !ds.series.is_empty()
         && ds
             .series
@@ -167,14 +189,17 @@ fn side_name(labels: &[&str]) -> String {
 /// Splits the blocks of `ds` into a base and a head dataset by `pairs`. Several pairs keep
 /// their scenario as the parameter `scenario`, so matching series meet in one report row.
 fn split(ds: &Dataset, pairs: &[pairing::Pair]) -> (Dataset, Dataset) {
+    let mut by_label: std::collections::HashMap<&str, Vec<&ingest::Series>> =
+        std::collections::HashMap::new();
+    for s in &ds.series {
+        if let Some(l) = s.spec.key.label.as_deref() {
+            by_label.entry(l).or_default().push(s);
+        }
+    }
     let (mut base, mut head) = (Dataset::new(), Dataset::new());
     for p in pairs {
         for (side, label) in [(&mut base, &p.base), (&mut head, &p.head)] {
-            for s in ds
-                .series
-                .iter()
-                .filter(|s| s.spec.key.label.as_deref() == Some(label.as_str()))
-            {
+            for s in by_label.get(label.as_str()).into_iter().flatten() {
                 let mut spec = s.spec.clone();
                 spec.key.label = None;
                 if let Some(sc) = &p.scenario {
@@ -266,7 +291,7 @@ pub fn compare_mail(name: &str, bytes: &[u8], opts: &Options) -> Result<MailRepo
         report,
         mail: MailInfo {
             format,
-            blocks: ds.labels(),
+            blocks: labels_of(&ds),
             pairs: pairs
                 .into_iter()
                 .map(|p| PairInfo {

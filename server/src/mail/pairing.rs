@@ -36,6 +36,8 @@ pub enum PairingError {
     TooFewBlocks(Vec<String>),
     /// Several readings are possible.
     Ambiguous(Vec<String>),
+    /// More blocks than a mail holds (found, limit).
+    TooMany(usize, usize),
     /// A `--base-block`/`--head-block` substring matched no label, or too many.
     BadChoice {
         flag: &'static str,
@@ -70,6 +72,10 @@ impl fmt::Display for PairingError {
                 f,
                 "cannot tell base from head among the blocks {}; choose with --base-block TEXT --head-block TEXT (a part of a label)",
                 quoted(l)
+            ),
+            PairingError::TooMany(n, max) => write!(
+                f,
+                "found {n} labelled blocks, more than a mail comparison takes ({max})"
             ),
             PairingError::BadChoice { flag, text, labels } => write!(
                 f,
@@ -333,10 +339,16 @@ fn by_scenario(bases: &[&String], heads: &[&String]) -> Option<Vec<Pair>> {
     if bases.len() != heads.len() {
         return None;
     }
+    let head_scenarios: Vec<String> = heads.iter().map(|h| scenario_of(h)).collect();
     let mut out = Vec::new();
     for b in bases {
         let sb = scenario_of(b);
-        let matches: Vec<&&String> = heads.iter().filter(|h| scenario_of(h) == sb).collect();
+        let matches: Vec<&&String> = heads
+            .iter()
+            .zip(&head_scenarios)
+            .filter(|(_, s)| **s == sb)
+            .map(|(h, _)| h)
+            .collect();
         if matches.len() != 1 {
             return None;
         }
