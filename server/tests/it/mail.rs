@@ -508,3 +508,38 @@ fn the_quoted_block_of_a_reply_is_the_base() {
     );
     medians(row(&m, "real", "all", &[]), 2.0, 1.5);
 }
+
+#[test]
+fn more_blocks_than_a_mail_holds_is_refused_quickly() {
+    let mut text = String::from("Here are the latencies:\n");
+    for i in 0..600 {
+        text.push_str(&format!(
+            "case{i}-disable: {}us\ncase{i}-enable: {}us\n",
+            i + 1,
+            i + 2
+        ));
+    }
+    let e = error("many.txt", text.as_bytes());
+    assert!(
+        e.contains("found 1200 labelled blocks, more than a mail comparison takes (1000)"),
+        "{e}"
+    );
+    // Under the bound, every pair is compared.
+    let mut text = String::from("Here are the latencies:\n");
+    for i in 0..400 {
+        text.push_str(&format!(
+            "case{i}-disable: {}us\ncase{i}-enable: {}us\n",
+            i + 1,
+            i + 2
+        ));
+    }
+    let m = compare_mail("many.txt", text.as_bytes(), &Options::default()).unwrap();
+    assert_eq!(m.mail.pairs.len(), 400);
+    let last = m
+        .report
+        .comparisons
+        .iter()
+        .find(|r| r.params.get("scenario").map(String::as_str) == Some("case399"))
+        .expect("row of case399");
+    medians(last, 400e-6, 401e-6);
+}
