@@ -8,6 +8,7 @@
 //! other input, but results for it are unspecified. Every function is O((n + m) log(n + m)) or
 //! better in time and linear in memory, so a million samples a side is fine.
 
+pub mod bisect;
 mod describe;
 mod effect;
 pub mod pool;

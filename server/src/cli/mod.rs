@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand};
 use crate::config::{DbArgs, ServeArgs};
 
 mod artifact;
+mod bisect;
+mod bisect_db;
 mod compare_cmd;
 pub mod demo;
 mod ingest_cmd;
@@ -39,6 +41,10 @@ pub enum Command {
     Token(token::TokenArgs),
     /// Send FILEs or DIRs as one run to a quiescent server (POST /api/v1/runs).
     Upload(upload::UploadArgs),
+    /// One step of `git bisect run`: run CMD until it is clearly like --good or --bad.
+    BisectStep(bisect::BisectStepArgs),
+    /// List the bisection steps stored in the database.
+    BisectLog(bisect::BisectLogArgs),
     /// Serve the dashboard and the HTTP API.
     Serve {
         #[command(flatten)]
@@ -50,7 +56,16 @@ pub enum Command {
 
 /// Entry point of the binary: errors are printed with their causes (`{:#}`).
 pub fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Under `git bisect run` any status from 1 to 127 but 125 marks the commit bad: a
+        // mistyped bisect-step must stop the bisection (255) instead.
+        Err(e) if e.use_stderr() && std::env::args().nth(1).as_deref() == Some("bisect-step") => {
+            let _ = e.print();
+            return std::process::ExitCode::from(255);
+        }
+        Err(e) => e.exit(),
+    };
     init_tracing();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -109,6 +124,8 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Demo(args) => demo::run(args).await,
         Command::Token(args) => token::run(args).await,
         Command::Upload(args) => upload::run(args).await,
+        Command::BisectStep(args) => bisect::run_step(args).await,
+        Command::BisectLog(args) => bisect::run_log(args).await,
         Command::Serve { db, serve } => {
             crate::web::serve(&db, serve).await?;
             Ok(std::process::ExitCode::SUCCESS)

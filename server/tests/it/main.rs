@@ -1,5 +1,6 @@
 //! The server's integration tests: one binary, one module per feature.
 
+mod bisect;
 mod cli;
 mod common;
 mod demo_reports;
