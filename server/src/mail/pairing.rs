@@ -304,9 +304,10 @@ pub fn pair_quoted(
         let heads: Vec<&String> = labels[1..].iter().collect();
         return Ok(one_to_many(&labels[0], &heads));
     }
-    if bases.len() == 1 && heads.is_empty() && labels.len() == 2 {
-        let other = labels.iter().find(|l| *l != bases[0]).expect("two labels");
-        return Ok(one_to_many(bases[0], &[other]));
+    if bases.len() == 1 && heads.is_empty() {
+        // `vanilla` beside kernels named for their patches: each is compared with it.
+        let others: Vec<&String> = labels.iter().filter(|l| *l != bases[0]).collect();
+        return Ok(one_to_many(bases[0], &others));
     }
     if heads.len() == 1 && bases.is_empty() && labels.len() == 2 {
         let other = labels.iter().find(|l| *l != heads[0]).expect("two labels");

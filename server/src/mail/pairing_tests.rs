@@ -216,3 +216,23 @@ fn the_more_deeply_quoted_block_is_the_base() {
     // Same depth: still ambiguous.
     assert!(pair_quoted(&labels, &[1, 1], false, None, None).is_err());
 }
+
+#[test]
+fn vanilla_beside_kernels_named_for_their_patches() {
+    let p = pair(
+        &l(&["vanilla", "fastfsnotify-v1", "fastfsnotify-v2"]),
+        true,
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(p.len(), 2);
+    assert!(p.iter().all(|x| x.base == "vanilla"));
+    assert_eq!(p[1].head, "fastfsnotify-v2");
+    // Even when vanilla is not the first column.
+    let p = pair(&l(&["next-buddy", "vanilla"]), true, None, None).unwrap();
+    assert_eq!(
+        (p[0].base.as_str(), p[0].head.as_str()),
+        ("vanilla", "next-buddy")
+    );
+}
