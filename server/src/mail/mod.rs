@@ -253,6 +253,16 @@ pub fn compare_mail(name: &str, bytes: &[u8], opts: &Options) -> Result<MailRepo
         true,
     );
     report.fold_per_cpu();
+    // The benchmark of every row: the command the mail ran, else the format that read it.
+    let bench = ds
+        .meta
+        .get("command")
+        .filter(|c| !c.is_empty() && c.len() <= 80)
+        .cloned()
+        .unwrap_or_else(|| format.clone());
+    for r in &mut report.comparisons {
+        r.benchmark = bench.clone();
+    }
     if report.comparisons.is_empty() {
         return Err(fail(
             name,
