@@ -1,5 +1,4 @@
-// New migrations must be re-embedded by `sqlx::migrate!` in the ingest crate; templates too.
+// askama embeds the templates at build time: rebuild when they change.
 fn main() {
-    println!("cargo:rerun-if-changed=../migrations");
     println!("cargo:rerun-if-changed=../templates");
 }

@@ -114,7 +114,7 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 /// Errors of the ingest library as a whole: a parse error tied to its file, detection failures,
-/// and the store.
+/// unreadable input.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{path}: {source}")]
@@ -140,10 +140,6 @@ pub enum Error {
     },
     #[error("{0}")]
     Invalid(String),
-    #[error("database: {0}")]
-    Db(#[from] sqlx::Error),
-    #[error("database migration: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
 }
 
 impl Error {

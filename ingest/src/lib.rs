@@ -1,15 +1,14 @@
-//! quiescent's input side: parsers for kernel benchmark and tracer outputs, format detection,
-//! and the import of parsed runs into SQLite.
+//! quiescent's input side: parsers for kernel benchmark and tracer outputs and format detection.
 //!
 //! Data flows one way: bytes -> [`detect`](formats::detect) -> [`Format::parse`] into a
-//! [`Sink`] -> (a [`Dataset`] in memory, or the [`store`] streaming into one transaction).
+//! [`Sink`] -> (a [`Dataset`] in memory, or the store crate's import streaming into one
+//! transaction).
 
 pub mod error;
 pub mod formats;
 pub mod lines;
 pub mod mail;
 pub mod model;
-pub mod store;
 pub mod summary;
 
 use std::fs::File;

@@ -35,9 +35,11 @@ async fn main() -> anyhow::Result<()> {
     let tmp = tempfile::tempdir()?;
     let path = keep.clone().unwrap_or_else(|| tmp.path().join("bench.db"));
     let reuse = keep.is_some() && path.exists();
-    let pool = ingest::store::open(&path.display().to_string())
+    let pool = store::Store::open(&path.display().to_string())
         .await
-        .with_context(|| format!("opening {}", path.display()))?;
+        .with_context(|| format!("opening {}", path.display()))?
+        .sqlite_pool()
+        .clone();
     if reuse {
         println!("reusing {}", path.display());
     } else {
@@ -48,7 +50,7 @@ async fn main() -> anyhow::Result<()> {
     let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
         .fetch_one(&pool)
         .await?;
-    let samples: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM samples")
+    let samples: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_data")
         .fetch_one(&pool)
         .await?;
     println!(
@@ -65,9 +67,13 @@ async fn main() -> anyhow::Result<()> {
         bind: "127.0.0.1:0".into(),
         ..Default::default()
     };
-    let server = tokio::spawn(quiescent::web::serve_pool(pool.clone(), config, |addr| {
-        let _ = tx.send(addr);
-    }));
+    let server = tokio::spawn(quiescent::web::serve_pool(
+        store::Store::from_sqlite_pool(pool.clone()),
+        config,
+        |addr| {
+            let _ = tx.send(addr);
+        },
+    ));
     let addr = rx.await.context("the server did not start")?;
     let mut conn = Client::connect(addr).await?;
 
@@ -158,23 +164,24 @@ async fn main() -> anyhow::Result<()> {
     let _ = t;
     let t = Instant::now();
     let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM samples sa JOIN series se ON se.id = sa.series_id \
+        "SELECT SUM(se.n) FROM series_data se \
          JOIN runs r ON r.id = se.run_id WHERE r.build_id IN (1, 2) AND r.benchmark = 'hackbench'",
     )
     .fetch_one(&pool)
     .await?;
     let sql_time = t.elapsed();
     let t = Instant::now();
-    let rows: Vec<(i64, f64)> = sqlx::query_as(
-        "SELECT sa.series_id, sa.value FROM samples sa JOIN series se ON se.id = sa.series_id \
+    let ids: Vec<i64> = sqlx::query_scalar(
+        "SELECT se.id FROM series_data se \
          JOIN runs r ON r.id = se.run_id WHERE r.build_id IN (1, 2) AND r.benchmark = 'hackbench'",
     )
     .fetch_all(&pool)
     .await?;
+    let rows = store::series_values(&pool, &ids).await?;
     let fetch_time = t.elapsed();
     println!(
         "uncached report: {} in all; of which the statistics of its {} series {} ({} + {} samples per series); \
-         counting its {n} samples in SQL takes {}, fetching them ({} rows) through sqlx {}",
+         counting its {n} samples in SQL takes {}, fetching them ({} series) through the store {}",
         ms(report_time),
         report.comparisons.len(),
         ms(stats),
@@ -222,7 +229,7 @@ fn percentiles(v: &mut [Duration]) -> (Duration, Duration) {
 /// Fills the database: every table the pages read, in a few big statements.
 async fn generate(pool: &SqlitePool) -> anyhow::Result<()> {
     let mut tx = pool.begin().await?;
-    let now = ingest::store::now();
+    let now = store::now();
     // Builds: the two compared ones first, then fillers.
     sqlx::query(
         "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ?1) \
@@ -269,40 +276,55 @@ async fn generate(pool: &SqlitePool) -> anyhow::Result<()> {
     )
     .execute(&mut *tx)
     .await?;
-    sqlx::query(
-        "INSERT INTO series (id, run_id, metric, unit, direction, scope, n) \
-         SELECT r.id * 2 - 1 + m.k, r.id, m.metric, 's', 'lower_is_better', 'all', ?1 \
-         FROM runs r CROSS JOIN (SELECT 0 AS k, 'real' AS metric UNION ALL SELECT 1, 'sys') m \
-         ORDER BY 1",
-    )
-    .bind(SAMPLES_PER_SERIES)
-    .execute(&mut *tx)
-    .await?;
     tx.commit().await?;
 
-    // Samples, one transaction per 10% of the series. Values: a deterministic spread of about
-    // +-5% around a level per load; the head build's idle `real` is 3% slower (a regression).
-    let series = RUNS * SERIES_PER_RUN;
-    let step = series / 10;
-    for lo in (0..series).step_by(step as usize) {
-        let mut tx = pool.begin().await?;
-        sqlx::query(
-            "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i + 1 < ?1) \
-             INSERT INTO samples (series_id, idx, value) \
-             SELECT s.id, c.i, \
-                    (CASE r.params_key WHEN 'load=idle' THEN 1.0 WHEN 'load=one-cpu' THEN 2.0 ELSE 3.0 END) \
-                    * (CASE s.metric WHEN 'sys' THEN 0.1 ELSE 1.0 END) \
-                    * (1.0 + ((s.id * 7919 + c.i * 104729) % 1000 - 500) / 10000.0) \
-                    * (CASE WHEN r.build_id = 2 AND s.metric = 'real' AND r.params_key = 'load=idle' THEN 1.03 ELSE 1.0 END) \
-             FROM series s JOIN runs r ON r.id = s.run_id CROSS JOIN c \
-             WHERE s.id > ?2 AND s.id <= ?3 ORDER BY s.id, c.i",
-        )
-        .bind(SAMPLES_PER_SERIES)
-        .bind(lo)
-        .bind(lo + step)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
+    // Series and samples through the store, 10,000 runs per transaction. Values: a
+    // deterministic spread of about +-5% around a level per load; the head build's idle `real`
+    // is 3% slower (a regression).
+    let runs: Vec<(i64, i64, String)> =
+        sqlx::query_as("SELECT id, build_id, params_key FROM runs ORDER BY id")
+            .fetch_all(pool)
+            .await?;
+    let st = store::Store::from_sqlite_pool(pool.clone());
+    for chunk in runs.chunks(10_000) {
+        let mut values: Vec<(i64, &'static str, Vec<f64>)> = Vec::new();
+        for (run, build, params) in chunk {
+            for (k, metric) in [(0i64, "real"), (1, "sys")] {
+                let sid = run * 2 - 1 + k;
+                let level = match params.as_str() {
+                    "load=idle" => 1.0,
+                    "load=one-cpu" => 2.0,
+                    _ => 3.0,
+                } * if metric == "sys" { 0.1 } else { 1.0 };
+                let slower = if *build == 2 && metric == "real" && params == "load=idle" {
+                    1.03
+                } else {
+                    1.0
+                };
+                let v = (0..SAMPLES_PER_SERIES)
+                    .map(|i| {
+                        level
+                            * (1.0 + ((sid * 7919 + i * 104729) % 1000 - 500) as f64 / 10000.0)
+                            * slower
+                    })
+                    .collect();
+                values.push((*run, metric, v));
+            }
+        }
+        let series: Vec<store::NewSeries<'_>> = values
+            .iter()
+            .map(|(run, metric, v)| store::NewSeries {
+                run_id: *run,
+                metric,
+                unit: "s",
+                direction: "lower_is_better",
+                scope: "all",
+                label: None,
+                statistic: None,
+                values: v,
+            })
+            .collect();
+        st.add_series(&series).await?;
     }
     sqlx::query("ANALYZE").execute(pool).await?;
     Ok(())

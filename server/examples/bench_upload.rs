@@ -117,7 +117,10 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or(10.0);
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("bench.db");
-    let pool = ingest::store::open(&db.display().to_string()).await?;
+    let pool = store::Store::open(&db.display().to_string())
+        .await?
+        .sqlite_pool()
+        .clone();
     let token = quiescent::tokens::create(&pool, "bench-rig").await?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     let config = ServeArgs {
@@ -126,9 +129,13 @@ async fn main() -> anyhow::Result<()> {
     };
     let server_pool = pool.clone();
     tokio::spawn(async move {
-        let _ = quiescent::web::serve_pool(server_pool, config, move |addr| {
-            let _ = tx.send(addr);
-        })
+        let _ = quiescent::web::serve_pool(
+            store::Store::from_sqlite_pool(server_pool),
+            config,
+            move |addr| {
+                let _ = tx.send(addr);
+            },
+        )
         .await;
     });
     let addr = rx.await?;
@@ -165,7 +172,7 @@ async fn main() -> anyhow::Result<()> {
     let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
         .fetch_one(&pool)
         .await?;
-    let samples: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM samples")
+    let samples: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_data")
         .fetch_one(&pool)
         .await?;
     println!("stored: {runs} runs, {samples} samples");

@@ -35,12 +35,17 @@ pub struct ServeArgs {
 }
 
 impl DbArgs {
-    /// Opens (creating and migrating) the database.
-    pub async fn open(&self) -> anyhow::Result<sqlx::SqlitePool> {
+    /// Opens (creating and migrating) the store.
+    pub async fn open_store(&self) -> anyhow::Result<store::Store> {
         use anyhow::Context;
-        ingest::store::open(&self.db.display().to_string())
+        store::Store::open(&self.db.display().to_string())
             .await
             .with_context(|| format!("opening database {}", self.db.display()))
+    }
+
+    /// The pool of [`DbArgs::open_store`], for the queries that have not moved into the store yet.
+    pub async fn open(&self) -> anyhow::Result<sqlx::SqlitePool> {
+        Ok(self.open_store().await?.sqlite_pool().clone())
     }
 }
 

@@ -89,11 +89,22 @@ impl AppError {
     }
 }
 
+impl From<store::Error> for AppError {
+    fn from(e: store::Error) -> Self {
+        match e {
+            store::Error::Parse(e) => e.into(),
+            store::Error::Invalid(msg) => AppError::BadRequest(msg),
+            store::Error::Db(e) => AppError::Sqlx(e),
+            e @ (store::Error::Io { .. } | store::Error::Corrupt(_) | store::Error::Migrate(_)) => {
+                AppError::Anyhow(e.into())
+            }
+        }
+    }
+}
+
 impl From<ingest::Error> for AppError {
     fn from(e: ingest::Error) -> Self {
         match e {
-            ingest::Error::Db(e) => AppError::Sqlx(e),
-            ingest::Error::Migrate(e) => AppError::Anyhow(e.into()),
             ingest::Error::Invalid(msg) => AppError::BadRequest(msg),
             other => AppError::Unprocessable {
                 detail: other.to_string(),

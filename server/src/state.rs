@@ -8,6 +8,8 @@ use crate::config::ServeArgs;
 
 #[derive(Clone)]
 pub struct AppState {
+    pub store: store::Store,
+    /// The store's pool, for the queries that have not moved into the store yet.
     pub pool: SqlitePool,
     pub config: Arc<ServeArgs>,
     /// Comparison reports already computed (see `web::cache`).
@@ -18,9 +20,10 @@ pub struct AppState {
 }
 
 impl AppState {
-    pub fn new(pool: SqlitePool, config: ServeArgs) -> Self {
+    pub fn new(store: store::Store, config: ServeArgs) -> Self {
         AppState {
-            pool,
+            pool: store.sqlite_pool().clone(),
+            store,
             config: Arc::new(config),
             cache: Arc::default(),
             writer: Arc::new(tokio::sync::Mutex::new(())),

@@ -3,7 +3,8 @@
 
 use rand::Rng;
 use sha2::{Digest, Sha256};
-use sqlx::{Row, SqlitePool};
+use sqlx::SqlitePool;
+use store::{Revoked, Store};
 
 use crate::error::AppError;
 
@@ -39,8 +40,8 @@ pub enum TokenError {
     NotFound(String),
     #[error("token {0:?} is already revoked")]
     AlreadyRevoked(String),
-    #[error("database: {0}")]
-    Db(#[from] sqlx::Error),
+    #[error(transparent)]
+    Store(#[from] store::Error),
 }
 
 /// A new random token: 32 bytes from the thread's CSPRNG (seeded by the OS), in hex.
@@ -86,41 +87,26 @@ fn check_name(name: &str) -> Result<(), TokenError> {
 pub async fn create(pool: &SqlitePool, name: &str) -> Result<String, TokenError> {
     check_name(name)?;
     let token = generate();
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM tokens WHERE name = ?")
-        .bind(name)
-        .fetch_optional(&mut *tx)
-        .await?;
-    if exists.is_some() {
+    if !Store::from_sqlite_pool(pool.clone())
+        .insert_token(name, &hash(&token))
+        .await?
+    {
         return Err(TokenError::Exists(name.to_string()));
     }
-    sqlx::query("INSERT INTO tokens (name, hash, created_at) VALUES (?, ?, ?)")
-        .bind(name)
-        .bind(hash(&token))
-        .bind(ingest::store::now())
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
     Ok(token)
 }
 
 /// Every token, oldest first, with the number of runs it uploaded.
-pub async fn list(pool: &SqlitePool) -> Result<Vec<TokenInfo>, sqlx::Error> {
-    let rows = sqlx::query(
-        "SELECT t.id, t.name, t.created_at, t.revoked_at, \
-                (SELECT COUNT(*) FROM runs r WHERE r.token_id = t.id) \
-         FROM tokens t ORDER BY t.id",
-    )
-    .fetch_all(pool)
-    .await?;
+pub async fn list(pool: &SqlitePool) -> Result<Vec<TokenInfo>, TokenError> {
+    let rows = Store::from_sqlite_pool(pool.clone()).tokens().await?;
     Ok(rows
         .into_iter()
         .map(|r| TokenInfo {
-            id: r.get(0),
-            name: r.get(1),
-            created_at: r.get(2),
-            revoked_at: r.get(3),
-            runs: r.get(4),
+            id: r.id,
+            name: r.name,
+            created_at: r.created_at,
+            revoked_at: r.revoked_at,
+            runs: r.runs,
         })
         .collect())
 }
@@ -128,24 +114,14 @@ pub async fn list(pool: &SqlitePool) -> Result<Vec<TokenInfo>, sqlx::Error> {
 /// Revokes the token named `name`: its uploads are refused from now on (403); the runs it
 /// uploaded stay.
 pub async fn revoke(pool: &SqlitePool, name: &str) -> Result<(), TokenError> {
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    let row: Option<Option<i64>> =
-        sqlx::query_scalar("SELECT revoked_at FROM tokens WHERE name = ?")
-            .bind(name)
-            .fetch_optional(&mut *tx)
-            .await?;
-    match row {
-        None => return Err(TokenError::NotFound(name.to_string())),
-        Some(Some(_)) => return Err(TokenError::AlreadyRevoked(name.to_string())),
-        Some(None) => {}
+    match Store::from_sqlite_pool(pool.clone())
+        .revoke_token(name)
+        .await?
+    {
+        Revoked::Now => Ok(()),
+        Revoked::NotFound => Err(TokenError::NotFound(name.to_string())),
+        Revoked::Already => Err(TokenError::AlreadyRevoked(name.to_string())),
     }
-    sqlx::query("UPDATE tokens SET revoked_at = ? WHERE name = ?")
-        .bind(ingest::store::now())
-        .bind(name)
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    Ok(())
 }
 
 /// The token presented in an `Authorization: Bearer TOKEN` header: 401 when it is missing or
@@ -175,39 +151,31 @@ pub async fn authenticate(
     let given = hash(token);
     // The lookup is by hash, so its timing tells nothing about stored tokens; the final check
     // compares the hashes in constant time all the same.
-    let row = sqlx::query("SELECT id, name, hash, revoked_at FROM tokens WHERE hash = ?")
-        .bind(&given)
-        .fetch_optional(pool)
+    let row = Store::from_sqlite_pool(pool.clone())
+        .token_by_hash(&given)
         .await?;
     let Some(row) = row else {
         return Err(AppError::Unauthorized("unknown token".into()));
     };
-    let stored: String = row.get(2);
-    if !constant_time_eq(stored.as_bytes(), given.as_bytes()) {
+    if !constant_time_eq(row.hash.as_bytes(), given.as_bytes()) {
         return Err(AppError::Unauthorized("unknown token".into()));
     }
-    let name: String = row.get(1);
-    if row.get::<Option<i64>, _>(3).is_some() {
+    let name = row.name;
+    if row.revoked_at.is_some() {
         return Err(AppError::Forbidden(format!(
             "token {name:?} was revoked; ask for a new one (`quiescent token create`)"
         )));
     }
-    Ok(Token {
-        id: row.get(0),
-        name,
-    })
+    Ok(Token { id: row.id, name })
 }
 
 /// The name of the token (the rig) that uploaded run `run_id`, if it was uploaded.
 pub async fn uploader_name(pool: &SqlitePool, run_id: i64) -> Option<String> {
-    sqlx::query_scalar(
-        "SELECT t.name FROM runs r JOIN tokens t ON t.id = r.token_id WHERE r.id = ?",
-    )
-    .bind(run_id)
-    .fetch_optional(pool)
-    .await
-    .ok()
-    .flatten()
+    Store::from_sqlite_pool(pool.clone())
+        .uploader_name(run_id)
+        .await
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]

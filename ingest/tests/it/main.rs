@@ -1,4 +1,4 @@
-//! Integration tests of the ingest crate: one module per format, plus detection and the store.
+//! Integration tests of the ingest crate: one module per format, plus detection.
 
 mod common;
 mod cyclictest;
@@ -12,6 +12,5 @@ mod props;
 mod rcuscale;
 mod refscale;
 mod samples;
-mod store;
 mod time;
 mod trace_stat;

@@ -20,7 +20,8 @@ pub struct ArtifactArgs {
 }
 
 pub async fn run(args: ArtifactArgs) -> anyhow::Result<ExitCode> {
-    let pool = super::open_db(&args.db).await?;
+    let store = super::open_store(&args.db).await?;
+    let pool = store.sqlite_pool().clone();
     let rows = sqlx::query(
         "SELECT ra.artifact_id, ra.file_name, a.size FROM run_artifacts ra \
          JOIN artifacts a ON a.id = ra.artifact_id WHERE ra.run_id = ? ORDER BY ra.seq",
@@ -40,17 +41,17 @@ pub async fn run(args: ArtifactArgs) -> anyhow::Result<ExitCode> {
     for r in rows {
         let id: i64 = r.get(0);
         let name: String = r.get(1);
-        let mut file_name = ingest::store::safe_file_name(&name);
+        let mut file_name = store::safe_file_name(&name);
         // Two inputs may share a base name (dir1/function0, dir2/function0).
         let mut k = 1;
         while !used.insert(file_name.clone()) {
-            file_name = format!("{}.{k}", ingest::store::safe_file_name(&name));
+            file_name = format!("{}.{k}", store::safe_file_name(&name));
             k += 1;
         }
         let path = args.out.join(&file_name);
         let mut f =
             std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
-        let n = ingest::store::read_artifact(&pool, id, &mut f).await?;
+        let n = store.read_artifact(id, &mut f).await?;
         println!("{} ({n} bytes, from {name})", path.display());
     }
     Ok(ExitCode::SUCCESS)

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use anyhow::Context;
 use compare::bisect::Look;
-use ingest::store::{BuildMeta, InputFile, RunMeta};
 use sqlx::{Row, SqlitePool};
+use store::{BuildMeta, InputFile, RunMeta};
 
 use super::bisect::{RefSeries, SeriesName};
 use crate::report::{self, Selection};
@@ -37,9 +37,11 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS bisect_steps (
 )";
 
 pub async fn open(path: &Path) -> anyhow::Result<SqlitePool> {
-    let pool = ingest::store::open(&path.display().to_string())
+    let pool = store::Store::open(&path.display().to_string())
         .await
-        .with_context(|| format!("opening database {}", path.display()))?;
+        .with_context(|| format!("opening database {}", path.display()))?
+        .sqlite_pool()
+        .clone();
     sqlx::query(SCHEMA).execute(&pool).await?;
     Ok(pool)
 }
@@ -146,7 +148,9 @@ pub async fn record_step(pool: &SqlitePool, step: &StepRecord) -> anyhow::Result
                 )
             })
             .collect();
-        let outcome = ingest::store::import_run(pool, &meta, &files, None).await?;
+        let outcome = store::Store::from_sqlite_pool(pool.clone())
+            .import_run(&meta, &files, None)
+            .await?;
         run_id = outcome.run_ids.first().copied();
     }
     let look = step.look.as_ref();
@@ -155,7 +159,7 @@ pub async fn record_step(pool: &SqlitePool, step: &StepRecord) -> anyhow::Result
          good_ref, bad_ref, runs, samples, median, good_median, bad_median, p_good, p_bad, level, \
          verdict, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     )
-    .bind(ingest::store::now())
+    .bind(store::now())
     .bind(&step.commit)
     .bind(step.label())
     .bind(&step.machine)

@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use ingest::store::{BuildMeta, InputFile, RunMeta};
-use sqlx::SqlitePool;
+use store::{BuildMeta, InputFile, RunMeta};
 
 use crate::config::ServeArgs;
 
@@ -586,11 +585,11 @@ fn entries() -> Vec<Entry> {
 
 pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     remove_db(&args.db)?;
-    let pool = crate::cli::open_db(&crate::config::DbArgs {
+    let store = crate::cli::open_store(&crate::config::DbArgs {
         db: args.db.clone(),
     })
     .await?;
-    let stored = build_demo(&pool, true).await?;
+    let stored = build_demo(&store, true).await?;
     println!(
         "demo database {}: {} runs, {} series, {} samples from {} bundled files",
         args.db.display(),
@@ -600,10 +599,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         stored.files
     );
     if args.no_serve {
-        pool.close().await;
+        store.close().await;
         return Ok(ExitCode::SUCCESS);
     }
-    crate::web::serve_pool(pool, args.serve, |addr| {
+    crate::web::serve_pool(store, args.serve, |addr| {
         println!("quiescent is serving http://{addr}/");
         println!("  try http://{addr}/compare?base=c229828ca6bc-reverted&head=c229828ca6bc");
         println!("  press Ctrl-C to stop");
@@ -633,8 +632,8 @@ pub struct DemoStats {
     pub samples: u64,
 }
 
-/// Imports every demo entry into `pool`.
-pub async fn build_demo(pool: &SqlitePool, progress: bool) -> anyhow::Result<DemoStats> {
+/// Imports every demo entry into `store`.
+pub async fn build_demo(store: &store::Store, progress: bool) -> anyhow::Result<DemoStats> {
     let entries = entries();
     let bar = if progress {
         let bar = indicatif::ProgressBar::new(entries.len() as u64);
@@ -681,7 +680,8 @@ pub async fn build_demo(pool: &SqlitePool, progress: bool) -> anyhow::Result<Dem
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| e.file.to_string());
         let file = InputFile::bytes(name, e.bytes.to_vec(), None);
-        let out = ingest::store::import_run(pool, &meta, &[file], None)
+        let out = store
+            .import_run(&meta, &[file], None)
             .await
             .with_context(|| {
                 format!(

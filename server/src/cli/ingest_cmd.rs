@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
-use ingest::store::{BuildMeta, InputFile, RunMeta};
+use store::{BuildMeta, InputFile, RunMeta};
 
 use crate::config::DbArgs;
 
@@ -108,7 +108,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| InputFile::path(p, args.run.format.clone()))
         .collect();
-    let pool = super::open_db(&args.db).await?;
+    let store = super::open_store(&args.db).await?;
 
     // Progress: bytes parsed, shown for directories and large files on a terminal.
     let counter = Arc::new(AtomicU64::new(0));
@@ -135,7 +135,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<ExitCode> {
             }
         })
     });
-    let result = ingest::store::import_run(&pool, &meta, &files, Some(counter.clone())).await;
+    let result = store.import_run(&meta, &files, Some(counter.clone())).await;
     if let Some(t) = ticker {
         t.abort();
     }

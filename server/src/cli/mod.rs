@@ -134,6 +134,11 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
 }
 
 /// Opens the database named by `db`, with a readable error.
+pub async fn open_store(db: &DbArgs) -> anyhow::Result<store::Store> {
+    db.open_store().await
+}
+
+/// The pool of [`open_store`], for the queries that have not moved into the store yet.
 pub async fn open_db(db: &DbArgs) -> anyhow::Result<sqlx::SqlitePool> {
     db.open().await
 }

@@ -181,20 +181,10 @@ pub async fn series_of_runs(
 pub async fn samples_of_series(
     pool: &SqlitePool,
     series: &[i64],
-) -> Result<Vec<(i64, f64)>, sqlx::Error> {
+) -> Result<Vec<(i64, f64)>, store::Error> {
     let mut out = Vec::new();
-    for chunk in series.chunks(CHUNK) {
-        let sql = format!(
-            "SELECT series_id, value FROM samples WHERE series_id IN ({})",
-            placeholders(chunk.len())
-        );
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-        for id in chunk {
-            q = q.bind(id);
-        }
-        let rows = q.fetch_all(pool).await?;
-        out.reserve(rows.len());
-        out.extend(rows.into_iter().map(|r| (r.get(0), r.get(1))));
+    for (id, values) in store::series_values(pool, series).await? {
+        out.extend(values.into_iter().map(|v| (id, v)));
     }
     Ok(out)
 }
@@ -238,23 +228,25 @@ pub async fn latency_artifacts(
 }
 
 /// The plain `latency` samples of each of these runs (no label, no statistic), in stored
-/// order: one query for all runs.
+/// order.
 pub async fn latency_samples(
     pool: &SqlitePool,
     runs: &[i64],
-) -> Result<HashMap<i64, Vec<f64>>, sqlx::Error> {
+) -> Result<HashMap<i64, Vec<f64>>, store::Error> {
     let ids_json = serde_json::to_string(runs).unwrap_or_else(|_| "[]".into());
-    let rows = sqlx::query(
-        "SELECT se.run_id, sa.value FROM samples sa JOIN series se ON se.id = sa.series_id \
+    let rows: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT se.id, se.run_id FROM series se \
          WHERE se.run_id IN (SELECT value FROM json_each(?1)) AND se.metric = 'latency' \
-           AND se.label IS NULL AND se.statistic IS NULL ORDER BY se.run_id, sa.idx",
+           AND se.label IS NULL AND se.statistic IS NULL ORDER BY se.run_id, se.id",
     )
     .bind(ids_json)
     .fetch_all(pool)
     .await?;
+    let run_of: HashMap<i64, i64> = rows.iter().copied().collect();
+    let ids: Vec<i64> = rows.iter().map(|&(id, _)| id).collect();
     let mut out: HashMap<i64, Vec<f64>> = HashMap::new();
-    for r in rows {
-        out.entry(r.get(0)).or_default().push(r.get(1));
+    for (id, values) in store::series_values(pool, &ids).await? {
+        out.entry(run_of[&id]).or_default().extend(values);
     }
     Ok(out)
 }

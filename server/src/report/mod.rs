@@ -385,7 +385,7 @@ pub fn from_datasets(
             let spec = s.spec;
             let key = Key {
                 benchmark: String::new(),
-                params_key: ingest::store::params_key(&spec.key.params),
+                params_key: store::params_key(&spec.key.params),
                 metric: spec.key.metric,
                 scope: spec.key.scope,
                 statistic: spec.key.statistic,

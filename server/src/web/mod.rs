@@ -78,8 +78,8 @@ async fn not_found(uri: axum::http::Uri) -> AppError {
 
 /// Opens the database and serves until Ctrl-C.
 pub async fn serve(db: &DbArgs, config: ServeArgs) -> anyhow::Result<()> {
-    let pool = db.open().await?;
-    serve_pool(pool, config, |addr| {
+    let store = db.open_store().await?;
+    serve_pool(store, config, |addr| {
         println!(
             "quiescent is serving http://{addr}/ (database {})",
             db.db.display()
@@ -88,18 +88,28 @@ pub async fn serve(db: &DbArgs, config: ServeArgs) -> anyhow::Result<()> {
     .await
 }
 
-/// Serves `pool`; `ready` is called with the bound address.
+/// Serves `store`; `ready` is called with the bound address.
 pub async fn serve_pool(
-    pool: sqlx::SqlitePool,
+    store: store::Store,
     config: ServeArgs,
     ready: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(&config.bind)
         .await
         .with_context(|| format!("binding {}", config.bind))?;
+    serve_on(store, config, listener, ready).await
+}
+
+/// Serves `store` on a listener already bound (`config.bind` is not used).
+pub async fn serve_on(
+    store: store::Store,
+    config: ServeArgs,
+    listener: tokio::net::TcpListener,
+    ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let header_timeout = Duration::from_secs(config.header_timeout_secs.max(1));
-    let state = AppState::new(pool.clone(), config);
+    let state = AppState::new(store.clone(), config);
     ready(addr);
     let app = app(state);
     // hyper is driven directly (not `axum::serve`) for its header read timeout: a client that
@@ -150,6 +160,6 @@ pub async fn serve_pool(
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(Duration::from_secs(10)) => {}
     }
-    pool.close().await;
+    store.close().await;
     Ok(())
 }

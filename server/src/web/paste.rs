@@ -419,7 +419,7 @@ async fn share(
     let id = {
         let _w = st.writer.lock().await;
         paste_db::store(
-            &st.pool,
+            &st.store,
             f.mail.as_bytes(),
             base,
             head,
@@ -434,7 +434,7 @@ async fn share(
 
 /// `/c/{id}` of a shared paste: the mail re-parsed and compared; `None` when `id` is no paste.
 pub async fn shared_page(st: &AppState, id: &str) -> PageResult<Option<Response>> {
-    let Some(p) = paste_db::load(&st.pool, id).await? else {
+    let Some(p) = paste_db::load(&st.store, id).await? else {
         return Ok(None);
     };
     let text = String::from_utf8_lossy(&p.text).into_owned();

@@ -407,17 +407,8 @@ async fn load_series(pool: &SqlitePool, run_id: i64) -> Result<Vec<SeriesSummary
     .bind(run_id)
     .fetch_all(pool)
     .await?;
-    let mut values: HashMap<i64, Vec<f64>> = HashMap::new();
-    let samples = sqlx::query_as::<_, (i64, f64)>(
-        "SELECT s.series_id, s.value FROM samples s JOIN series se ON se.id = s.series_id \
-         WHERE se.run_id = ?",
-    )
-    .bind(run_id)
-    .fetch_all(pool)
-    .await?;
-    for (sid, v) in samples {
-        values.entry(sid).or_default().push(v);
-    }
+    let mut values: HashMap<i64, Vec<f64>> =
+        store::run_values(pool, run_id).await?.into_iter().collect();
     Ok(rows
         .into_iter()
         .map(|r| {
@@ -472,7 +463,7 @@ async fn page(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<
 
 /// `attachment; filename="ascii"; filename*=UTF-8''percent-encoded` for a stored name.
 pub fn content_disposition(stored_name: &str) -> String {
-    let safe = ingest::store::safe_file_name(stored_name);
+    let safe = store::safe_file_name(stored_name);
     let ascii: String = safe
         .chars()
         .map(|c| if c.is_ascii() { c } else { '_' })

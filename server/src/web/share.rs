@@ -11,7 +11,8 @@ use axum::{Form, Router};
 use compare::Settings;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
-use sqlx::{Row as _, SqlitePool};
+use sqlx::SqlitePool;
+use store::{NewShare, Store};
 
 use super::compare::{
     CompareForm, ComparePage, CompareQuery, CompareView, FrozenInfo, ViewFilter, cached_page,
@@ -84,21 +85,17 @@ pub async fn freeze(
         serde_json::to_string(&r.head.run_ids).map_err(|e| AppError::Anyhow(e.into()))?;
     for _ in 0..5 {
         let id = new_id();
-        let done = sqlx::query(
-            "INSERT INTO comparisons (id, base_label, head_label, settings_json, base_runs_json, head_runs_json, created_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(&id)
-        .bind(&spec.selection.base)
-        .bind(&spec.selection.head)
-        .bind(&settings_json)
-        .bind(&base_runs)
-        .bind(&head_runs)
-        .bind(ingest::store::now())
-        .execute(pool)
-        .await?
-        .rows_affected();
-        if done == 1 {
+        let done = Store::from_sqlite_pool(pool.clone())
+            .insert_share(&NewShare {
+                id: &id,
+                base_label: &spec.selection.base,
+                head_label: &spec.selection.head,
+                settings_json: &settings_json,
+                base_runs_json: &base_runs,
+                head_runs_json: &head_runs,
+            })
+            .await?;
+        if done {
             return Ok(id);
         }
     }
@@ -109,12 +106,7 @@ pub async fn freeze(
 
 /// Loads a stored comparison; a 404 when the id is unknown.
 pub async fn load(pool: &SqlitePool, id: &str) -> PageResult<Frozen> {
-    let row = sqlx::query(
-        "SELECT settings_json, base_runs_json, head_runs_json, created_at FROM comparisons WHERE id = ?",
-    )
-    .bind(id)
-    .fetch_optional(pool)
-    .await?;
+    let row = Store::from_sqlite_pool(pool.clone()).share(id).await?;
     let Some(row) = row else {
         return Err(PageError::Missing(Missing {
             what: "shared comparison",
@@ -130,10 +122,10 @@ pub async fn load(pool: &SqlitePool, id: &str) -> PageResult<Frozen> {
     };
     Ok(Frozen {
         id: id.to_string(),
-        spec: serde_json::from_str(row.get::<&str, _>(0)).map_err(|e| bad("settings", e))?,
-        base_runs: serde_json::from_str(row.get::<&str, _>(1)).map_err(|e| bad("runs", e))?,
-        head_runs: serde_json::from_str(row.get::<&str, _>(2)).map_err(|e| bad("runs", e))?,
-        created_at: row.get(3),
+        spec: serde_json::from_str(&row.settings_json).map_err(|e| bad("settings", e))?,
+        base_runs: serde_json::from_str(&row.base_runs_json).map_err(|e| bad("runs", e))?,
+        head_runs: serde_json::from_str(&row.head_runs_json).map_err(|e| bad("runs", e))?,
+        created_at: row.created_at,
     })
 }
 

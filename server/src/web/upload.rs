@@ -19,8 +19,7 @@ use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use ingest::store::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source};
-use sqlx::{Row, SqlitePool};
+use store::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source};
 use tokio::io::AsyncWriteExt;
 
 use crate::error::AppError;
@@ -167,7 +166,7 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
         .map_err(|e| anyhow::anyhow!("size check failed: {e}"))??;
 
     if let Some(key) = &idempotency_key
-        && let Some(outcome) = replay(&state.pool, &token, key).await?
+        && let Some(outcome) = state.store.idempotent_outcome(token.id, key).await?
     {
         return Ok(respond(&outcome, &token));
     }
@@ -189,23 +188,18 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
         let _writer = state.writer.lock().await;
         // Again under the lock: a concurrent request with the same key may have just stored.
         if let Some(key) = &idempotency_key
-            && let Some(outcome) = replay(&state.pool, &token, key).await?
+            && let Some(outcome) = state.store.idempotent_outcome(token.id, key).await?
         {
             return Ok(respond(&outcome, &token));
         }
-        let outcome = ingest::store::import_run(&state.pool, &meta, &inputs, None).await?;
+        let outcome = state.store.import_run(&meta, &inputs, None).await?;
         if let Some(key) = &idempotency_key
             && let Some(&run_id) = outcome.run_ids.first()
         {
-            sqlx::query(
-                "INSERT OR IGNORE INTO idempotency_keys (token_id, key, run_id, created_at) VALUES (?, ?, ?, ?)",
-            )
-            .bind(token.id)
-            .bind(key)
-            .bind(run_id)
-            .bind(ingest::store::now())
-            .execute(&state.pool)
-            .await?;
+            state
+                .store
+                .remember_idempotency_key(token.id, key, run_id)
+                .await?;
         }
         outcome
     };
@@ -647,48 +641,6 @@ fn check_sizes(files: &[Upload], limit: u64) -> Result<(), AppError> {
         }
     }
     Ok(())
-}
-
-/// The runs an earlier request with the same `Idempotency-Key` (and token) stored.
-async fn replay(
-    pool: &SqlitePool,
-    token: &Token,
-    key: &str,
-) -> Result<Option<ImportOutcome>, AppError> {
-    let run_id: Option<i64> =
-        sqlx::query_scalar("SELECT run_id FROM idempotency_keys WHERE token_id = ? AND key = ?")
-            .bind(token.id)
-            .bind(key)
-            .fetch_optional(pool)
-            .await?;
-    let Some(run_id) = run_id else {
-        return Ok(None);
-    };
-    let run_ids: Vec<i64> = sqlx::query_scalar(
-        "SELECT id FROM runs WHERE import_hash = (SELECT import_hash FROM runs WHERE id = ?) ORDER BY id",
-    )
-    .bind(run_id)
-    .fetch_all(pool)
-    .await?;
-    let mut series = 0u64;
-    let mut samples = 0u64;
-    for id in &run_ids {
-        let row = sqlx::query("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM series WHERE run_id = ?")
-            .bind(id)
-            .fetch_one(pool)
-            .await?;
-        series += row.get::<i64, _>(0) as u64;
-        samples += row.get::<i64, _>(1) as u64;
-    }
-    Ok(Some(ImportOutcome {
-        run_ids,
-        created: false,
-        series,
-        samples,
-        warnings: Vec::new(),
-        warning_count: 0,
-        formats: Vec::new(),
-    }))
 }
 
 /// 201 with the new run, or 200 with the run stored earlier.

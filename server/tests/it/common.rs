@@ -23,10 +23,24 @@ pub async fn app() -> TestApp {
 pub async fn app_with(config: quiescent::config::ServeArgs) -> TestApp {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("test.db");
-    let pool = ingest::store::open(&path.display().to_string())
+    app_on_with(dir, &path, config).await
+}
+
+/// An app over the database at `path` (created or migrated), kept alive with `dir`.
+pub async fn app_on(dir: tempfile::TempDir, path: &std::path::Path) -> TestApp {
+    app_on_with(dir, path, quiescent::config::ServeArgs::default()).await
+}
+
+async fn app_on_with(
+    dir: tempfile::TempDir,
+    path: &std::path::Path,
+    config: quiescent::config::ServeArgs,
+) -> TestApp {
+    let store = store::Store::open(&path.display().to_string())
         .await
         .expect("open db");
-    let state = quiescent::AppState::new(pool.clone(), config);
+    let pool = store.sqlite_pool().clone();
+    let state = quiescent::AppState::new(store, config);
     TestApp {
         app: quiescent::app(state),
         pool,
@@ -244,31 +258,23 @@ pub async fn run(
             .await
             .unwrap();
     }
-    for s in series {
-        let sid: i64 = sqlx::query_scalar(
-            "INSERT INTO series (run_id, metric, unit, direction, scope, statistic, n) \
-             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        )
-        .bind(run)
-        .bind(s.metric)
-        .bind(s.unit)
-        .bind(s.direction)
-        .bind(s.scope)
-        .bind(s.statistic)
-        .bind(s.values.len() as i64)
-        .fetch_one(pool)
+    let rows: Vec<store::NewSeries<'_>> = series
+        .iter()
+        .map(|s| store::NewSeries {
+            run_id: run,
+            metric: s.metric,
+            unit: s.unit,
+            direction: s.direction,
+            scope: s.scope,
+            label: None,
+            statistic: s.statistic,
+            values: s.values,
+        })
+        .collect();
+    store::Store::from_sqlite_pool(pool.clone())
+        .add_series(&rows)
         .await
         .unwrap();
-        for (i, v) in s.values.iter().enumerate() {
-            sqlx::query("INSERT INTO samples (series_id, idx, value) VALUES (?, ?, ?)")
-                .bind(sid)
-                .bind(i as i64)
-                .bind(v)
-                .execute(pool)
-                .await
-                .unwrap();
-        }
-    }
     run
 }
 
@@ -281,8 +287,8 @@ pub async fn import(
     files: &[PathBuf],
     block: Option<&str>,
 ) -> Vec<i64> {
-    let meta = ingest::store::RunMeta {
-        build: ingest::store::BuildMeta {
+    let meta = store::RunMeta {
+        build: store::BuildMeta {
             label: build_label.into(),
             ..Default::default()
         },
@@ -295,10 +301,11 @@ pub async fn import(
         .iter()
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            ingest::store::InputFile::bytes(name, std::fs::read(p).unwrap(), None)
+            store::InputFile::bytes(name, std::fs::read(p).unwrap(), None)
         })
         .collect();
-    ingest::store::import_run(pool, &meta, &files, None)
+    store::Store::from_sqlite_pool(pool.clone())
+        .import_run(&meta, &files, None)
         .await
         .unwrap_or_else(|e| panic!("import: {e}"))
         .run_ids

@@ -7,5 +7,6 @@ mod demo_reports;
 mod hardening;
 mod mail;
 mod mail_web;
+mod upgrade;
 mod upload;
 mod web;

@@ -375,7 +375,7 @@ pub fn download(body: String, content_type: &'static str, file_name: &str) -> Re
 
 /// `comparison-BASE-vs-HEAD` with only safe characters.
 pub fn export_name(r: &Report, ext: &str) -> String {
-    let clean = |s: &str| ingest::store::safe_file_name(&s.replace('/', "_"));
+    let clean = |s: &str| store::safe_file_name(&s.replace('/', "_"));
     format!(
         "comparison-{}-vs-{}.{ext}",
         clean(&r.base.build.label),

@@ -3,7 +3,7 @@
 //! same rows with a bare prepared-statement loop), and peak memory of parsing a file and a
 //! file 10x larger (it must stay flat).
 //!
-//! `cargo run --release -p quiescent-ingest --example bench_ingest [-- --scale 1.0 --dir DIR]`
+//! `cargo run --release -p quiescent-store --example bench_ingest [-- --scale 1.0 --dir DIR]`
 //! `--scale` shrinks or grows every generated input (1.0: a 19,043-function x 64-CPU trace_stat
 //! set, a 10-million-grace-period rcuscale log, a 1 GB function_graph trace).
 
@@ -12,7 +12,7 @@ use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use ingest::store::{InputFile, RunMeta};
+use store::{InputFile, RunMeta, Store};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -108,9 +108,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let db = dir.join(format!("bench-{}.db", name.replace(' ', "_")));
         remove_db(&db);
         let (secs, series, samples) = rt.block_on(async {
-            let pool = ingest::store::open(&db.display().to_string()).await?;
+            let st = Store::open(&db.display().to_string()).await?;
             let meta = RunMeta {
-                build: ingest::store::BuildMeta {
+                build: store::BuildMeta {
                     label: "bench".into(),
                     ..Default::default()
                 },
@@ -120,9 +120,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             let inputs: Vec<InputFile> = files.iter().map(|f| InputFile::path(f, None)).collect();
             let t = Instant::now();
-            let out = ingest::store::import_run(&pool, &meta, &inputs, None).await?;
+            let out = st.import_run(&meta, &inputs, None).await?;
             let secs = t.elapsed().as_secs_f64();
-            pool.close().await;
+            st.close().await;
             Ok::<_, Box<dyn std::error::Error>>((secs, out.series, out.samples))
         })?;
         let bdb = dir.join(format!("bench-{}-baseline.db", name.replace(' ', "_")));
@@ -232,13 +232,17 @@ fn child_rss(exe: &Path, file: &Path) -> Result<u64, Box<dyn std::error::Error>>
     Ok(String::from_utf8_lossy(&out.stdout).trim().parse()?)
 }
 
-/// The same number of series and sample rows through one prepared INSERT per row.
+/// The same number of series rows, each with its samples packed, through one prepared INSERT
+/// per row.
 async fn baseline_insert(
     db: &Path,
     series: u64,
     samples: u64,
 ) -> Result<f64, Box<dyn std::error::Error>> {
-    let pool = ingest::store::open(&db.display().to_string()).await?;
+    let pool = Store::open(&db.display().to_string())
+        .await?
+        .sqlite_pool()
+        .clone();
     let t = Instant::now();
     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query("INSERT INTO builds (label, created_at) VALUES ('b', 0)")
@@ -250,24 +254,24 @@ async fn baseline_insert(
     sqlx::query("INSERT INTO runs (build_id, machine_id, benchmark, content_hash, import_hash, created_at) VALUES (1, 1, 'b', 'h', 'h', 0)")
         .execute(&mut *tx)
         .await?;
+    sqlx::query(
+        "INSERT INTO names (id, name) VALUES (1, 'm'), (2, 's'), (3, 'neutral'), (4, 'all')",
+    )
+    .execute(&mut *tx)
+    .await?;
     let per = samples.div_ceil(series.max(1));
     let mut left = samples;
-    for i in 0..series {
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO series (run_id, metric, unit, direction, scope) VALUES (1, ?, 's', 'neutral', 'all') RETURNING id",
+    for _ in 0..series {
+        let k = per.min(left);
+        left -= k;
+        sqlx::query(
+            "INSERT INTO series_data (run_id, metric_id, unit_id, direction_id, scope_id, n, vals) \
+             VALUES (1, 1, 2, 3, 4, ?, ?)",
         )
-        .bind(format!("m{i}"))
-        .fetch_one(&mut *tx)
+        .bind(k as i64)
+        .bind(store::pack(&vec![1.5; k as usize]))
+        .execute(&mut *tx)
         .await?;
-        for j in 0..per.min(left) {
-            sqlx::query("INSERT INTO samples (series_id, idx, value) VALUES (?, ?, ?)")
-                .bind(id)
-                .bind(j as i64)
-                .bind(j as f64 * 0.5)
-                .execute(&mut *tx)
-                .await?;
-        }
-        left -= per.min(left);
     }
     tx.commit().await?;
     let secs = t.elapsed().as_secs_f64();

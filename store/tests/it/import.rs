@@ -3,17 +3,18 @@
 
 use std::collections::BTreeMap;
 
-use ingest::store::{self, BuildMeta, InputFile, RunMeta};
 use sqlx::SqlitePool;
+use store::{BuildMeta, InputFile, RunMeta, Store};
 
-use crate::common::fixture;
+use crate::fixture;
 
-async fn fresh() -> (tempfile::TempDir, SqlitePool) {
+async fn fresh() -> (tempfile::TempDir, Store, SqlitePool) {
     let dir = tempfile::tempdir().unwrap();
-    let pool = store::open(&dir.path().join("t.db").display().to_string())
+    let st = Store::open(&dir.path().join("t.db").display().to_string())
         .await
         .unwrap();
-    (dir, pool)
+    let pool = st.sqlite_pool().clone();
+    (dir, st, pool)
 }
 
 fn meta(build: &str, benchmark: &str) -> RunMeta {
@@ -37,7 +38,7 @@ async fn count(pool: &SqlitePool, table: &str) -> i64 {
 
 #[tokio::test]
 async fn opens_with_wal_and_foreign_keys() {
-    let (_d, pool) = fresh().await;
+    let (_d, _st, pool) = fresh().await;
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
         .fetch_one(&pool)
         .await
@@ -52,24 +53,19 @@ async fn opens_with_wal_and_foreign_keys() {
 
 #[tokio::test]
 async fn imports_trace_stat_block_and_is_idempotent() {
-    let (_d, pool) = fresh().await;
+    let (_d, st, pool) = fresh().await;
     let path = fixture("trace_stat/seed004_head_function_star_4cpu_collapsed_ws.txt");
     let mut m = meta("parent", "qs");
     m.block = Some("original".into());
-    let out = store::import_run(&pool, &m, &[InputFile::path(&path, None)], None)
+    let out = st
+        .import_run(&m, &[InputFile::path(&path, None)], None)
         .await
         .unwrap();
     assert!(out.created);
     assert_eq!(out.run_ids.len(), 1);
     // 4 CPUs x (hit, time, avg, s2) + all x (hit, time, avg)
     assert_eq!(out.series, 19);
-    let hits: f64 = sqlx::query_scalar(
-        "SELECT value FROM samples JOIN series ON series.id = samples.series_id \
-         WHERE metric = 'rcu_preempt_deferred_qs_handle.hit' AND scope = 'all'",
-    )
-    .fetch_one(&pool)
-    .await
-    .unwrap();
+    let hits = only_value(&pool, "rcu_preempt_deferred_qs_handle.hit").await;
     assert_eq!(hits, 3_319_015.0);
     let labels: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM series WHERE label IS NOT NULL")
         .fetch_one(&pool)
@@ -77,7 +73,8 @@ async fn imports_trace_stat_block_and_is_idempotent() {
         .unwrap();
     assert_eq!(labels, 0, "a selected block is stored without its label");
 
-    let again = store::import_run(&pool, &m, &[InputFile::path(&path, None)], None)
+    let again = st
+        .import_run(&m, &[InputFile::path(&path, None)], None)
         .await
         .unwrap();
     assert!(!again.created);
@@ -88,7 +85,8 @@ async fn imports_trace_stat_block_and_is_idempotent() {
     // The other block of the same file is another run, sharing the stored bytes.
     let mut m2 = meta("patched", "qs");
     m2.block = Some("apply patch".into());
-    let out2 = store::import_run(&pool, &m2, &[InputFile::path(&path, None)], None)
+    let out2 = st
+        .import_run(&m2, &[InputFile::path(&path, None)], None)
         .await
         .unwrap();
     assert!(out2.created);
@@ -98,37 +96,34 @@ async fn imports_trace_stat_block_and_is_idempotent() {
 
 #[tokio::test]
 async fn artifact_round_trips_byte_for_byte() {
-    let (_d, pool) = fresh().await;
+    let (_d, st, pool) = fresh().await;
     let path = fixture("time/seed000_bash_time_3runs_ftrace_switch.txt");
     let bytes = std::fs::read(&path).unwrap();
-    let out = store::import_run(
-        &pool,
-        &meta("b", "t"),
-        &[InputFile::path(&path, None)],
-        None,
-    )
-    .await
-    .unwrap();
+    let out = st
+        .import_run(&meta("b", "t"), &[InputFile::path(&path, None)], None)
+        .await
+        .unwrap();
     let aid: i64 = sqlx::query_scalar("SELECT artifact_id FROM run_artifacts WHERE run_id = ?")
         .bind(out.run_ids[0])
         .fetch_one(&pool)
         .await
         .unwrap();
     let mut back = Vec::new();
-    store::read_artifact(&pool, aid, &mut back).await.unwrap();
+    st.read_artifact(aid, &mut back).await.unwrap();
     assert_eq!(back, bytes);
 }
 
 #[tokio::test]
 async fn a_failing_file_leaves_nothing_behind() {
-    let (_d, pool) = fresh().await;
+    let (_d, st, pool) = fresh().await;
     let good = InputFile::path(fixture("latency/doc54_irqsoff_3.8.0_16us.txt"), None);
     let bad = InputFile::bytes(
         "bad.txt",
         b"Time: 1.0\nTime: -5.0\n".to_vec(),
         Some("hackbench".into()),
     );
-    let err = store::import_run(&pool, &meta("b", "t"), &[good, bad], None)
+    let err = st
+        .import_run(&meta("b", "t"), &[good, bad], None)
         .await
         .unwrap_err();
     let msg = err.to_string();
@@ -138,7 +133,8 @@ async fn a_failing_file_leaves_nothing_behind() {
         "machines",
         "runs",
         "series",
-        "samples",
+        "series_data",
+        "names",
         "artifacts",
         "artifact_chunks",
         "run_artifacts",
@@ -149,20 +145,20 @@ async fn a_failing_file_leaves_nothing_behind() {
 
 #[tokio::test]
 async fn a_missing_block_is_an_error() {
-    let (_d, pool) = fresh().await;
+    let (_d, st, pool) = fresh().await;
     let mut m = meta("b", "t");
     m.block = Some("nope".into());
-    let err = store::import_run(
-        &pool,
-        &m,
-        &[InputFile::path(
-            fixture("trace_stat/seed004_head_function_star_4cpu_collapsed_ws.txt"),
+    let err = st
+        .import_run(
+            &m,
+            &[InputFile::path(
+                fixture("trace_stat/seed004_head_function_star_4cpu_collapsed_ws.txt"),
+                None,
+            )],
             None,
-        )],
-        None,
-    )
-    .await
-    .unwrap_err();
+        )
+        .await
+        .unwrap_err();
     assert!(
         err.to_string().contains("no block labelled \"nope\""),
         "{err}"
@@ -172,21 +168,21 @@ async fn a_missing_block_is_an_error() {
 
 #[tokio::test]
 async fn a_sweep_makes_one_run_per_parameter_combination() {
-    let (_d, pool) = fresh().await;
+    let (_d, st, pool) = fresh().await;
     let mut m = meta("v4.19", "rcuperf");
     m.block = Some("v4.19".into());
     m.params = BTreeMap::from([("nreaders".to_string(), "10".to_string())]);
-    let out = store::import_run(
-        &pool,
-        &m,
-        &[InputFile::path(
-            fixture("samples/seed001_rcuperf_preempt_off_sweep.csv"),
+    let out = st
+        .import_run(
+            &m,
+            &[InputFile::path(
+                fixture("samples/seed001_rcuperf_preempt_off_sweep.csv"),
+                None,
+            )],
             None,
-        )],
-        None,
-    )
-    .await
-    .unwrap();
+        )
+        .await
+        .unwrap();
     assert_eq!(out.run_ids.len(), 4);
     let keys: Vec<String> = sqlx::query_scalar("SELECT params_key FROM runs ORDER BY id")
         .fetch_all(&pool)
@@ -205,28 +201,28 @@ async fn a_sweep_makes_one_run_per_parameter_combination() {
 
 #[tokio::test]
 async fn a_build_with_a_different_commit_is_refused() {
-    let (_d, pool) = fresh().await;
+    let (_d, st, _pool) = fresh().await;
     let f = || InputFile::bytes("t.txt", b"Time: 1.5\n".to_vec(), Some("hackbench".into()));
     let mut m = meta("v6.1", "hb");
     m.build.commit = Some("aaaaaaa".into());
-    store::import_run(&pool, &m, &[f()], None).await.unwrap();
+    st.import_run(&m, &[f()], None).await.unwrap();
     m.build.commit = Some("bbbbbbb".into());
     m.benchmark = "hb2".into();
-    let err = store::import_run(&pool, &m, &[f()], None)
-        .await
-        .unwrap_err();
+    let err = st.import_run(&m, &[f()], None).await.unwrap_err();
     assert!(err.to_string().contains("different commit"), "{err}");
 }
 
 #[tokio::test]
 async fn metadata_is_validated() {
-    let (_d, pool) = fresh().await;
+    let (_d, st, _pool) = fresh().await;
     let f = InputFile::bytes("t.txt", b"Time: 1.5\n".to_vec(), Some("hackbench".into()));
-    let err = store::import_run(&pool, &meta("", "hb"), std::slice::from_ref(&f), None)
+    let err = st
+        .import_run(&meta("", "hb"), std::slice::from_ref(&f), None)
         .await
         .unwrap_err();
     assert!(err.to_string().contains("build label must not be empty"));
-    let err = store::import_run(&pool, &meta("a\nb", "hb"), &[f], None)
+    let err = st
+        .import_run(&meta("a\nb", "hb"), &[f], None)
         .await
         .unwrap_err();
     assert!(err.to_string().contains("control characters"));
@@ -234,7 +230,7 @@ async fn metadata_is_validated() {
 
 #[tokio::test]
 async fn a_directory_of_per_cpu_files_gets_all_totals() {
-    let (d, pool) = fresh().await;
+    let (d, st, pool) = fresh().await;
     let dir = d.path().join("trace_stat");
     std::fs::create_dir(&dir).unwrap();
     // seed 004's "original" rows, one file per CPU as the kernel writes them.
@@ -259,33 +255,42 @@ async fn a_directory_of_per_cpu_files_gets_all_totals() {
         .into_iter()
         .map(|p| InputFile::path(p, None))
         .collect();
-    let out = store::import_run(&pool, &meta("b", "qs"), &files, None)
-        .await
-        .unwrap();
+    let out = st.import_run(&meta("b", "qs"), &files, None).await.unwrap();
     // 4 CPUs x 4 metrics, plus hit, time and avg totals.
     assert_eq!(out.series, 19);
     assert_eq!(out.samples, 19);
     let total = |metric: &'static str| {
         let pool = pool.clone();
-        async move {
-            sqlx::query_scalar::<_, f64>(
-                "SELECT value FROM samples JOIN series ON series.id = samples.series_id \
-                 WHERE metric = ? AND scope = 'all'",
-            )
-            .bind(metric)
-            .fetch_one(&pool)
-            .await
-            .unwrap()
-        }
+        async move { only_value(&pool, metric).await }
     };
     assert_eq!(
         total("rcu_preempt_deferred_qs_handle.hit").await,
         3_319_015.0
     );
     let time = total("rcu_preempt_deferred_qs_handle.time").await;
-    crate::common::close(time, (182650.3 + 191138.6 + 180455.6 + 189158.1) * 1e-6);
-    crate::common::close(
+    close(time, (182650.3 + 191138.6 + 180455.6 + 189158.1) * 1e-6);
+    close(
         total("rcu_preempt_deferred_qs_handle.avg").await,
         time / 3_319_015.0,
     );
+}
+
+#[track_caller]
+fn close(a: f64, b: f64) {
+    let tol = 1e-9 * a.abs().max(b.abs()).max(1e-12);
+    assert!((a - b).abs() <= tol, "{a} != {b}");
+}
+
+/// The single sample of the `all` series of `metric`.
+async fn only_value(pool: &SqlitePool, metric: &str) -> f64 {
+    let ids: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM series WHERE metric = ? AND scope = 'all'")
+            .bind(metric)
+            .fetch_all(pool)
+            .await
+            .unwrap();
+    assert_eq!(ids.len(), 1, "{metric}: one all series");
+    let vals = store::series_values(pool, &ids).await.unwrap();
+    assert_eq!(vals[0].1.len(), 1, "{metric}: one sample");
+    vals[0].1[0]
 }

@@ -1,0 +1,119 @@
+//! Raw artifacts: the input files kept byte for byte, content-addressed by sha256 and stored in
+//! chunks so that a large file never sits in memory whole.
+
+use std::io::Read;
+
+use sha2::{Digest, Sha256};
+use sqlx::{Sqlite, SqlitePool, Transaction};
+
+use crate::{Error, InputFile, Store};
+
+/// Bytes per stored artifact chunk.
+const CHUNK: usize = 1 << 20;
+
+/// Stores a file's bytes (if not already stored) and returns the artifact id.
+pub(crate) async fn store_artifact(
+    tx: &mut Transaction<'_, Sqlite>,
+    file: &InputFile,
+) -> Result<i64, Error> {
+    // Hash first so that a file already stored is not written again.
+    let mut hasher = Sha256::new();
+    let mut size = 0u64;
+    {
+        let mut r = file.open()?;
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let n = read_full(&mut r, &mut buf).map_err(|source| Error::Io {
+                path: file.display_path(),
+                source,
+            })?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+            size += n as u64;
+        }
+    }
+    let sha = hex::encode(hasher.finalize());
+    if let Some(id) = sqlx::query_scalar::<_, i64>("SELECT id FROM artifacts WHERE sha256 = ?")
+        .bind(&sha)
+        .fetch_optional(&mut **tx)
+        .await?
+    {
+        return Ok(id);
+    }
+    let id: i64 =
+        sqlx::query_scalar("INSERT INTO artifacts (sha256, size) VALUES (?, ?) RETURNING id")
+            .bind(&sha)
+            .bind(size as i64)
+            .fetch_one(&mut **tx)
+            .await?;
+    let mut r = file.open()?;
+    let mut buf = vec![0u8; CHUNK];
+    let mut seq = 0i64;
+    loop {
+        let n = read_full(&mut r, &mut buf).map_err(|source| Error::Io {
+            path: file.display_path(),
+            source,
+        })?;
+        if n == 0 {
+            break;
+        }
+        sqlx::query("INSERT INTO artifact_chunks (artifact_id, seq, data) VALUES (?, ?, ?)")
+            .bind(id)
+            .bind(seq)
+            .bind(&buf[..n])
+            .execute(&mut **tx)
+            .await?;
+        seq += 1;
+    }
+    Ok(id)
+}
+
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+impl Store {
+    /// Writes a stored artifact's bytes to `out`, byte for byte, one chunk in memory at a time.
+    pub async fn read_artifact(
+        &self,
+        artifact_id: i64,
+        out: &mut (dyn std::io::Write + Send),
+    ) -> Result<u64, Error> {
+        read_artifact(self.sqlite_pool(), artifact_id, out).await
+    }
+}
+
+async fn read_artifact(
+    pool: &SqlitePool,
+    artifact_id: i64,
+    out: &mut (dyn std::io::Write + Send),
+) -> Result<u64, Error> {
+    let mut seq = 0i64;
+    let mut total = 0u64;
+    loop {
+        let chunk: Option<Vec<u8>> = sqlx::query_scalar(
+            "SELECT data FROM artifact_chunks WHERE artifact_id = ? AND seq = ?",
+        )
+        .bind(artifact_id)
+        .bind(seq)
+        .fetch_optional(pool)
+        .await?;
+        let Some(chunk) = chunk else { break };
+        out.write_all(&chunk)
+            .map_err(|e| Error::Invalid(format!("writing artifact: {e}")))?;
+        total += chunk.len() as u64;
+        seq += 1;
+    }
+    Ok(total)
+}

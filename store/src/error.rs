@@ -1,0 +1,44 @@
+//! The store's error type: what went wrong reading or writing the database, in terms of the data
+//! (the server maps these to HTTP statuses, the CLI prints them).
+
+use std::path::PathBuf;
+
+/// Errors of the store.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input file could not be parsed (or detected); carries the file and line.
+    #[error(transparent)]
+    Parse(#[from] ingest::Error),
+    /// The request itself is unacceptable (empty names, a conflicting build, no input...).
+    #[error("{0}")]
+    Invalid(String),
+    /// Reading an input file or writing an artifact out failed.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Data already stored is unreadable (a corrupt row).
+    #[error("stored data unreadable: {0}")]
+    Corrupt(String),
+    #[error("database: {0}")]
+    Db(#[from] sqlx::Error),
+    #[error("database migration: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+impl Error {
+    /// True when the database is busy or locked by another writer (worth a retry).
+    pub fn is_busy(&self) -> bool {
+        match self {
+            Error::Db(sqlx::Error::Database(e)) => {
+                let m = e.message();
+                m.contains("database is locked") || m.contains("busy")
+            }
+            _ => false,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

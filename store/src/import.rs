@@ -1,0 +1,550 @@
+//! The import into the database: one run (or one run per parameter combination of a sweep) per
+//! call, in one transaction, with the raw files kept byte for byte.
+//!
+//! Parsing runs on a blocking thread and streams batches of samples over a bounded channel to
+//! the transaction. The samples of one file are gathered (16 bytes each) and written at the
+//! file's end, one row per series with its samples packed, so memory grows with the samples of
+//! the largest file and the number of series keys, never with a copy of each key's strings.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+
+use ingest::model::FastMap;
+use sha2::{Digest, Sha256};
+use sqlx::{AssertSqlSafe, Row as _, Sqlite, SqlitePool, Transaction};
+use tokio::sync::mpsc;
+
+use crate::artifacts::store_artifact;
+use crate::meta::{import_hash, validate_meta};
+use crate::sink::{ChannelSink, Counting, Msg};
+use crate::write::{Names, Row, TotalRole, Totals, append, insert_rows, total_role};
+use crate::{BuildMeta, Error, ImportOutcome, InputFile, RunMeta, Store, now, params_key};
+
+/// Warnings kept per file; the count beyond is still reported.
+const MAX_WARNINGS_KEPT: usize = 1000;
+
+/// The series of one run being written: interned key (metric, scope, label, statistic; 0 for
+/// none) -> slot. A slot's database id is the first id of the import plus the slot.
+struct RunState {
+    run_id: i64,
+    series: FastMap<[u32; 4], u32>,
+}
+
+/// What the file being read knows of a slot.
+#[derive(Clone, Copy)]
+struct SlotInfo {
+    run_id: i64,
+    key: [u32; 4],
+    unit: u32,
+    direction: u32,
+    role: TotalRole,
+}
+
+impl Store {
+    /// Imports one run from `files` in one transaction. `progress`, when given, counts the
+    /// input bytes parsed so far.
+    pub async fn import_run(
+        &self,
+        meta: &RunMeta,
+        files: &[InputFile],
+        progress: Option<Arc<AtomicU64>>,
+    ) -> Result<ImportOutcome, Error> {
+        import_run(self.sqlite_pool(), meta, files, progress).await
+    }
+}
+
+async fn import_run(
+    pool: &SqlitePool,
+    meta: &RunMeta,
+    files: &[InputFile],
+    progress: Option<Arc<AtomicU64>>,
+) -> Result<ImportOutcome, Error> {
+    validate_meta(meta)?;
+    if files.is_empty() {
+        return Err(Error::Invalid("no input files".into()));
+    }
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+
+    // Pass 1: hash every file and store its bytes (content-addressed).
+    let mut artifacts = Vec::with_capacity(files.len());
+    for f in files {
+        artifacts.push(store_artifact(&mut tx, f).await?);
+    }
+    let import_hash = import_hash(meta, files, &artifacts);
+    let existing: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = ? ORDER BY id")
+            .bind(&import_hash)
+            .fetch_all(&mut *tx)
+            .await?;
+    if !existing.is_empty() {
+        tx.rollback().await?;
+        return existing_outcome(pool, existing).await;
+    }
+
+    let build_id = upsert_build(&mut tx, &meta.build).await?;
+    let machine_id = upsert_machine(&mut tx, &meta.machine, &meta.machine_facts).await?;
+
+    // Pass 2: parse each file and stream its series into the run(s).
+    let created_at = now();
+    let mut runs: BTreeMap<String, RunState> = BTreeMap::new();
+    let mut names = Names::load(&mut tx).await?;
+    // Series ids are allocated here rather than by SQLite: the transaction holds the write
+    // lock (BEGIN IMMEDIATE), so nobody else can take them, and series rows can then be
+    // inserted in multi-row batches.
+    let first_id: i64 =
+        sqlx::query_scalar::<_, i64>("SELECT COALESCE(MAX(id), 0) + 1 FROM series_data")
+            .fetch_one(&mut *tx)
+            .await?;
+    let mut slot_count: u32 = 0;
+    // Per-run sums for the totals of per-CPU profiles; metric names by id for their names.
+    let mut totals = Totals::default();
+    let mut metric_names: FastMap<u32, String> = FastMap::default();
+    let mut outcome = ImportOutcome {
+        run_ids: Vec::new(),
+        created: true,
+        series: 0,
+        samples: 0,
+        warnings: Vec::new(),
+        warning_count: 0,
+        formats: Vec::new(),
+    };
+    for (seq, (file, artifact_id)) in files.iter().zip(&artifacts).enumerate() {
+        let (tx_msgs, mut rx) = mpsc::channel::<Vec<Msg>>(4);
+        let reader = file.open()?;
+        let name = file.display_path();
+        let format = file.format.clone();
+        let counter = progress.clone();
+        let parse = tokio::task::spawn_blocking(move || {
+            let mut sink = ChannelSink::new(tx_msgs);
+            let reader = Counting {
+                inner: reader,
+                counter,
+            };
+            let r = ingest::parse_reader(&name, reader, format.as_deref(), &mut sink);
+            sink.finish();
+            r
+        });
+
+        // Parser series id -> slot; None for series of other blocks.
+        let mut local: Vec<Option<u32>> = Vec::new();
+        // Slots from `file_start` on were made by this file; earlier ones get appended to.
+        let file_start = slot_count;
+        let mut info: FastMap<u32, SlotInfo> = FastMap::default();
+        let mut new_info: Vec<SlotInfo> = Vec::new();
+        let mut values: Vec<(u32, f64)> = Vec::new();
+        let mut fed: BTreeSet<i64> = BTreeSet::new();
+        let mut file_meta = BTreeMap::new();
+        let mut file_warnings = Vec::new();
+        let mut warning_count = 0u64;
+        let mut extra = serde_json::Map::new();
+        let mut db_err: Option<Error> = None;
+        while let Some(batch) = rx.recv().await {
+            if db_err.is_some() {
+                continue;
+            }
+            for msg in batch {
+                match msg {
+                    Msg::Series(id, mut spec) => {
+                        if let Some(block) = &meta.block {
+                            // An empty block name selects the series that carry no label
+                            // (results printed before the first label line).
+                            let want = Some(block.as_str()).filter(|b| !b.is_empty());
+                            if spec.key.label.as_deref() != want {
+                                continue;
+                            }
+                            spec.key.label = None;
+                        }
+                        let mut params = meta.params.clone();
+                        params.extend(spec.key.params.clone());
+                        let pkey = params_key(&params);
+                        if !runs.contains_key(&pkey) {
+                            let run_id = match insert_run(
+                                &mut tx,
+                                build_id,
+                                machine_id,
+                                meta,
+                                &params,
+                                &pkey,
+                                &import_hash,
+                                created_at,
+                            )
+                            .await
+                            {
+                                Ok(id) => id,
+                                Err(e) => {
+                                    db_err = Some(e);
+                                    break;
+                                }
+                            };
+                            runs.insert(
+                                pkey.clone(),
+                                RunState {
+                                    run_id,
+                                    series: FastMap::default(),
+                                },
+                            );
+                        }
+                        let run = runs.get_mut(&pkey).expect("inserted above");
+                        let k = &spec.key;
+                        let metric = names.id(&k.metric);
+                        let key = [
+                            metric,
+                            names.id(&k.scope),
+                            names.opt(k.label.as_deref()),
+                            names.opt(k.statistic.as_deref()),
+                        ];
+                        let si = SlotInfo {
+                            run_id: run.run_id,
+                            key,
+                            unit: names.id(spec.unit.as_str()),
+                            direction: names.id(spec.direction.as_str()),
+                            role: total_role(&k.metric, &k.scope, k.statistic.as_deref()),
+                        };
+                        if matches!(si.role, TotalRole::PerCpu { .. }) {
+                            metric_names
+                                .entry(metric)
+                                .or_insert_with(|| k.metric.clone());
+                        }
+                        let slot = match run.series.get(&key) {
+                            Some(&slot) => slot,
+                            None => {
+                                let slot = slot_count;
+                                slot_count += 1;
+                                run.series.insert(key, slot);
+                                slot
+                            }
+                        };
+                        if slot >= file_start {
+                            let i = (slot - file_start) as usize;
+                            if new_info.len() <= i {
+                                new_info.push(si);
+                            }
+                        } else {
+                            info.insert(slot, si);
+                        }
+                        fed.insert(run.run_id);
+                        if local.len() <= id {
+                            local.resize(id + 1, None);
+                        }
+                        local[id] = Some(slot);
+                    }
+                    Msg::Samples(batch) => {
+                        values.reserve(batch.len());
+                        for (id, v) in batch {
+                            // Series of other blocks were not declared: skip their samples.
+                            if let Some(Some(slot)) = local.get(id).copied() {
+                                values.push((slot, v));
+                            }
+                        }
+                    }
+                    Msg::Meta(k, v) => {
+                        file_meta.insert(k, v);
+                    }
+                    Msg::Warning(w) => {
+                        warning_count += 1;
+                        if file_warnings.len() < MAX_WARNINGS_KEPT {
+                            file_warnings.push(w);
+                        }
+                    }
+                    Msg::Extra(k, v) => {
+                        extra.insert(k, v);
+                    }
+                }
+            }
+        }
+        let summary = parse
+            .await
+            .map_err(|e| Error::Invalid(format!("parser thread failed: {e}")))??;
+        if let Some(e) = db_err {
+            return Err(e);
+        }
+        if local.iter().all(Option::is_none) {
+            if let Some(block) = &meta.block {
+                return Err(Error::Invalid(format!(
+                    "{}: no block labelled {block:?} in this file",
+                    file.name
+                )));
+            }
+            return Err(Error::Parse(ingest::Error::Parse {
+                path: file.display_path(),
+                format: summary.format,
+                source: ingest::ParseError::nothing("measurement"),
+            }));
+        }
+        // The file's samples, grouped by slot in arrival order (the sort is stable).
+        values.sort_by_key(|&(slot, _)| slot);
+        outcome.samples += values.len() as u64;
+        let mut groups = values.chunk_by(|a, b| a.0 == b.0).peekable();
+        let mut rows: Vec<Row> = Vec::with_capacity(new_info.len());
+        // Appends to series of earlier files first (they come first in slot order).
+        while let Some(g) = groups.next_if(|g| g[0].0 < file_start) {
+            let slot = g[0].0;
+            let vals: Vec<f64> = g.iter().map(|&(_, v)| v).collect();
+            let id = first_id + slot as i64;
+            let n: i64 = sqlx::query_scalar("SELECT n FROM series_data WHERE id = ?")
+                .bind(id)
+                .fetch_one(&mut *tx)
+                .await?;
+            let si = info[&slot];
+            totals.add(
+                si.role,
+                si.run_id,
+                si.key[0],
+                si.key[2],
+                si.key[1],
+                si.unit,
+                si.direction,
+                n as usize,
+                &vals,
+            );
+            append(&mut tx, id, &vals).await?;
+        }
+        for (i, si) in new_info.iter().enumerate() {
+            let slot = file_start + i as u32;
+            let vals: Vec<f64> = match groups.next_if(|g| g[0].0 == slot) {
+                Some(g) => g.iter().map(|&(_, v)| v).collect(),
+                None => Vec::new(),
+            };
+            totals.add(
+                si.role,
+                si.run_id,
+                si.key[0],
+                si.key[2],
+                si.key[1],
+                si.unit,
+                si.direction,
+                0,
+                &vals,
+            );
+            rows.push(Row {
+                id: first_id + slot as i64,
+                run_id: si.run_id,
+                metric: si.key[0],
+                unit: si.unit,
+                direction: si.direction,
+                scope: si.key[1],
+                label: si.key[2],
+                statistic: si.key[3],
+                vals,
+            });
+        }
+        drop(groups);
+        drop(values);
+        names.flush(&mut tx).await?;
+        insert_rows(&mut tx, &rows).await?;
+        drop(rows);
+
+        // Attach the artifact to every run this file fed.
+        let meta_json = serde_json::to_string(&file_meta).unwrap_or_else(|_| "{}".into());
+        let warnings_json = serde_json::to_string(&file_warnings).unwrap_or_else(|_| "[]".into());
+        let extra_json = serde_json::to_string(&extra).unwrap_or_else(|_| "{}".into());
+        for run_id in fed {
+            sqlx::query(
+                "INSERT INTO run_artifacts (run_id, artifact_id, seq, file_name, format, meta_json, warnings_json, warning_count, extra_json) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(run_id)
+            .bind(artifact_id)
+            .bind(seq as i64)
+            .bind(&file.name)
+            .bind(summary.format)
+            .bind(&meta_json)
+            .bind(&warnings_json)
+            .bind(warning_count as i64)
+            .bind(&extra_json)
+            .execute(&mut *tx)
+            .await?;
+        }
+        outcome.warning_count += warning_count;
+        outcome
+            .warnings
+            .extend(file_warnings.into_iter().map(|w| (file.name.clone(), w)));
+        outcome
+            .formats
+            .push((file.name.clone(), summary.format.to_string()));
+    }
+
+    let profiled = outcome.formats.iter().any(|(_, f)| f == "trace_stat");
+    let mut next_id = first_id + slot_count as i64;
+    for run in runs.values() {
+        if profiled {
+            let mut rows = totals.rows(run.run_id, &mut names, &metric_names);
+            for r in &mut rows {
+                r.id = next_id;
+                next_id += 1;
+                outcome.samples += r.vals.len() as u64;
+            }
+            names.flush(&mut tx).await?;
+            insert_rows(&mut tx, &rows).await?;
+            outcome.series += rows.len() as u64;
+        }
+        outcome.series += run.series.len() as u64;
+        outcome.run_ids.push(run.run_id);
+    }
+    outcome.run_ids.sort_unstable();
+    tx.commit().await?;
+    Ok(outcome)
+}
+
+pub(crate) async fn existing_outcome(
+    pool: &SqlitePool,
+    run_ids: Vec<i64>,
+) -> Result<ImportOutcome, Error> {
+    let mut series = 0u64;
+    let mut samples = 0u64;
+    for id in &run_ids {
+        let row = sqlx::query("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM series WHERE run_id = ?")
+            .bind(id)
+            .fetch_one(pool)
+            .await?;
+        series += row.get::<i64, _>(0) as u64;
+        samples += row.get::<i64, _>(1) as u64;
+    }
+    Ok(ImportOutcome {
+        run_ids,
+        created: false,
+        series,
+        samples,
+        warnings: Vec::new(),
+        warning_count: 0,
+        formats: Vec::new(),
+    })
+}
+
+async fn upsert_build(tx: &mut Transaction<'_, Sqlite>, b: &BuildMeta) -> Result<i64, Error> {
+    let row = sqlx::query(
+        "SELECT id, commit_sha, kernel_version, config, cmdline FROM builds WHERE label = ?",
+    )
+    .bind(&b.label)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(row) = row else {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO builds (label, commit_sha, kernel_version, config, cmdline, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&b.label)
+        .bind(&b.commit)
+        .bind(&b.kernel_version)
+        .bind(&b.config)
+        .bind(&b.cmdline)
+        .bind(now())
+        .fetch_one(&mut **tx)
+        .await?;
+        return Ok(id);
+    };
+    let id: i64 = row.get(0);
+    let fields = [
+        (
+            "commit",
+            "commit_sha",
+            &b.commit,
+            row.get::<Option<String>, _>(1),
+        ),
+        (
+            "kernel version",
+            "kernel_version",
+            &b.kernel_version,
+            row.get(2),
+        ),
+        ("config", "config", &b.config, row.get(3)),
+        ("boot command line", "cmdline", &b.cmdline, row.get(4)),
+    ];
+    for (what, col, given, stored) in fields {
+        match (given, stored) {
+            (Some(g), Some(s)) if *g != s => {
+                return Err(Error::Invalid(format!(
+                    "build {:?} already has a different {what} ({}); use another label for a different build",
+                    b.label,
+                    if s.len() > 40 {
+                        format!("{}...", &s[..s.floor_char_boundary(40)])
+                    } else {
+                        s
+                    }
+                )));
+            }
+            (Some(g), None) => {
+                sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE builds SET {col} = ? WHERE id = ?"
+                )))
+                .bind(g)
+                .bind(id)
+                .execute(&mut **tx)
+                .await?;
+            }
+            _ => {}
+        }
+    }
+    Ok(id)
+}
+
+async fn upsert_machine(
+    tx: &mut Transaction<'_, Sqlite>,
+    name: &str,
+    facts: &BTreeMap<String, String>,
+) -> Result<i64, Error> {
+    let id: i64 = match sqlx::query_scalar::<_, i64>("SELECT id FROM machines WHERE name = ?")
+        .bind(name)
+        .fetch_optional(&mut **tx)
+        .await?
+    {
+        Some(id) => id,
+        None => {
+            sqlx::query_scalar("INSERT INTO machines (name, created_at) VALUES (?, ?) RETURNING id")
+                .bind(name)
+                .bind(now())
+                .fetch_one(&mut **tx)
+                .await?
+        }
+    };
+    for (k, v) in facts {
+        sqlx::query(
+            "INSERT INTO machine_facts (machine_id, key, value) VALUES (?, ?, ?) \
+             ON CONFLICT (machine_id, key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(id)
+        .bind(k)
+        .bind(v)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(id)
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn insert_run(
+    tx: &mut Transaction<'_, Sqlite>,
+    build_id: i64,
+    machine_id: i64,
+    meta: &RunMeta,
+    params: &BTreeMap<String, String>,
+    pkey: &str,
+    import_hash: &str,
+    created_at: i64,
+) -> Result<i64, Error> {
+    let content_hash = hex::encode(Sha256::digest(format!("{import_hash}\0{pkey}").as_bytes()));
+    let run_id: i64 = sqlx::query_scalar(
+        "INSERT INTO runs (build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(build_id)
+    .bind(machine_id)
+    .bind(&meta.benchmark)
+    .bind(pkey)
+    .bind(content_hash)
+    .bind(import_hash)
+    .bind(meta.token_id)
+    .bind(created_at)
+    .fetch_one(&mut **tx)
+    .await?;
+    for (k, v) in params {
+        sqlx::query("INSERT INTO run_params (run_id, key, value) VALUES (?, ?, ?)")
+            .bind(run_id)
+            .bind(k)
+            .bind(v)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(run_id)
+}

@@ -1,0 +1,194 @@
+//! What an import is given (build, machine, run metadata, input files) and what it answers,
+//! with the checks and hashes derived from them.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use crate::Error;
+use ingest::model::Warning;
+
+/// The kernel under test, as given on import.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BuildMeta {
+    pub label: String,
+    pub commit: Option<String>,
+    pub kernel_version: Option<String>,
+    pub config: Option<String>,
+    pub cmdline: Option<String>,
+}
+
+/// Everything about a run except its files.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RunMeta {
+    pub build: BuildMeta,
+    pub machine: String,
+    pub machine_facts: BTreeMap<String, String>,
+    pub benchmark: String,
+    pub params: BTreeMap<String, String>,
+    /// The upload token that sent it, if any.
+    pub token_id: Option<i64>,
+    /// Keep only the series of this labelled block of the input (`original`, `apply patch`,
+    /// `BEFORE`...), stored without the label: one file holding before and after results
+    /// is imported as two runs of two builds. An empty string selects the unlabelled series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<String>,
+}
+
+/// Where an input file's bytes come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Path(PathBuf),
+    Bytes(Arc<[u8]>),
+}
+
+/// One input file of a run.
+#[derive(Debug, Clone)]
+pub struct InputFile {
+    /// The name stored with the artifact (and that parsers see, e.g. `function3`).
+    pub name: String,
+    pub source: Source,
+    /// A forced format; `None` sniffs the content.
+    pub format: Option<String>,
+}
+
+impl InputFile {
+    pub fn path(path: impl Into<PathBuf>, format: Option<String>) -> Self {
+        let path = path.into();
+        InputFile {
+            name: path.display().to_string(),
+            source: Source::Path(path),
+            format,
+        }
+    }
+
+    pub fn bytes(
+        name: impl Into<String>,
+        bytes: impl Into<Arc<[u8]>>,
+        format: Option<String>,
+    ) -> Self {
+        InputFile {
+            name: name.into(),
+            source: Source::Bytes(bytes.into()),
+            format,
+        }
+    }
+
+    pub(crate) fn open(&self) -> Result<Box<dyn Read + Send>, Error> {
+        match &self.source {
+            Source::Path(p) => Ok(Box::new(std::fs::File::open(p).map_err(|source| {
+                Error::Io {
+                    path: p.clone(),
+                    source,
+                }
+            })?)),
+            Source::Bytes(b) => Ok(Box::new(std::io::Cursor::new(b.clone()))),
+        }
+    }
+
+    pub(crate) fn display_path(&self) -> PathBuf {
+        PathBuf::from(&self.name)
+    }
+}
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ImportOutcome {
+    /// The runs created (or found, when `created` is false), one per parameter combination.
+    pub run_ids: Vec<i64>,
+    /// False when the same content with the same metadata was already stored.
+    pub created: bool,
+    pub series: u64,
+    pub samples: u64,
+    /// Warnings per file name.
+    pub warnings: Vec<(String, Warning)>,
+    pub warning_count: u64,
+    /// The format of each file, in order.
+    pub formats: Vec<(String, String)>,
+}
+
+/// Canonical `k=v&k=v` form of parameters (sorted by key).
+pub fn params_key(params: &BTreeMap<String, String>) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+pub(crate) fn validate_meta(meta: &RunMeta) -> Result<(), Error> {
+    let check = |what: &str, v: &str| {
+        if v.trim().is_empty() {
+            Err(Error::Invalid(format!("{what} must not be empty")))
+        } else if v.len() > 256 {
+            Err(Error::Invalid(format!("{what} is longer than 256 bytes")))
+        } else if v.chars().any(|c| c.is_control()) {
+            Err(Error::Invalid(format!(
+                "{what} must not contain control characters"
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    check("build label", &meta.build.label)?;
+    check("machine name", &meta.machine)?;
+    check("benchmark name", &meta.benchmark)?;
+    for (k, v) in meta.params.iter().chain(meta.machine_facts.iter()) {
+        check("parameter name", k)?;
+        if v.len() > 4096 {
+            return Err(Error::Invalid(format!(
+                "value of {k} is longer than 4096 bytes"
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn import_hash(meta: &RunMeta, files: &[InputFile], artifacts: &[i64]) -> String {
+    // Artifact ids are content-addressed (one id per sha256), so ids stand for content here.
+    let mut h = Sha256::new();
+    let meta_json = serde_json::to_string(&(
+        &meta.build,
+        &meta.machine,
+        &meta.machine_facts,
+        &meta.benchmark,
+        &meta.params,
+        &meta.block,
+    ))
+    .unwrap_or_default();
+    h.update(meta_json.as_bytes());
+    for (f, a) in files.iter().zip(artifacts) {
+        h.update(b"\0");
+        h.update(f.format.as_deref().unwrap_or("").as_bytes());
+        h.update(b"\0");
+        h.update(a.to_le_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+/// A file name safe to write under an output directory: the last path component, with
+/// anything odd replaced.
+pub fn safe_file_name(name: &str) -> String {
+    let base = Path::new(name)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let cleaned: String = base
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '+') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if cleaned.is_empty() || cleaned.chars().all(|c| c == '.') {
+        "artifact".into()
+    } else {
+        cleaned
+    }
+}

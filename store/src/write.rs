@@ -1,0 +1,329 @@
+//! The bulk writes of series: interned key strings (`names`), series rows with their samples
+//! packed as little-endian f64 (`series_data.vals`) in multi-row statements, and the per-run
+//! totals of per-CPU profiles.
+
+use ingest::model::FastMap;
+use sqlx::{AssertSqlSafe, SqliteConnection};
+
+use crate::Error;
+
+/// Series rows per INSERT statement (10 bound values each, well under SQLite's variable limit).
+const ROWS_PER_STMT: usize = 400;
+/// Names per INSERT statement.
+const NAMES_PER_STMT: usize = 2000;
+
+/// Samples as stored: little-endian f64, in order.
+pub fn pack(values: &[f64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * 8);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+/// The samples of a stored blob; a trailing partial value (a corrupt row) is an error.
+pub fn unpack(blob: &[u8]) -> Result<Vec<f64>, Error> {
+    if !blob.len().is_multiple_of(8) {
+        return Err(Error::Corrupt(format!(
+            "a series holds {} bytes of samples, not a multiple of 8",
+            blob.len()
+        )));
+    }
+    Ok(blob
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().expect("chunks of 8")))
+        .collect())
+}
+
+/// The interned strings of series keys: loaded once per transaction, new ones written in bulk
+/// before the series that use them.
+pub(crate) struct Names {
+    ids: FastMap<Box<str>, u32>,
+    next: u32,
+    new: Vec<(u32, Box<str>)>,
+}
+
+impl Names {
+    pub(crate) async fn load(conn: &mut SqliteConnection) -> Result<Names, Error> {
+        let rows: Vec<(i64, String)> = sqlx::query_as("SELECT id, name FROM names")
+            .fetch_all(&mut *conn)
+            .await?;
+        let mut ids = FastMap::default();
+        let mut next = 1u32;
+        for (id, name) in rows {
+            let id = u32::try_from(id)
+                .map_err(|_| Error::Corrupt(format!("name id {id} out of range")))?;
+            next = next.max(id + 1);
+            ids.insert(name.into_boxed_str(), id);
+        }
+        Ok(Names {
+            ids,
+            next,
+            new: Vec::new(),
+        })
+    }
+
+    /// The id of `name`, allocated if new (ids are never 0: 0 stands for "none").
+    pub(crate) fn id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.next;
+        self.next += 1;
+        self.ids.insert(name.into(), id);
+        self.new.push((id, name.into()));
+        id
+    }
+
+    pub(crate) fn opt(&mut self, name: Option<&str>) -> u32 {
+        name.map_or(0, |n| self.id(n))
+    }
+
+    /// Writes the names allocated since the last flush.
+    pub(crate) async fn flush(&mut self, conn: &mut SqliteConnection) -> Result<(), Error> {
+        for chunk in self.new.chunks(NAMES_PER_STMT) {
+            let mut sql = String::from("INSERT INTO names (id, name) VALUES ");
+            for i in 0..chunk.len() {
+                sql.push_str(if i == 0 { "(?,?)" } else { ",(?,?)" });
+            }
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for (id, name) in chunk {
+                q = q.bind(*id as i64).bind(&**name);
+            }
+            q.execute(&mut *conn).await?;
+        }
+        self.new.clear();
+        Ok(())
+    }
+}
+
+/// A series row to write: ids of interned names (0: none) and the samples.
+pub(crate) struct Row {
+    pub(crate) id: i64,
+    pub(crate) run_id: i64,
+    pub(crate) metric: u32,
+    pub(crate) unit: u32,
+    pub(crate) direction: u32,
+    pub(crate) scope: u32,
+    pub(crate) label: u32,
+    pub(crate) statistic: u32,
+    pub(crate) vals: Vec<f64>,
+}
+
+fn nonzero(id: u32) -> Option<i64> {
+    (id != 0).then_some(id as i64)
+}
+
+/// Writes series rows through one prepared multi-row statement (and one for the remainder).
+pub(crate) async fn insert_rows(conn: &mut SqliteConnection, rows: &[Row]) -> Result<(), Error> {
+    for chunk in rows.chunks(ROWS_PER_STMT) {
+        let mut sql = String::with_capacity(120 + chunk.len() * 24);
+        sql.push_str(
+            "INSERT INTO series_data (id, run_id, metric_id, unit_id, direction_id, scope_id, label_id, statistic_id, n, vals) VALUES ",
+        );
+        for i in 0..chunk.len() {
+            if i > 0 {
+                sql.push(',');
+            }
+            sql.push_str("(?,?,?,?,?,?,?,?,?,?)");
+        }
+        let mut q = sqlx::query(AssertSqlSafe(sql));
+        for r in chunk {
+            q = q
+                .bind(r.id)
+                .bind(r.run_id)
+                .bind(r.metric as i64)
+                .bind(r.unit as i64)
+                .bind(r.direction as i64)
+                .bind(r.scope as i64)
+                .bind(nonzero(r.label))
+                .bind(nonzero(r.statistic))
+                .bind(r.vals.len() as i64)
+                .bind(pack(&r.vals));
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Appends samples to a series already written (a key fed by several files of one run).
+pub(crate) async fn append(
+    conn: &mut SqliteConnection,
+    id: i64,
+    values: &[f64],
+) -> Result<(), Error> {
+    let blob: Vec<u8> = sqlx::query_scalar("SELECT vals FROM series_data WHERE id = ?")
+        .bind(id)
+        .fetch_one(&mut *conn)
+        .await?;
+    let mut all = unpack(&blob)?;
+    all.extend_from_slice(values);
+    sqlx::query("UPDATE series_data SET vals = ?, n = ? WHERE id = ?")
+        .bind(pack(&all))
+        .bind(all.len() as i64)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+/// What a series contributes to the totals of a per-CPU profile.
+#[derive(Clone, Copy)]
+pub(crate) enum TotalRole {
+    /// `FUNC.hit` or `FUNC.time` of one CPU (`cpuN` scope, no statistic).
+    PerCpu {
+        hit: bool,
+    },
+    /// A series of the `all` scope without statistic: its key needs no total.
+    All,
+    None,
+}
+
+pub(crate) fn total_role(metric: &str, scope: &str, statistic: Option<&str>) -> TotalRole {
+    if statistic.is_some() {
+        return TotalRole::None;
+    }
+    if scope == "all" {
+        return TotalRole::All;
+    }
+    // `cpu[0-9]*`, as the totals have always matched scopes.
+    let per_cpu = scope
+        .strip_prefix("cpu")
+        .is_some_and(|r| r.as_bytes().first().is_some_and(u8::is_ascii_digit));
+    match (per_cpu, metric.rsplit_once('.')) {
+        (true, Some((_, "hit"))) => TotalRole::PerCpu { hit: true },
+        (true, Some((_, "time"))) => TotalRole::PerCpu { hit: false },
+        _ => TotalRole::None,
+    }
+}
+
+/// Sums of the per-CPU `.hit`/`.time` series of each run, for the `all` totals.
+#[derive(Default)]
+pub(crate) struct Totals {
+    /// (run, metric, label) -> sums per sample index, CPUs seen, unit, direction.
+    sums: FastMap<(i64, u32, u32), Sum>,
+    /// (run, metric, label) keys that already have an `all` series.
+    has_all: FastMap<(i64, u32, u32), ()>,
+}
+
+pub(crate) struct Sum {
+    values: Vec<f64>,
+    scopes: FastMap<u32, ()>,
+    unit: u32,
+    direction: u32,
+    hit: bool,
+}
+
+impl Totals {
+    /// Notes a series (or more samples of one: `offset` is the index of the first value).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn add(
+        &mut self,
+        role: TotalRole,
+        run_id: i64,
+        metric: u32,
+        label: u32,
+        scope: u32,
+        unit: u32,
+        direction: u32,
+        offset: usize,
+        values: &[f64],
+    ) {
+        match role {
+            TotalRole::All => {
+                self.has_all.insert((run_id, metric, label), ());
+            }
+            TotalRole::PerCpu { hit } => {
+                let s = self.sums.entry((run_id, metric, label)).or_insert(Sum {
+                    values: Vec::new(),
+                    scopes: FastMap::default(),
+                    unit,
+                    direction,
+                    hit,
+                });
+                s.scopes.insert(scope, ());
+                if s.values.len() < offset + values.len() {
+                    s.values.resize(offset + values.len(), 0.0);
+                }
+                for (i, v) in values.iter().enumerate() {
+                    s.values[offset + i] += v;
+                }
+            }
+            TotalRole::None => {}
+        }
+    }
+
+    /// The `all` series of `run_id`: FUNC.hit and FUNC.time summed over 2+ CPUs where no input
+    /// gave a total, and FUNC.avg = time / hits per sample index where hits > 0.
+    pub(crate) fn rows(
+        &mut self,
+        run_id: i64,
+        names: &mut Names,
+        metric_name: &FastMap<u32, String>,
+    ) -> Vec<Row> {
+        let all = names.id("all");
+        let mut keys: Vec<(i64, u32, u32)> = self
+            .sums
+            .keys()
+            .filter(|k| k.0 == run_id && !self.has_all.contains_key(k))
+            .copied()
+            .collect();
+        keys.sort_by(|a, b| (&metric_name[&a.1], a.2).cmp(&(&metric_name[&b.1], b.2)));
+        let mut out = Vec::new();
+        // (base name, label, is hit) -> index in `out`, and per row its base and kind.
+        let mut made: FastMap<(String, u32, bool), usize> = FastMap::default();
+        let mut kinds: Vec<(String, bool)> = Vec::new();
+        for k in &keys {
+            let s = &self.sums[k];
+            if s.scopes.len() < 2 {
+                continue;
+            }
+            let m = &metric_name[&k.1];
+            let base = m[..m.len() - if s.hit { 4 } else { 5 }].to_string();
+            made.insert((base.clone(), k.2, s.hit), out.len());
+            kinds.push((base, s.hit));
+            out.push(Row {
+                id: 0,
+                run_id,
+                metric: k.1,
+                unit: s.unit,
+                direction: s.direction,
+                scope: all,
+                label: k.2,
+                statistic: 0,
+                vals: s.values.clone(),
+            });
+        }
+        let mut avgs = Vec::new();
+        for (i, (base, hit)) in kinds.iter().enumerate() {
+            if *hit {
+                continue;
+            }
+            let t = &out[i];
+            let Some(&h) = made.get(&(base.clone(), t.label, true)) else {
+                continue;
+            };
+            let vals = t
+                .vals
+                .iter()
+                .zip(&out[h].vals)
+                .filter(|(_, h)| **h > 0.0)
+                .map(|(t, h)| t / h)
+                .collect();
+            avgs.push(Row {
+                id: 0,
+                run_id,
+                metric: names.id(&format!("{base}.avg")),
+                unit: t.unit,
+                direction: t.direction,
+                scope: all,
+                label: t.label,
+                statistic: 0,
+                vals,
+            });
+        }
+        self.sums.retain(|k, _| k.0 != run_id);
+        out.extend(avgs);
+        out
+    }
+}
