@@ -25,6 +25,8 @@ pub mod compare;
 pub mod headers;
 pub mod home;
 pub mod machines;
+pub mod paste;
+mod paste_db;
 pub mod runs;
 pub mod share;
 pub mod upload;
@@ -46,6 +48,7 @@ pub fn app(state: AppState) -> Router {
         .merge(runs::routes())
         .merge(compare::routes())
         .merge(share::routes())
+        .merge(paste::routes())
         .merge(api::routes())
         .merge(upload::routes())
         .merge(statics)
@@ -116,7 +119,7 @@ pub async fn serve_on(
         let _ = tokio::signal::ctrl_c().await;
     });
     loop {
-        let (tcp, _peer) = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(conn) => conn,
                 Err(e) => {
@@ -131,7 +134,16 @@ pub async fn serve_on(
         // Without TCP_NODELAY a response written in two pieces (headers, then body) waits for
         // the client's delayed ACK: 40 ms per request on Linux.
         let _ = tcp.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        // The peer address, for per-client limits (`ConnectInfo`, as `axum::serve` gives it).
+        let app = tower::ServiceExt::map_request(
+            app.clone(),
+            move |mut req: hyper::Request<hyper::body::Incoming>| {
+                req.extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                req
+            },
+        );
+        let service = hyper_util::service::TowerToHyperService::new(app);
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(header_timeout)

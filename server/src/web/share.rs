@@ -173,6 +173,9 @@ async fn page(
     RawQuery(raw): RawQuery,
     Query(q): Query<CompareQuery>,
 ) -> PageResult<Response> {
+    if let Some(pasted) = super::paste::shared_page(&st, &id).await? {
+        return Ok(pasted);
+    }
     let key = format!("/c/{id}?{}", raw.unwrap_or_default());
     cached_page(&st, key, async {
         let f = load(&st.pool, &id).await?;

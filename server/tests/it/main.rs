@@ -6,6 +6,8 @@ mod common;
 mod demo_reports;
 mod detect;
 mod hardening;
+mod mail;
+mod mail_web;
 mod upgrade;
 mod upload;
 mod web;
