@@ -138,8 +138,8 @@ fn parse_plain(
                 Err(reason) => {
                     // Nothing recognised in a head that is one unfinished line: say that
                     // rather than blame the content.
-                    if let Some((line, length)) = long_last_line(&head, &mut reader)
-                        .map_err(|source| Error::Io {
+                    if let Some((line, length)) =
+                        long_last_line(&head, &mut reader).map_err(|source| Error::Io {
                             path: name.to_path_buf(),
                             source,
                         })?

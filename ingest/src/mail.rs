@@ -34,26 +34,21 @@ impl Encoding {
 /// (`Name: value` lines up to a blank line).
 fn header_block(head: &[u8]) -> Option<&[u8]> {
     let mut end = 0;
-    let mut lines = 0;
-    for line in head.split_inclusive(|&b| b == b'\n') {
+    for (lines, line) in head.split_inclusive(|&b| b == b'\n').enumerate() {
         let text = trim_eol(line);
         if text.is_empty() {
             return (lines > 0).then_some(&head[..end]);
         }
         let continuation = text.starts_with(b" ") || text.starts_with(b"\t");
-        let field = text
-            .iter()
-            .position(|&b| b == b':')
-            .is_some_and(|i| {
-                i > 0
-                    && text[..i]
-                        .iter()
-                        .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
-            });
+        let field = text.iter().position(|&b| b == b':').is_some_and(|i| {
+            i > 0
+                && text[..i]
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+        });
         if !(field || continuation && lines > 0) {
             return None;
         }
-        lines += 1;
         end += line.len();
     }
     None
@@ -68,7 +63,10 @@ fn trim_eol(line: &[u8]) -> &[u8] {
 pub fn sniff(head: &[u8]) -> Option<Encoding> {
     let headers = String::from_utf8_lossy(header_block(head)?).to_ascii_lowercase();
     // Unfold continuation lines so a parameter on the next line is seen.
-    let headers = headers.replace("\r\n", "\n").replace("\n ", " ").replace("\n\t", " ");
+    let headers = headers
+        .replace("\r\n", "\n")
+        .replace("\n ", " ")
+        .replace("\n\t", " ");
     let mut enc = Encoding::default();
     for line in headers.lines() {
         if let Some(v) = line.strip_prefix("content-transfer-encoding:") {
@@ -180,7 +178,10 @@ mod tests {
         let raw = b"Content-Type: text/plain; charset=UTF-8; format=flowed\n\nreal 0m1.0s and \nmore\n-- \nsig\n";
         let enc = sniff(raw).unwrap();
         let text = String::from_utf8(decode(raw, &enc)).unwrap();
-        assert!(text.contains("real 0m1.0s and more\n-- \nsig\n"), "{text:?}");
+        assert!(
+            text.contains("real 0m1.0s and more\n-- \nsig\n"),
+            "{text:?}"
+        );
     }
 
     #[test]
@@ -196,7 +197,10 @@ mod tests {
     #[test]
     fn plain_text_and_plain_mail_are_left_alone() {
         assert_eq!(sniff(b"real 0m1.0s\n"), None);
-        assert_eq!(sniff(b"Subject: x\nContent-Transfer-Encoding: 8bit\n\nbody\n"), None);
+        assert_eq!(
+            sniff(b"Subject: x\nContent-Transfer-Encoding: 8bit\n\nbody\n"),
+            None
+        );
         assert_eq!(sniff(b"Time: 1.5\nTime: 1.6\n"), None);
     }
 }

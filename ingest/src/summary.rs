@@ -8,9 +8,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use serde::ser::{SerializeMap, SerializeSeq};
 
-use crate::model::{
-    Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning,
-};
+use crate::model::{Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning};
 
 /// Strings seen once each, handed out as dense ids.
 #[derive(Default)]
@@ -432,7 +430,11 @@ mod tests {
         }
         // Each further scope holds only the last metric: a direct slot would cost 100,000.
         let ids: Vec<SeriesId> = (1..200).map(|s| t.series(&spec(99_999, s))).collect();
-        assert!(t.dense_slots <= 4 * t.len() + (1 << 16), "{}", t.dense_slots);
+        assert!(
+            t.dense_slots <= 4 * t.len() + (1 << 16),
+            "{}",
+            t.dense_slots
+        );
         assert!(!t.index.is_empty());
         for (s, id) in (1..200).zip(&ids) {
             assert_eq!(t.series(&spec(99_999, s)), *id);

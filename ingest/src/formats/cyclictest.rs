@@ -48,11 +48,7 @@ impl Format for Cyclictest {
                 trailer += 1;
             }
         }
-        if t_lines >= 1 || trailer >= 2 {
-            92
-        } else {
-            0
-        }
+        if t_lines >= 1 || trailer >= 2 { 92 } else { 0 }
     }
 
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
@@ -86,7 +82,9 @@ struct ThreadLine {
 
 fn thread_line(line: &str) -> Option<ThreadLine> {
     let rest = line.trim().strip_prefix("T:")?;
-    let (thread, rest) = rest.trim_start().split_once(|c: char| !c.is_ascii_digit())?;
+    let (thread, rest) = rest
+        .trim_start()
+        .split_once(|c: char| !c.is_ascii_digit())?;
     let thread: u32 = thread.parse().ok()?;
     // `( 1234)`: the PID, skipped.
     let rest = rest.trim_start().strip_prefix('(')?;
@@ -256,7 +254,9 @@ impl Parser {
 
     fn key(&self, metric: &str, thread: Option<usize>) -> SeriesKey {
         let scope = thread.map_or("all".to_string(), |t| format!("thread{t}"));
-        SeriesKey::new(metric).scope(scope).label(self.label.clone())
+        SeriesKey::new(metric)
+            .scope(scope)
+            .label(self.label.clone())
     }
 
     fn push(
@@ -350,9 +350,14 @@ mod tests {
                 max: 53381.0
             }
         );
-        let t = thread_line("T: 7 (15795) P:99 I:4500 C:  63566 Min:      1 Act:    3 Avg:    5 Max:    1901").unwrap();
+        let t = thread_line(
+            "T: 7 (15795) P:99 I:4500 C:  63566 Min:      1 Act:    3 Avg:    5 Max:    1901",
+        )
+        .unwrap();
         assert_eq!((t.thread, t.max), (7, 1901.0));
-        assert!(thread_line("T: 0 ( 1234) P:99 I:1000 C: 100000 Min: 1 Act: 3 Avg: 3 Max:").is_none());
+        assert!(
+            thread_line("T: 0 ( 1234) P:99 I:1000 C: 100000 Min: 1 Act: 3 Avg: 3 Max:").is_none()
+        );
     }
 
     #[test]

@@ -598,8 +598,26 @@ fn starts_like_counter(line: &str) -> bool {
 fn is_unit(t: &str) -> bool {
     matches!(
         t,
-        "msec" | "usec" | "us" | "nsec" | "ns" | "sec" | "s" | "Joules" | "J" | "mJ" | "W" | "MiB"
-            | "KiB" | "GiB" | "B" | "MB" | "kB" | "%" | "MHz" | "GHz"
+        "msec"
+            | "usec"
+            | "us"
+            | "nsec"
+            | "ns"
+            | "sec"
+            | "s"
+            | "Joules"
+            | "J"
+            | "mJ"
+            | "W"
+            | "MiB"
+            | "KiB"
+            | "GiB"
+            | "B"
+            | "MB"
+            | "kB"
+            | "%"
+            | "MHz"
+            | "GHz"
     )
 }
 

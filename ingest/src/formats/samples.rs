@@ -414,7 +414,9 @@ fn parse_json(
 /// Refuses a value that overflowed to infinity although its text is a finite number (`1e999`,
 /// or `1e308` MiB in bytes); a written `inf` is left to the sink's check.
 fn in_range(text: &str, value: f64, line: u64) -> Result<f64, ParseError> {
-    let word = text.bytes().any(|b| b.is_ascii_alphabetic() && !matches!(b, b'e' | b'E'));
+    let word = text
+        .bytes()
+        .any(|b| b.is_ascii_alphabetic() && !matches!(b, b'e' | b'E'));
     if value.is_infinite() && !word {
         return Err(out_of_range(line, text));
     }

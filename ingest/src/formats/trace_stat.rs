@@ -392,8 +392,18 @@ impl Parser {
         push("hit", Unit::Count, Direction::Neutral, row.hit)?;
         if row.n >= 2 {
             let lower = Direction::LowerIsBetter;
-            push("time", Unit::Seconds, lower, lines::us_to_s(row.durations[0]))?;
-            push("avg", Unit::Seconds, lower, lines::us_to_s(row.durations[1]))?;
+            push(
+                "time",
+                Unit::Seconds,
+                lower,
+                lines::us_to_s(row.durations[0]),
+            )?;
+            push(
+                "avg",
+                Unit::Seconds,
+                lower,
+                lines::us_to_s(row.durations[1]),
+            )?;
         }
         if row.n == 3 {
             // Printed as `us` but the kernel computes it in µs²: 1 µs² = 1e-12 s².

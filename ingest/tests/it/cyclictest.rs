@@ -12,12 +12,7 @@ const QUIET: &str = "cyclictest/lkml_2024_eevdf_reschedule_ineligible_cyclictest
 const HIST: &str = "cyclictest/doc_ti_processor_sdk_am574x_osadl_cyclictest_histogram.txt";
 
 #[track_caller]
-fn stat<'a>(
-    ds: &'a Dataset,
-    scope: &str,
-    label: Option<&str>,
-    statistic: &str,
-) -> &'a Series {
+fn stat<'a>(ds: &'a Dataset, scope: &str, label: Option<&str>, statistic: &str) -> &'a Series {
     ds.series
         .iter()
         .find(|s| {
@@ -82,7 +77,10 @@ fn six_blocks_with_wide_pids() {
     // Two blocks share a label (`master PREEMPT`): their values pool into one series.
     assert_eq!(maxima.len(), expect.len(), "{maxima:?}");
     for e in expect {
-        assert!(maxima.iter().any(|m| (m - e * 1e-6).abs() < 1e-12), "{e} in {maxima:?}");
+        assert!(
+            maxima.iter().any(|m| (m - e * 1e-6).abs() < 1e-12),
+            "{e} in {maxima:?}"
+        );
     }
     let first = ds.labels()[0].clone();
     assert!(first.contains("PREEMPT_NONE"), "{first}");

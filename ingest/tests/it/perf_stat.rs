@@ -446,7 +446,10 @@ fn by_command(ds: &Dataset, metric: &str, statistic: &str, cmd: &str) -> Vec<f64
 fn multiplexing_shares_are_series_a_comparison_can_flag() {
     let ds = parse(CLEAR_PAGE, "perf_stat");
     let stosb = "x86-64-stosb";
-    assert_eq!(by_command(&ds, "cpu-cycles", "mean", stosb), [2_064_476_092.0]);
+    assert_eq!(
+        by_command(&ds, "cpu-cycles", "mean", stosb),
+        [2_064_476_092.0]
+    );
     assert_eq!(
         by_command(&ds, "cpu-cycles.stddev_pct", "rel_stddev_pct", stosb),
         [0.17]
@@ -461,7 +464,12 @@ fn multiplexing_shares_are_series_a_comparison_can_flag() {
     );
     // `LLC-store-misses`: multiplexed without a spread group.
     assert_eq!(
-        by_command(&ds, "LLC-store-misses.multiplex_pct", "multiplex_pct", stosb),
+        by_command(
+            &ds,
+            "LLC-store-misses.multiplex_pct",
+            "multiplex_pct",
+            stosb
+        ),
         [11.10]
     );
     assert_eq!(
@@ -469,7 +477,12 @@ fn multiplexing_shares_are_series_a_comparison_can_flag() {
         [133_710_131.0]
     );
     assert_eq!(
-        by_command(&ds, "L1-dcache-load-misses.multiplex_pct", "multiplex_pct", "x86-64-stosq"),
+        by_command(
+            &ds,
+            "L1-dcache-load-misses.multiplex_pct",
+            "multiplex_pct",
+            "x86-64-stosq"
+        ),
         [45.55]
     );
     let share = ds
@@ -490,8 +503,14 @@ fn multiplexing_shares_are_series_a_comparison_can_flag() {
 fn cgroup_column_and_a_multiplexed_after_block() {
     let ds = parse(MEMCG, "perf_stat");
     let labels = ds.labels();
-    let before = labels.iter().find(|l| l.contains("Before applying")).unwrap();
-    let after = labels.iter().find(|l| l.contains("After applying")).unwrap();
+    let before = labels
+        .iter()
+        .find(|l| l.contains("Before applying"))
+        .unwrap();
+    let after = labels
+        .iter()
+        .find(|l| l.contains("After applying"))
+        .unwrap();
     let value = |metric: &str, label: &str, stat: &str| {
         ds.series
             .iter()
@@ -502,14 +521,26 @@ fn cgroup_column_and_a_multiplexed_after_block() {
             })
             .map(|s| s.samples.clone())
     };
-    assert_eq!(value("cycles", before, "mean"), Some(vec![454_187_219_766.0]));
-    assert_eq!(value("instructions", before, "mean"), Some(vec![78_896_433_101.0]));
-    assert_eq!(value("cycles", after, "mean"), Some(vec![841_954_709_443.0]));
+    assert_eq!(
+        value("cycles", before, "mean"),
+        Some(vec![454_187_219_766.0])
+    );
+    assert_eq!(
+        value("instructions", before, "mean"),
+        Some(vec![78_896_433_101.0])
+    );
+    assert_eq!(
+        value("cycles", after, "mean"),
+        Some(vec![841_954_709_443.0])
+    );
     assert_eq!(
         value("cycles.stddev_pct", after, "rel_stddev_pct"),
         Some(vec![15.80])
     );
-    assert_eq!(value("cycles.multiplex_pct", after, "multiplex_pct"), Some(vec![98.69]));
+    assert_eq!(
+        value("cycles.multiplex_pct", after, "multiplex_pct"),
+        Some(vec![98.69])
+    );
     assert_eq!(
         value("instructions.multiplex_pct", after, "multiplex_pct"),
         Some(vec![98.68])

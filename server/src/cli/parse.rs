@@ -38,7 +38,9 @@ pub fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
     } else {
         for f in &files {
             match parse_one(f, args.format.as_deref()) {
-                Ok((format, table)) => write_summary(&mut out, &f.display().to_string(), format, &table)?,
+                Ok((format, table)) => {
+                    write_summary(&mut out, &f.display().to_string(), format, &table)?
+                }
                 Err(e) => {
                     out.flush()?;
                     eprintln!("error: {e}");
