@@ -9,6 +9,7 @@ pub mod cyclictest;
 pub mod function_graph;
 pub mod hackbench;
 pub mod latency;
+pub mod mmtests;
 pub mod other;
 pub mod perf_stat;
 pub mod rcuscale;
@@ -43,6 +44,7 @@ pub fn all() -> &'static [&'static dyn Format] {
     &[
         &latency::Latency,
         &cyclictest::Cyclictest,
+        &mmtests::Mmtests,
         &trace_stat::TraceStat,
         &function_graph::FunctionGraph,
         &perf_stat::PerfStat,
