@@ -5,7 +5,7 @@
 //!                               5.7.0                  5.7.0
 //!                             vanilla           amir-for-mel
 //! Amean     1       0.4837 (   0.00%)      0.4680 *   3.24%*
-//! Duration User         136.16		   69.10
+//! Duration User         136.16         69.10
 //! ```
 //!
 //! One or two header lines name the kernels, right-aligned over the value columns (a second
