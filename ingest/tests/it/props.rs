@@ -267,7 +267,13 @@ fn detect_handles_every_fixture_and_its_prefixes() {
             }
             prefixes += 1;
         }
-        let detected = ingest::formats::detect(&text).map(|f| f.name());
+        // A whole message is decoded (quoted-printable, base64) before detection, as parsing does.
+        let decoded = match ingest::mail::sniff(text.as_bytes()) {
+            Some(enc) => String::from_utf8_lossy(&ingest::mail::decode(text.as_bytes(), &enc))
+                .into_owned(),
+            None => text.clone(),
+        };
+        let detected = ingest::formats::detect(&decoded).map(|f| f.name());
         if names.contains(&&*folder) {
             assert_eq!(detected, Ok(&*folder), "{shown}");
             whole += 1;
