@@ -24,6 +24,7 @@ pub mod charts;
 pub mod compare;
 pub mod headers;
 pub mod home;
+pub mod limits;
 pub mod machines;
 pub mod runs;
 pub mod share;
@@ -48,6 +49,7 @@ pub fn app(state: AppState) -> Router {
         .merge(share::routes())
         .merge(api::routes())
         .merge(upload::routes())
+        .merge(limits::routes())
         .merge(statics)
         .fallback(not_found)
         .layer(CompressionLayer::new())
@@ -74,8 +76,11 @@ async fn not_found(uri: axum::http::Uri) -> AppError {
 }
 
 /// Opens the database and serves until Ctrl-C.
-pub async fn serve(db: &DbArgs, config: ServeArgs) -> anyhow::Result<()> {
-    let store = db.open_store().await?;
+pub async fn serve(db: &DbArgs, mut config: ServeArgs) -> anyhow::Result<()> {
+    let store = db.open_existing_store().await?;
+    if config.spool_dir.is_none() {
+        config.spool_dir = Some(limits::default_spool_dir(&db.db));
+    }
     serve_pool(store, config, |addr| {
         println!(
             "quiescent is serving http://{addr}/ (database {})",
@@ -97,6 +102,12 @@ pub async fn serve_pool(
     let addr = listener.local_addr()?;
     let header_timeout = Duration::from_secs(config.header_timeout_secs.max(1));
     let state = AppState::new(store.clone(), config);
+    limits::prepare_spool(&state.spool_dir).with_context(|| {
+        format!(
+            "preparing the upload spool directory {}",
+            state.spool_dir.display()
+        )
+    })?;
     ready(addr);
     let app = app(state);
     // hyper is driven directly (not `axum::serve`) for its header read timeout: a client that
@@ -106,7 +117,7 @@ pub async fn serve_pool(
         let _ = tokio::signal::ctrl_c().await;
     });
     loop {
-        let (tcp, _peer) = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(conn) => conn,
                 Err(e) => {
@@ -121,7 +132,15 @@ pub async fn serve_pool(
         // Without TCP_NODELAY a response written in two pieces (headers, then body) waits for
         // the client's delayed ACK: 40 ms per request on Linux.
         let _ = tcp.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        // The peer address, for the per-client limits.
+        let service = hyper_util::service::TowerToHyperService::new(tower::ServiceExt::map_request(
+            app.clone(),
+            move |mut req: axum::http::Request<hyper::body::Incoming>| {
+                req.extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                req
+            },
+        ));
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(header_timeout)
