@@ -5,6 +5,8 @@ mod cli;
 mod common;
 mod demo_reports;
 mod hardening;
+mod limits;
+mod limits_cli;
 mod upgrade;
 mod upload;
 mod web;
