@@ -70,8 +70,34 @@ pub(crate) fn mean(xs: &[f64]) -> Option<f64> {
     }
     let n = xs.len() as f64;
     let m = xs.iter().sum::<f64>() / n;
+    if !m.is_finite() {
+        // The sum of values near f64::MAX overflows: average the values scaled into range.
+        let scale = max_abs(xs);
+        let ys = || xs.iter().map(move |x| x / scale);
+        let m = ys().sum::<f64>() / n;
+        let correction = ys().map(|y| y - m).sum::<f64>() / n;
+        return Some((m + correction) * scale);
+    }
     let correction = xs.iter().map(|x| x - m).sum::<f64>() / n;
     Some(m + correction)
+}
+
+/// The largest magnitude of `xs` (at least the smallest positive double, so it divides).
+fn max_abs(xs: &[f64]) -> f64 {
+    xs.iter()
+        .fold(f64::MIN_POSITIVE, |a, x| if x.abs() > a { x.abs() } else { a })
+}
+
+/// Sample standard deviation around `mean`; finite for any finite samples, even where the
+/// variance itself is beyond the largest double.
+pub(crate) fn std_dev(xs: &[f64], mean: f64) -> Option<f64> {
+    let v = variance(xs, mean)?;
+    if v.is_finite() && v < f64::MAX {
+        return Some(v.sqrt());
+    }
+    let scale = max_abs(xs);
+    let ys: Vec<f64> = xs.iter().map(|x| x / scale).collect();
+    variance(&ys, mean / scale).map(|v| v.sqrt() * scale)
 }
 
 /// Sample variance (n-1) by the two-pass formula around `mean`, with the compensation term
@@ -87,7 +113,12 @@ pub(crate) fn variance(xs: &[f64], mean: f64) -> Option<f64> {
         s += d;
     }
     let n = xs.len() as f64;
-    Some(((ss - s * s / n) / (n - 1.0)).max(0.0))
+    let v = (ss - s * s / n) / (n - 1.0);
+    // Squares beyond the largest double: say so (infinite) rather than NaN.
+    if v.is_nan() && xs.iter().all(|x| x.is_finite()) {
+        return Some(f64::INFINITY);
+    }
+    Some(v.max(0.0))
 }
 
 /// Quantile `q` in [0, 1] of sorted samples by numpy's default (`linear`, Hyndman-Fan 7),
@@ -140,7 +171,7 @@ pub(crate) fn midpoint(a: f64, b: f64) -> f64 {
 pub(crate) fn describe_sorted(s: &[f64]) -> Describe {
     let n = s.len();
     let mean = mean(s);
-    let std = mean.and_then(|m| variance(s, m)).map(f64::sqrt);
+    let std = mean.and_then(|m| std_dev(s, m));
     let cv_pct = match (std, mean) {
         (Some(sd), Some(m)) if m != 0.0 => Some(sd / m.abs() * 100.0),
         _ => None,
@@ -199,5 +230,34 @@ mod unit {
                 .zip(&want)
                 .all(|(a, b)| a.to_bits() == b.to_bits())
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_and_std_stay_finite_near_the_largest_double() {
+        let xs = [1e308, 1.5e308, 1.2e308, 1.7e308];
+        let m = mean(&xs).unwrap();
+        // Exact mean 1.35e308, to within rounding.
+        assert!((m / 1.35e308 - 1.0).abs() < 1e-12, "{m}");
+        let sd = std_dev(&xs, m).unwrap();
+        // Residuals -0.35, 0.15, -0.15, 0.35 (e308): sum of squares 0.29e616 over 3.
+        let want = (0.29f64 / 3.0).sqrt() * 1e308;
+        assert!((sd / want - 1.0).abs() < 1e-9, "{sd} vs {want}");
+        let opposite = [-1e308, 1e308];
+        assert_eq!(mean(&opposite), Some(0.0));
+        // The residuals overflow when subtracted naively; sqrt(2) * 1e308 is representable.
+        let sd = std_dev(&opposite, 0.0).unwrap();
+        assert!((sd / (2f64.sqrt() * 1e308) - 1.0).abs() < 1e-12, "{sd}");
+    }
+
+    #[test]
+    fn ordinary_values_keep_the_plain_formulas() {
+        let xs = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(mean(&xs), Some(2.5));
+        assert_eq!(std_dev(&xs, 2.5), variance(&xs, 2.5).map(f64::sqrt));
     }
 }
