@@ -84,8 +84,10 @@ pub(crate) fn mean(xs: &[f64]) -> Option<f64> {
 
 /// The largest magnitude of `xs` (at least the smallest positive double, so it divides).
 fn max_abs(xs: &[f64]) -> f64 {
-    xs.iter()
-        .fold(f64::MIN_POSITIVE, |a, x| if x.abs() > a { x.abs() } else { a })
+    xs.iter().fold(
+        f64::MIN_POSITIVE,
+        |a, x| if x.abs() > a { x.abs() } else { a },
+    )
 }
 
 /// Sample standard deviation around `mean`; finite for any finite samples, even where the

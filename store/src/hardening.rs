@@ -26,13 +26,14 @@ pub struct KeyUse {
 impl Store {
     /// Sets the scopes of the token named `name`; false when there is no such token.
     pub async fn set_token_scopes(&self, name: &str, scopes: &TokenScopes) -> Result<bool, Error> {
-        let done = sqlx::query("UPDATE tokens SET machines_glob = $1, builds_glob = $2 WHERE name = $3")
-            .bind(scopes.machines.as_deref())
-            .bind(scopes.builds.as_deref())
-            .bind(name)
-            .execute(self.sqlite_pool())
-            .await?
-            .rows_affected();
+        let done =
+            sqlx::query("UPDATE tokens SET machines_glob = $1, builds_glob = $2 WHERE name = $3")
+                .bind(scopes.machines.as_deref())
+                .bind(scopes.builds.as_deref())
+                .bind(name)
+                .execute(self.sqlite_pool())
+                .await?
+                .rows_affected();
         Ok(done == 1)
     }
 

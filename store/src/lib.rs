@@ -22,7 +22,10 @@ mod write;
 
 pub use error::{Error, Result};
 pub use hardening::{KeyUse, TokenScopes};
-pub use meta::{escape_bidi, find_bidi, is_bidi_control, BuildMeta, ImportOutcome, InputFile, RunMeta, Source, params_key, safe_file_name};
+pub use meta::{
+    BuildMeta, ImportOutcome, InputFile, RunMeta, Source, escape_bidi, find_bidi, is_bidi_control,
+    params_key, safe_file_name,
+};
 pub use open::SQLITE_MIGRATOR;
 pub use read::{run_values, series_values};
 pub use series::NewSeries;

@@ -57,12 +57,9 @@ pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
             builds,
             ..
         } => {
-            let token = tokens::create_scoped(
-                &pool,
-                &name,
-                &store::TokenScopes { machines, builds },
-            )
-            .await?;
+            let token =
+                tokens::create_scoped(&pool, &name, &store::TokenScopes { machines, builds })
+                    .await?;
             // The token alone on stdout so that scripts can capture it; the advice on stderr.
             println!("{token}");
             eprintln!(

@@ -108,7 +108,9 @@ impl RateLimiter {
             *entry = (now, 0);
         }
         if entry.1 >= self.per_minute {
-            let left = 60u64.saturating_sub(now.duration_since(entry.0).as_secs()).max(1);
+            let left = 60u64
+                .saturating_sub(now.duration_since(entry.0).as_secs())
+                .max(1);
             return Err(AppError::RetryLater {
                 status: StatusCode::TOO_MANY_REQUESTS,
                 detail: format!(
@@ -136,7 +138,11 @@ pub fn prepare_spool(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
-        if entry.file_name().to_string_lossy().starts_with(SPOOL_PREFIX) {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(SPOOL_PREFIX)
+        {
             let path = entry.path();
             if entry.file_type()?.is_dir() {
                 std::fs::remove_dir_all(&path)?;

@@ -102,7 +102,14 @@ pub async fn serve_pool(
     let addr = listener.local_addr()?;
     let header_timeout = Duration::from_secs(config.header_timeout_secs.max(1));
     let state = AppState::new(store.clone(), config);
-    limits::prepare_spool(&state.spool_dir).with_context(|| {
+    // Emptied only when it is this server's own (configured, or beside its database): the
+    // shared default under the temporary directory may belong to other servers too.
+    let spool = if state.config.spool_dir.is_some() {
+        limits::prepare_spool(&state.spool_dir)
+    } else {
+        std::fs::create_dir_all(&state.spool_dir)
+    };
+    spool.with_context(|| {
         format!(
             "preparing the upload spool directory {}",
             state.spool_dir.display()
@@ -133,14 +140,15 @@ pub async fn serve_pool(
         // the client's delayed ACK: 40 ms per request on Linux.
         let _ = tcp.set_nodelay(true);
         // The peer address, for the per-client limits.
-        let service = hyper_util::service::TowerToHyperService::new(tower::ServiceExt::map_request(
-            app.clone(),
-            move |mut req: axum::http::Request<hyper::body::Incoming>| {
-                req.extensions_mut()
-                    .insert(axum::extract::ConnectInfo(peer));
-                req
-            },
-        ));
+        let service =
+            hyper_util::service::TowerToHyperService::new(tower::ServiceExt::map_request(
+                app.clone(),
+                move |mut req: axum::http::Request<hyper::body::Incoming>| {
+                    req.extensions_mut()
+                        .insert(axum::extract::ConnectInfo(peer));
+                    req
+                },
+            ));
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(header_timeout)

@@ -110,11 +110,11 @@ pub async fn freeze(
         let done = store
             .insert_share_once(
                 &NewShare {
-                id: &id,
-                base_label: &spec.selection.base,
-                head_label: &spec.selection.head,
-                settings_json: &settings_json,
-                base_runs_json: &base_runs,
+                    id: &id,
+                    base_label: &spec.selection.base,
+                    head_label: &spec.selection.head,
+                    settings_json: &settings_json,
+                    base_runs_json: &base_runs,
                     head_runs_json: &head_runs,
                 },
                 &content_hash,

@@ -140,7 +140,9 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
         .reserve(declared.unwrap_or(limit).min(limit))
         .await?;
 
-    let req = match content_encoding(&headers)? {
+    let encoding = content_encoding(&headers)?;
+    let gzip_body = matches!(encoding, Encoding::Gzip);
+    let req = match encoding {
         Encoding::Identity => req,
         Encoding::Gzip => super::limits::gunzip_body(req, limit),
     };
@@ -165,23 +167,35 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
             )
         })?;
     let mut form = UploadForm::default();
-    while let Some(field) = multipart
-        .next_field()
-        .await
-        .map_err(|e| multipart_error(e, limit))?
-    {
-        read_field(field, &mut form, spool.path(), limit).await?;
-    }
+    let read = async {
+        while let Some(field) = multipart
+            .next_field()
+            .await
+            .map_err(|e| multipart_error(e, limit))?
+        {
+            read_field(field, &mut form, spool.path(), limit).await?;
+        }
+        Ok::<(), AppError>(())
+    };
+    read.await.map_err(|e| match e {
+        // The generic limit error, hit while decompressing: say it was the decompressed size.
+        AppError::PayloadTooLarge(m) if gzip_body && m == too_large(limit).to_string() => {
+            AppError::PayloadTooLarge(format!(
+                "the gzip body decompresses to more than {} MiB (the server's --max-upload-mib)",
+                limit >> 20
+            ))
+        }
+        e => e,
+    })?;
     let meta = form.run_meta(token.id)?;
     token.check_scope(&meta.machine, &meta.build.label)?;
     let format = form.format.clone();
     let files = std::mem::take(&mut form.files);
 
-    let (files, files_hash) = tokio::task::spawn_blocking(move || {
-        check_sizes(&files, limit).map(|h| (files, h))
-    })
-    .await
-    .map_err(|e| anyhow::anyhow!("size check failed: {e}"))??;
+    let (files, files_hash) =
+        tokio::task::spawn_blocking(move || check_sizes(&files, limit).map(|h| (files, h)))
+            .await
+            .map_err(|e| anyhow::anyhow!("size check failed: {e}"))??;
     let content_hash = content_hash(&meta, format.as_deref(), &files_hash);
 
     if let Some(key) = &idempotency_key

@@ -49,13 +49,19 @@ async fn share_fields_are_capped_and_one_comparison_is_one_row() {
     seed(&t).await;
     let long = "x".repeat(300);
     let r = t
-        .post_form("/share", &[("base", "v1.0"), ("head", "v1.1"), ("q", &long)])
+        .post_form(
+            "/share",
+            &[("base", "v1.0"), ("head", "v1.1"), ("q", &long)],
+        )
         .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text());
     assert!(r.text().contains("field q is 300 bytes"), "{}", r.text());
     let huge = "y".repeat(64 * 1024);
     let r = t
-        .post_form("/share", &[("base", "v1.0"), ("head", "v1.1"), ("q", &huge)])
+        .post_form(
+            "/share",
+            &[("base", "v1.0"), ("head", "v1.1"), ("q", &huge)],
+        )
         .await;
     assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(count(&t.pool, "comparisons").await, 0);
@@ -68,7 +74,10 @@ async fn share_fields_are_capped_and_one_comparison_is_one_row() {
     assert_eq!(count(&t.pool, "comparisons").await, 1);
     // Other settings are another comparison.
     let c = t
-        .post_form("/share", &[("base", "v1.0"), ("head", "v1.1"), ("alpha", "0.01")])
+        .post_form(
+            "/share",
+            &[("base", "v1.0"), ("head", "v1.1"), ("alpha", "0.01")],
+        )
         .await;
     assert_ne!(a.header("location"), c.header("location"));
     assert_eq!(count(&t.pool, "comparisons").await, 2);
@@ -83,7 +92,10 @@ async fn anonymous_shares_are_rate_limited() {
     .await;
     seed(&t).await;
     for _ in 0..2 {
-        assert_eq!(t.post_form("/share", SHARE).await.status, StatusCode::SEE_OTHER);
+        assert_eq!(
+            t.post_form("/share", SHARE).await.status,
+            StatusCode::SEE_OTHER
+        );
     }
     let r = t.post_form("/share", SHARE).await;
     assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.text());
@@ -205,10 +217,18 @@ async fn an_idempotency_key_reused_with_other_content_is_422() {
     );
     assert_eq!(count(&t.pool, "runs").await, 1);
     // Other metadata with the same key is other content too.
-    let meta2 = [("build", "v6.10"), ("machine", "rig-1"), ("benchmark", "hackbench")];
+    let meta2 = [
+        ("build", "v6.10"),
+        ("machine", "rig-1"),
+        ("benchmark", "hackbench"),
+    ];
     let (s, _) = call(
         &t.app,
-        post(&token, Some("k1"), multipart(&meta2, &[("out.txt", HACKBENCH)])),
+        post(
+            &token,
+            Some("k1"),
+            multipart(&meta2, &[("out.txt", HACKBENCH)]),
+        ),
     )
     .await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
@@ -228,11 +248,8 @@ async fn bidi_controls_are_refused_in_labels_and_escaped_in_file_names() {
         ("benchmark", "hack\u{202A}bench"),
         ("param.load", "idle\u{2069}"),
     ] {
-        let mut meta: Vec<(&str, &str)> = META
-            .iter()
-            .copied()
-            .filter(|(k, _)| *k != field)
-            .collect();
+        let mut meta: Vec<(&str, &str)> =
+            META.iter().copied().filter(|(k, _)| *k != field).collect();
         meta.push((field, value));
         let (s, v) = call(
             &t.app,
@@ -422,12 +439,20 @@ async fn uploads_beyond_the_byte_budget_get_503_with_retry_after() {
         async move { call(&app, slow).await }
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (s, v) = call(&app, post(&token, None, multipart(META, &[("out.txt", HACKBENCH)]))).await;
+    let (s, v) = call(
+        &app,
+        post(&token, None, multipart(META, &[("out.txt", HACKBENCH)])),
+    )
+    .await;
     assert_eq!(s, StatusCode::SERVICE_UNAVAILABLE, "{v}");
     drop(tx);
     let _ = held.await;
     // Once the slow one is gone, there is room again.
-    let (s, v) = call(&app, post(&token, None, multipart(META, &[("out.txt", HACKBENCH)]))).await;
+    let (s, v) = call(
+        &app,
+        post(&token, None, multipart(META, &[("out.txt", HACKBENCH)])),
+    )
+    .await;
     assert_eq!(s, StatusCode::CREATED, "{v}");
 }
 

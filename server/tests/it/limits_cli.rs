@@ -46,10 +46,18 @@ fn stderr(o: &Output) -> String {
 
 fn ingest(db: &Path, file: &str) -> Command {
     let mut c = bin();
-    c.args(["ingest", "--build", "v1", "--machine", "m", "--benchmark", "b"])
-        .arg("--db")
-        .arg(db)
-        .arg(file);
+    c.args([
+        "ingest",
+        "--build",
+        "v1",
+        "--machine",
+        "m",
+        "--benchmark",
+        "b",
+    ])
+    .arg("--db")
+    .arg(db)
+    .arg(file);
     c
 }
 
@@ -76,7 +84,9 @@ fn ingest_refuses_fifos_and_devices_and_reads_stdin_only_from_dash() {
     }
     // `-` reads standard input.
     let mut c = ingest(&db, "-");
-    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
     {
         use std::io::Write;
@@ -87,7 +97,10 @@ fn ingest_refuses_fifos_and_devices_and_reads_stdin_only_from_dash() {
     assert!(o.status.success(), "{}", stderr(&o));
     // A cap on what one input may hold.
     let mut c = ingest(&db, "-");
-    c.args(["--max-file-mib", "1"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.args(["--max-file-mib", "1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = c.spawn().unwrap();
     {
         use std::io::Write;
@@ -128,10 +141,18 @@ fn bidi_controls_in_labels_are_refused_by_ingest() {
     let file = dir.path().join("out.txt");
     std::fs::write(&file, "Time: 1.5\n").unwrap();
     let mut c = bin();
-    c.args(["ingest", "--build", "v6.9\u{202E}-lanif", "--machine", "m", "--benchmark", "b"])
-        .arg("--db")
-        .arg(dir.path().join("q.db"))
-        .arg(&file);
+    c.args([
+        "ingest",
+        "--build",
+        "v6.9\u{202E}-lanif",
+        "--machine",
+        "m",
+        "--benchmark",
+        "b",
+    ])
+    .arg("--db")
+    .arg(dir.path().join("q.db"))
+    .arg(&file);
     let o = run_for(c, 60);
     assert!(!o.status.success());
     let e = stderr(&o);
@@ -164,17 +185,30 @@ async fn upload_of_too_many_files_says_so_at_once_without_retrying() {
         std::fs::write(dir.path().join(format!("f{i}")), "Time: 1.5\n").unwrap();
     }
     let mut c = bin();
-    c.args(["upload", "--build", "v1", "--machine", "m", "--benchmark", "b"])
-        .arg("--server")
-        .arg(format!("http://{addr}"))
-        .arg("--token")
-        .arg(&token)
-        .arg(dir.path());
+    c.args([
+        "upload",
+        "--build",
+        "v1",
+        "--machine",
+        "m",
+        "--benchmark",
+        "b",
+    ])
+    .arg("--server")
+    .arg(format!("http://{addr}"))
+    .arg("--token")
+    .arg(&token)
+    .arg(dir.path());
     let start = Instant::now();
-    let o = tokio::task::spawn_blocking(move || run_for(c, 60)).await.unwrap();
+    let o = tokio::task::spawn_blocking(move || run_for(c, 60))
+        .await
+        .unwrap();
     assert!(!o.status.success());
     let e = stderr(&o);
-    assert!(e.contains("1001 files") && e.contains("at most 1000"), "{e}");
+    assert!(
+        e.contains("1001 files") && e.contains("at most 1000"),
+        "{e}"
+    );
     assert!(!e.contains("retrying"), "{e}");
     assert!(start.elapsed() < Duration::from_secs(20));
     let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
@@ -210,7 +244,10 @@ async fn samples_near_the_largest_double_never_print_nan() {
         "rig",
         "bench",
         &[],
-        &[common::secs("time", &[1.6e308, 1.7e308, 1.75e308, 1.79e308])],
+        &[common::secs(
+            "time",
+            &[1.6e308, 1.7e308, 1.75e308, 1.79e308],
+        )],
     )
     .await;
     let csv = t.page("/compare.csv?base=v1.0&head=v1.1").await;
@@ -219,4 +256,28 @@ async fn samples_near_the_largest_double_never_print_nan() {
     let html = t.page("/compare?base=v1.0&head=v1.1").await;
     assert!(html.contains("time"));
     assert_eq!(non_finite_words(&html), Vec::<String>::new());
+}
+
+#[test]
+fn a_long_line_and_an_out_of_range_json_value_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("long.txt");
+    std::fs::write(&long, format!("{}\n", "7".repeat(2 << 20))).unwrap();
+    let json = dir.path().join("s.json");
+    std::fs::write(
+        &json,
+        "{\"series\": [{\"metric\": \"t\", \"unit\": \"s\", \"direction\": \"lower_is_better\", \"scope\": \"all\",\n \"samples\": [1.0,\n 1e999]}]}\n",
+    )
+    .unwrap();
+    let mut c = bin();
+    c.arg("parse").arg(&long).arg(&json);
+    let o = run_for(c, 60);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("line 1: the line is 2097152 bytes long"), "{e}");
+    assert!(
+        e.contains("line 3: the value is 1e999: out of range"),
+        "{e}"
+    );
+    assert!(!e.contains("no parser recognises"), "{e}");
 }
