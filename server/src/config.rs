@@ -47,7 +47,8 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIESCENT_SPOOL_DIR")]
     pub spool_dir: Option<PathBuf>,
 
-    /// Anonymous writes (`POST /share`) each client address may make per minute.
+    /// Anonymous writes (`POST /share`) each client address (the TCP peer) may make per
+    /// minute; 0 refuses them all.
     #[arg(long, env = "QUIESCENT_ANON_WRITES_PER_MINUTE", default_value_t = 30)]
     pub anon_writes_per_minute: u32,
 
