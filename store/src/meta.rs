@@ -59,7 +59,8 @@ impl InputFile {
     pub fn path(path: impl Into<PathBuf>, format: Option<String>) -> Self {
         let path = path.into();
         InputFile {
-            name: path.display().to_string(),
+            // Shown on pages and in listings: bidirectional controls appear escaped.
+            name: escape_bidi(&path.display().to_string()),
             source: Source::Path(path),
             format,
         }

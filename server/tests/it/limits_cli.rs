@@ -281,3 +281,35 @@ fn a_long_line_and_an_out_of_range_json_value_are_named() {
     );
     assert!(!e.contains("no parser recognises"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ingested_file_names_keep_bidi_controls_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out\u{202E}txt.exe");
+    std::fs::write(&file, "Time: 1.5\n").unwrap();
+    let db = dir.path().join("q.db");
+    let mut c = bin();
+    c.args([
+        "ingest",
+        "--build",
+        "v1",
+        "--machine",
+        "m",
+        "--benchmark",
+        "b",
+    ])
+    .arg("--db")
+    .arg(&db)
+    .arg(&file);
+    let o = tokio::task::spawn_blocking(move || run_for(c, 60))
+        .await
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let store = store::Store::open(&db.display().to_string()).await.unwrap();
+    let name: String = sqlx::query_scalar("SELECT file_name FROM run_artifacts")
+        .fetch_one(store.sqlite_pool())
+        .await
+        .unwrap();
+    assert!(!name.contains('\u{202E}'), "{name:?}");
+    assert!(name.ends_with("out\\u{202E}txt.exe"), "{name:?}");
+}
