@@ -500,3 +500,32 @@ async fn the_spool_directory_is_emptied_on_start_and_uploads_use_it() {
     assert_eq!(limits["max_files"], 1000);
     assert_eq!(limits["max_upload_bytes"], 256u64 << 20);
 }
+
+#[tokio::test]
+async fn the_share_rate_is_counted_per_peer_address_over_sockets() {
+    let t = common::app().await;
+    seed(&t).await;
+    let addr = spawn_server(
+        t.pool.clone(),
+        ServeArgs {
+            anon_writes_per_minute: 1,
+            ..ServeArgs::default()
+        },
+    )
+    .await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let share = || {
+        client
+            .post(format!("http://{addr}/share"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body("base=v1.0&head=v1.1")
+            .send()
+    };
+    assert_eq!(share().await.unwrap().status(), 303);
+    let r = share().await.unwrap();
+    assert_eq!(r.status(), 429);
+    assert!(r.headers().contains_key("retry-after"));
+}
