@@ -7,6 +7,7 @@
 
 mod artifacts;
 mod error;
+mod hardening;
 mod idempotency;
 mod import;
 mod meta;
@@ -20,7 +21,11 @@ mod upgrade;
 mod write;
 
 pub use error::{Error, Result};
-pub use meta::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source, params_key, safe_file_name};
+pub use hardening::{KeyUse, TokenScopes};
+pub use meta::{
+    BuildMeta, ImportOutcome, InputFile, RunMeta, Source, escape_bidi, find_bidi, is_bidi_control,
+    params_key, safe_file_name,
+};
 pub use open::SQLITE_MIGRATOR;
 pub use read::{run_values, series_values};
 pub use series::NewSeries;

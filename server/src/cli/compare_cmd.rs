@@ -145,7 +145,7 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
                 args.db.db.display()
             );
         }
-        let pool = super::open_db(&args.db).await?;
+        let pool = args.db.open_existing_store().await?.sqlite_pool().clone();
         let sel = Selection {
             base: args.base.clone(),
             head: head.clone(),

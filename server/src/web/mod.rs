@@ -24,6 +24,7 @@ pub mod charts;
 pub mod compare;
 pub mod headers;
 pub mod home;
+pub mod limits;
 pub mod machines;
 pub mod paste;
 mod paste_db;
@@ -51,6 +52,7 @@ pub fn app(state: AppState) -> Router {
         .merge(paste::routes())
         .merge(api::routes())
         .merge(upload::routes())
+        .merge(limits::routes())
         .merge(statics)
         .fallback(not_found)
         .layer(CompressionLayer::new())
@@ -77,8 +79,11 @@ async fn not_found(uri: axum::http::Uri) -> AppError {
 }
 
 /// Opens the database and serves until Ctrl-C.
-pub async fn serve(db: &DbArgs, config: ServeArgs) -> anyhow::Result<()> {
-    let store = db.open_store().await?;
+pub async fn serve(db: &DbArgs, mut config: ServeArgs) -> anyhow::Result<()> {
+    let store = db.open_existing_store().await?;
+    if config.spool_dir.is_none() {
+        config.spool_dir = Some(limits::default_spool_dir(&db.db));
+    }
     serve_pool(store, config, |addr| {
         println!(
             "quiescent is serving http://{addr}/ (database {})",
@@ -110,6 +115,19 @@ pub async fn serve_on(
     let addr = listener.local_addr()?;
     let header_timeout = Duration::from_secs(config.header_timeout_secs.max(1));
     let state = AppState::new(store.clone(), config);
+    // Emptied only when it is this server's own (configured, or beside its database): the
+    // shared default under the temporary directory may belong to other servers too.
+    let spool = if state.config.spool_dir.is_some() {
+        limits::prepare_spool(&state.spool_dir)
+    } else {
+        std::fs::create_dir_all(&state.spool_dir)
+    };
+    spool.with_context(|| {
+        format!(
+            "preparing the upload spool directory {}",
+            state.spool_dir.display()
+        )
+    })?;
     ready(addr);
     let app = app(state);
     // hyper is driven directly (not `axum::serve`) for its header read timeout: a client that

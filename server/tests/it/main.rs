@@ -6,6 +6,8 @@ mod common;
 mod demo_reports;
 mod detect;
 mod hardening;
+mod limits;
+mod limits_cli;
 mod mail;
 mod mail_web;
 mod upgrade;

@@ -415,11 +415,14 @@ async fn idempotency_key_returns_the_stored_run() {
     };
     let (status, first) = call(&app, send(1, "k-1")).await;
     assert_eq!(status, StatusCode::CREATED, "{first}");
-    // A retry with the same key is answered from the key, even if the body changed.
-    let (status, retry) = call(&app, send(2, "k-1")).await;
+    // A retry with the same key and body is answered from the key.
+    let (status, retry) = call(&app, send(1, "k-1")).await;
     assert_eq!(status, StatusCode::OK, "{retry}");
     assert_eq!(retry["run_id"], first["run_id"]);
     assert_eq!(retry["samples"], first["samples"]);
+    // The same key with another body is refused rather than dropped silently.
+    let (status, changed) = call(&app, send(2, "k-1")).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{changed}");
     assert_eq!(env.count("runs").await, 1);
     // Another key is another upload.
     let (status, other) = call(&app, send(2, "k-2")).await;
@@ -545,7 +548,8 @@ async fn concurrent_requests_with_one_key_store_one_run() {
     for seed in 0..8 {
         let (app, auth) = (app.clone(), env.bearer());
         tasks.push(tokio::spawn(async move {
-            // Different bodies under one key: whichever comes first is the upload.
+            // Different bodies under one key: whichever comes first is the upload, the others
+            // are refused (the key was used for other content).
             let body = with_files(Form::meta(), &trace_stat_set(seed)).finish();
             let req = post(Some(&auth), body.clone())
                 .header("idempotency-key", "same-key")
@@ -559,14 +563,15 @@ async fn concurrent_requests_with_one_key_store_one_run() {
     for t in tasks {
         let (status, body) = t.await.unwrap();
         assert!(
-            status == StatusCode::CREATED || status == StatusCode::OK,
+            status == StatusCode::CREATED || status == StatusCode::UNPROCESSABLE_ENTITY,
             "{status} {body}"
         );
-        created += usize::from(status == StatusCode::CREATED);
-        ids.push(body["run_id"].as_i64().unwrap());
+        if status == StatusCode::CREATED {
+            created += 1;
+            ids.push(body["run_id"].as_i64().unwrap());
+        }
     }
     assert_eq!(created, 1);
-    ids.dedup();
     assert_eq!(ids.len(), 1, "{ids:?}");
     assert_eq!(env.count("runs").await, 1);
 }
