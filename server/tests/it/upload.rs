@@ -1758,8 +1758,8 @@ async fn upload_cli_sends_retries_and_reports() {
     assert!(stderr.contains("failed after 2 attempts"), "{stderr}");
 
     // A server that comes up while the client backs off: the retry stores the run once. The
-    // port is held all along (no race for it): the first connection is closed unanswered, then
-    // the same listener is handed to the server.
+    // port is held all along (no race for it): the first connections are closed unanswered,
+    // then the same listener is handed to the server.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let late = listener.local_addr().unwrap();
     let child = {
@@ -1778,11 +1778,15 @@ async fn upload_cli_sends_retries_and_reports() {
             .unwrap()
         })
     };
-    let (first, _) = tokio::time::timeout(Duration::from_secs(60), listener.accept())
-        .await
-        .expect("the client never connected")
-        .unwrap();
-    drop(first);
+    // Two connections closed unanswered: the client's look at /api/v1/limits (a server that
+    // cannot say is not checked) and its first upload attempt.
+    for _ in 0..2 {
+        let (conn, _) = tokio::time::timeout(Duration::from_secs(60), listener.accept())
+            .await
+            .expect("the client never connected")
+            .unwrap();
+        drop(conn);
+    }
     let pool = env.pool.clone();
     tokio::spawn(async move {
         quiescent::web::serve_on(
