@@ -146,7 +146,13 @@ async fn main() -> anyhow::Result<()> {
         ..Default::default()
     };
     let t = Instant::now();
-    let report = quiescent::report::build(&pool, &sel, &compare::Settings::default(), None).await?;
+    let report = quiescent::report::build(
+        &store::Store::from_sqlite_pool(pool.clone()),
+        &sel,
+        &compare::Settings::default(),
+        None,
+    )
+    .await?;
     let report_time = t.elapsed();
     let t = Instant::now();
     let mut stats = Duration::ZERO;
@@ -177,7 +183,9 @@ async fn main() -> anyhow::Result<()> {
     )
     .fetch_all(&pool)
     .await?;
-    let rows = store::series_values(&pool, &ids).await?;
+    let rows = store::Store::from_sqlite_pool(pool.clone())
+        .series_values(&ids)
+        .await?;
     let fetch_time = t.elapsed();
     println!(
         "uncached report: {} in all; of which the statistics of its {} series {} ({} + {} samples per series); \

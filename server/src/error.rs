@@ -27,8 +27,9 @@ pub enum AppError {
         file: Option<String>,
         line: Option<u64>,
     },
+    /// The store failed (a database error or corrupt data): a 500, logged.
     #[error("database error")]
-    Sqlx(#[from] sqlx::Error),
+    Store(#[source] store::Error),
     #[error("internal error")]
     Anyhow(#[from] anyhow::Error),
 }
@@ -43,7 +44,7 @@ impl AppError {
             AppError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            AppError::Sqlx(_) | AppError::Anyhow(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::Store(_) | AppError::Anyhow(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -56,13 +57,13 @@ impl AppError {
             AppError::PayloadTooLarge(_) => "payload too large",
             AppError::UnsupportedMediaType(_) => "unsupported media type",
             AppError::Unprocessable { .. } => "unprocessable input",
-            AppError::Sqlx(_) | AppError::Anyhow(_) => "internal error",
+            AppError::Store(_) | AppError::Anyhow(_) => "internal error",
         }
     }
 
     fn log_internal(&self) {
         match self {
-            AppError::Sqlx(e) => tracing::error!("database error: {e:#}"),
+            AppError::Store(e) => tracing::error!("{e:#}"),
             AppError::Anyhow(e) => tracing::error!("internal error: {e:#}"),
             _ => {}
         }
@@ -94,10 +95,10 @@ impl From<store::Error> for AppError {
         match e {
             store::Error::Parse(e) => e.into(),
             store::Error::Invalid(msg) => AppError::BadRequest(msg),
-            store::Error::Db(e) => AppError::Sqlx(e),
-            e @ (store::Error::Io { .. } | store::Error::Corrupt(_) | store::Error::Migrate(_)) => {
-                AppError::Anyhow(e.into())
-            }
+            e @ (store::Error::Db(_)
+            | store::Error::Io { .. }
+            | store::Error::Corrupt(_)
+            | store::Error::Migrate(_)) => AppError::Store(e),
         }
     }
 }

@@ -90,7 +90,7 @@ impl Store {
         artifact_id: i64,
         out: &mut (dyn std::io::Write + Send),
     ) -> Result<u64, Error> {
-        read_artifact(self.sqlite_pool(), artifact_id, out).await
+        read_artifact(self.pool(), artifact_id, out).await
     }
 }
 

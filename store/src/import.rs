@@ -50,7 +50,7 @@ impl Store {
         files: &[InputFile],
         progress: Option<Arc<AtomicU64>>,
     ) -> Result<ImportOutcome, Error> {
-        import_run(self.sqlite_pool(), meta, files, progress).await
+        import_run(self.pool(), meta, files, progress).await
     }
 }
 

@@ -6,12 +6,16 @@
 //! (PostgreSQL) can sit beside SQLite behind the same functions.
 
 mod artifacts;
+mod bisect;
+mod browse;
+mod comparison;
 mod error;
 mod idempotency;
 mod import;
 mod meta;
 mod open;
 mod read;
+mod runs;
 mod series;
 mod shares;
 mod sink;
@@ -19,10 +23,16 @@ mod tokens;
 mod upgrade;
 mod write;
 
+pub use bisect::{NewStep, StepRow};
+pub use browse::{
+    BenchmarkCount, BenchmarkSummary, Build, BuildInfoDetail, BuildSummary, MachineInfo,
+    MachineSummary,
+};
+pub use comparison::{BuildInfo, BuildLookup, LatencyArtifact, SeriesRow};
 pub use error::{Error, Result};
 pub use meta::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source, params_key, safe_file_name};
 pub use open::SQLITE_MIGRATOR;
-pub use read::{run_values, series_values};
+pub use runs::{RunArtifact, RunInfo, RunQuery, RunSeries, RunSummary};
 pub use series::NewSeries;
 pub use shares::{NewShare, StoredShare};
 pub use tokens::{Revoked, StoredToken, TokenRow};
@@ -41,17 +51,30 @@ enum Backend {
 }
 
 impl Store {
-    /// A store over the pool of a database already opened (and migrated) by [`Store::open`].
-    pub fn from_sqlite_pool(pool: sqlx::SqlitePool) -> Store {
-        Store {
-            backend: Backend::Sqlite(pool),
+    /// The SQLite pool behind this store.
+    fn pool(&self) -> &sqlx::SqlitePool {
+        match &self.backend {
+            Backend::Sqlite(p) => p,
         }
     }
 
-    /// The SQLite pool, for the queries not yet gathered in this crate (the comparison report).
+    /// The pool, for tests and benchmarks that build or inspect a database with raw SQL
+    /// (public only with the `test-support` feature: nothing else may bypass the store).
+    #[cfg(feature = "test-support")]
     pub fn sqlite_pool(&self) -> &sqlx::SqlitePool {
-        match &self.backend {
-            Backend::Sqlite(p) => p,
+        self.pool()
+    }
+
+    #[cfg(not(feature = "test-support"))]
+    pub(crate) fn sqlite_pool(&self) -> &sqlx::SqlitePool {
+        self.pool()
+    }
+
+    /// A store over a pool opened by [`Store::open`] (the `test-support` feature).
+    #[cfg(feature = "test-support")]
+    pub fn from_sqlite_pool(pool: sqlx::SqlitePool) -> Store {
+        Store {
+            backend: Backend::Sqlite(pool),
         }
     }
 

@@ -31,7 +31,7 @@ impl Store {
                 )));
             }
         }
-        let mut tx = self.sqlite_pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         let mut names = Names::load(&mut tx).await?;
         let first: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_data")
             .fetch_one(&mut *tx)

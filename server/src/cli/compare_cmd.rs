@@ -123,7 +123,7 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
                 args.db.db.display()
             );
         }
-        let pool = super::open_db(&args.db).await?;
+        let store = super::open_store(&args.db).await?;
         let sel = Selection {
             base: args.base.clone(),
             head: args.head.clone(),
@@ -131,7 +131,7 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             machine: args.machine.clone(),
             metric: args.metric.clone(),
         };
-        report::build(&pool, &sel, &settings, direction)
+        report::build(&store, &sel, &settings, direction)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?
     };

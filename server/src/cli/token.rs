@@ -43,10 +43,10 @@ impl TokenCommand {
 }
 
 pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
-    let pool = super::open_db(args.command.db()).await?;
+    let store = super::open_store(args.command.db()).await?;
     match args.command {
         TokenCommand::Create { name, .. } => {
-            let token = tokens::create(&pool, &name).await?;
+            let token = tokens::create(&store, &name).await?;
             // The token alone on stdout so that scripts can capture it; the advice on stderr.
             println!("{token}");
             eprintln!(
@@ -54,7 +54,7 @@ pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
             );
         }
         TokenCommand::List { .. } => {
-            let list = tokens::list(&pool).await?;
+            let list = tokens::list(&store).await?;
             if list.is_empty() {
                 println!("no tokens; create one with `quiescent token create NAME`");
             } else {
@@ -72,11 +72,11 @@ pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
             }
         }
         TokenCommand::Revoke { name, .. } => {
-            tokens::revoke(&pool, &name).await?;
+            tokens::revoke(&store, &name).await?;
             println!("token {name:?} revoked");
         }
     }
-    pool.close().await;
+    store.close().await;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -11,7 +11,6 @@ use axum::{Form, Router};
 use compare::Settings;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
 use store::{NewShare, Store};
 
 use super::compare::{
@@ -63,7 +62,7 @@ pub fn new_id() -> String {
 
 /// Stores a comparison's runs and settings; returns its id.
 pub async fn freeze(
-    pool: &SqlitePool,
+    store: &Store,
     r: &Report,
     sel: &Selection,
     view: &ViewFilter,
@@ -85,7 +84,7 @@ pub async fn freeze(
         serde_json::to_string(&r.head.run_ids).map_err(|e| AppError::Anyhow(e.into()))?;
     for _ in 0..5 {
         let id = new_id();
-        let done = Store::from_sqlite_pool(pool.clone())
+        let done = store
             .insert_share(&NewShare {
                 id: &id,
                 base_label: &spec.selection.base,
@@ -105,8 +104,8 @@ pub async fn freeze(
 }
 
 /// Loads a stored comparison; a 404 when the id is unknown.
-pub async fn load(pool: &SqlitePool, id: &str) -> PageResult<Frozen> {
-    let row = Store::from_sqlite_pool(pool.clone()).share(id).await?;
+pub async fn load(store: &Store, id: &str) -> PageResult<Frozen> {
+    let row = store.share(id).await?;
     let Some(row) = row else {
         return Err(PageError::Missing(Missing {
             what: "shared comparison",
@@ -131,14 +130,14 @@ pub async fn load(pool: &SqlitePool, id: &str) -> PageResult<Frozen> {
 
 /// The frozen report, through the cache (its `newer_runs` depends on the data generation).
 pub async fn frozen_report(st: &AppState, f: &Frozen) -> PageResult<Arc<Report>> {
-    let generation = st.cache.generation(&st.pool).await?;
+    let generation = st.store.generation().await?;
     let key = format!("frozen\0{}", f.id);
     if let Some(r) = st.cache.get(&key, generation) {
         return Ok(r);
     }
     let r = Arc::new(
         report::build_frozen(
-            &st.pool,
+            &st.store,
             &f.base_runs,
             &f.head_runs,
             &f.spec.selection,
@@ -153,7 +152,7 @@ pub async fn frozen_report(st: &AppState, f: &Frozen) -> PageResult<Arc<Report>>
 async fn share(State(st): State<AppState>, Form(q): Form<CompareQuery>) -> PageResult<Response> {
     let (sel, settings, view) = q.parse()?;
     let r = live_report(&st, &sel, &settings).await?;
-    let id = freeze(&st.pool, &r, &sel, &view).await?;
+    let id = freeze(&st.store, &r, &sel, &view).await?;
     Ok(Redirect::to(&format!("/c/{id}")).into_response())
 }
 
@@ -175,10 +174,10 @@ async fn page(
 ) -> PageResult<Response> {
     let key = format!("/c/{id}?{}", raw.unwrap_or_default());
     cached_page(&st, key, async {
-        let f = load(&st.pool, &id).await?;
+        let f = load(&st.store, &id).await?;
         let filter = filter_of(&f, &q)?;
         let r = frozen_report(&st, &f).await?;
-        let mut form = CompareForm::load(&st.pool).await?;
+        let mut form = CompareForm::load(&st.store).await?;
         form.fill(&CompareQuery {
             base: Some(f.spec.selection.base.clone()),
             head: Some(f.spec.selection.head.clone()),
@@ -192,7 +191,7 @@ async fn page(
             q: filter.q.clone(),
         });
         let newer_runs = r.newer_runs;
-        let mut v = CompareView::build(&st.pool, r, &f.spec.selection, filter).await?;
+        let mut v = CompareView::build(&st.store, r, &f.spec.selection, filter).await?;
         v.csv_href = format!("/c/{}/csv", f.id);
         v.json_href = format!("/c/{}/json", f.id);
         v.api_href = format!("/api/v1/c/{}", f.id);
@@ -214,7 +213,7 @@ async fn page(
 }
 
 async fn csv(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<Response> {
-    let f = load(&st.pool, &id).await?;
+    let f = load(&st.store, &id).await?;
     let r = frozen_report(&st, &f).await?;
     Ok(download(
         crate::export::csv::text(&r),
@@ -224,7 +223,7 @@ async fn csv(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<R
 }
 
 async fn json(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<Response> {
-    let f = load(&st.pool, &id).await?;
+    let f = load(&st.store, &id).await?;
     let r = frozen_report(&st, &f).await?;
     Ok(download(
         report_json(&r)?,

@@ -290,7 +290,10 @@ async fn only_value(pool: &SqlitePool, metric: &str) -> f64 {
             .await
             .unwrap();
     assert_eq!(ids.len(), 1, "{metric}: one all series");
-    let vals = store::series_values(pool, &ids).await.unwrap();
+    let vals = store::Store::from_sqlite_pool(pool.clone())
+        .series_values(&ids)
+        .await
+        .unwrap();
     assert_eq!(vals[0].1.len(), 1, "{metric}: one sample");
     vals[0].1[0]
 }
