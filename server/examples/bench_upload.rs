@@ -170,7 +170,7 @@ async fn main() -> anyhow::Result<()> {
     let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
         .fetch_one(&pool)
         .await?;
-    let samples: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_data")
+    let samples: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_block")
         .fetch_one(&pool)
         .await?;
     println!("stored: {runs} runs, {samples} samples");

@@ -151,7 +151,7 @@ impl Store {
     /// The number of samples stored, over every series.
     pub async fn total_samples(&self) -> Result<i64, Error> {
         Ok(
-            sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_data")
+            sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_block")
                 .fetch_one(self.pool())
                 .await?,
         )

@@ -16,9 +16,10 @@ use sqlx::{AssertSqlSafe, Row as _, Sqlite, SqlitePool, Transaction};
 use tokio::sync::mpsc;
 
 use crate::artifacts::store_artifact;
+use crate::blocks::Blocks;
 use crate::meta::{import_hash, validate_meta};
 use crate::sink::{ChannelSink, Counting, Msg};
-use crate::write::{Names, Row, TotalRole, Totals, append, insert_rows, total_role};
+use crate::write::{Names, Row, TotalRole, Totals, total_role};
 use crate::{BuildMeta, Error, ImportOutcome, InputFile, RunMeta, Store, now, params_key};
 
 /// Warnings kept per file; the count beyond is still reported.
@@ -89,13 +90,9 @@ async fn import_run(
     let created_at = now();
     let mut runs: BTreeMap<String, RunState> = BTreeMap::new();
     let mut names = Names::load(&mut tx).await?;
-    // Series ids are allocated here rather than by SQLite: the transaction holds the write
-    // lock (BEGIN IMMEDIATE), so nobody else can take them, and series rows can then be
-    // inserted in multi-row batches.
-    let first_id: i64 =
-        sqlx::query_scalar::<_, i64>("SELECT COALESCE(MAX(id), 0) + 1 FROM series_data")
-            .fetch_one(&mut *tx)
-            .await?;
+    // Every series of the import, gathered into blocks written at the end (a block takes the
+    // samples of one key from every file: one per CPU for a per-CPU profile).
+    let mut blocks = Blocks::default();
     let mut slot_count: u32 = 0;
     // Per-run sums for the totals of per-CPU profiles; metric names by id for their names.
     let mut totals = Totals::default();
@@ -281,11 +278,7 @@ async fn import_run(
         while let Some(g) = groups.next_if(|g| g[0].0 < file_start) {
             let slot = g[0].0;
             let vals: Vec<f64> = g.iter().map(|&(_, v)| v).collect();
-            let id = first_id + slot as i64;
-            let n: i64 = sqlx::query_scalar("SELECT n FROM series_data WHERE id = ?")
-                .bind(id)
-                .fetch_one(&mut *tx)
-                .await?;
+            let n = blocks.len(slot as usize);
             let si = info[&slot];
             totals.add(
                 si.role,
@@ -295,10 +288,10 @@ async fn import_run(
                 si.key[1],
                 si.unit,
                 si.direction,
-                n as usize,
+                n,
                 &vals,
             );
-            append(&mut tx, id, &vals).await?;
+            blocks.append(slot as usize, &vals);
         }
         for (i, si) in new_info.iter().enumerate() {
             let slot = file_start + i as u32;
@@ -318,7 +311,7 @@ async fn import_run(
                 &vals,
             );
             rows.push(Row {
-                id: first_id + slot as i64,
+                id: slot as i64,
                 run_id: si.run_id,
                 metric: si.key[0],
                 unit: si.unit,
@@ -331,8 +324,9 @@ async fn import_run(
         }
         drop(groups);
         drop(values);
-        names.flush(&mut tx).await?;
-        insert_rows(&mut tx, &rows).await?;
+        for r in &rows {
+            blocks.add(r.id as usize, r);
+        }
         drop(rows);
 
         // Attach the artifact to every run this file fed.
@@ -366,23 +360,21 @@ async fn import_run(
     }
 
     let profiled = outcome.formats.iter().any(|(_, f)| f == "trace_stat");
-    let mut next_id = first_id + slot_count as i64;
     for run in runs.values() {
         if profiled {
             let mut rows = totals.rows(run.run_id, &mut names, &metric_names);
             for r in &mut rows {
-                r.id = next_id;
-                next_id += 1;
                 outcome.samples += r.vals.len() as u64;
+                blocks.add(blocks.slots(), r);
             }
-            names.flush(&mut tx).await?;
-            insert_rows(&mut tx, &rows).await?;
             outcome.series += rows.len() as u64;
         }
         outcome.series += run.series.len() as u64;
         outcome.run_ids.push(run.run_id);
     }
     outcome.run_ids.sort_unstable();
+    names.flush(&mut tx).await?;
+    blocks.write(&mut tx).await?;
     tx.commit().await?;
     Ok(outcome)
 }

@@ -7,6 +7,7 @@
 
 mod artifacts;
 mod bisect;
+mod blocks;
 mod browse;
 mod comparison;
 mod error;

@@ -82,8 +82,8 @@ impl Store {
         let some = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_string);
         let sql = format!(
             "SELECT r.id, b.label AS build, m.name AS machine, r.benchmark, r.params_key, r.created_at, \
-                    (SELECT COUNT(*) FROM series_data s WHERE s.run_id = r.id) AS series, \
-                    (SELECT COALESCE(SUM(n), 0) FROM series_data s WHERE s.run_id = r.id) AS samples \
+                    (SELECT COALESCE(SUM(json_array_length(s.series)), 0) FROM series_block s WHERE s.run_id = r.id) AS series, \
+                    (SELECT COALESCE(SUM(n), 0) FROM series_block s WHERE s.run_id = r.id) AS samples \
              FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id \
              WHERE (?1 IS NULL OR b.label = ?1) AND (?2 IS NULL OR m.name = ?2) \
                AND (?3 IS NULL OR r.benchmark = ?3) \

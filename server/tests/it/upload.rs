@@ -71,7 +71,7 @@ impl Env {
 
     /// Samples stored, over every series.
     async fn samples(&self) -> i64 {
-        sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_data")
+        sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_block")
             .fetch_one(&self.pool)
             .await
             .unwrap()
@@ -86,7 +86,7 @@ impl Env {
             "artifacts",
             "artifact_chunks",
             "run_artifacts",
-            "series_data",
+            "series_block",
             "names",
             "idempotency_keys",
         ] {
@@ -260,7 +260,7 @@ async fn samples_of_run(pool: &SqlitePool, run_id: i64) -> i64 {
 /// Every run is whole: it has files and series, and each series holds exactly `n` samples.
 async fn assert_runs_complete(pool: &SqlitePool) {
     let bad: Vec<(i64, i64, i64)> = sqlx::query(
-        "SELECT id, n, length(vals) / 8 AS c FROM series_data WHERE n * 8 != length(vals)",
+        "SELECT id, n, length(vals) / 8 AS c FROM series_block WHERE n * 8 != length(vals)",
     )
     .fetch_all(pool)
     .await

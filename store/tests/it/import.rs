@@ -133,7 +133,7 @@ async fn a_failing_file_leaves_nothing_behind() {
         "machines",
         "runs",
         "series",
-        "series_data",
+        "series_block",
         "names",
         "artifacts",
         "artifact_chunks",
