@@ -169,3 +169,48 @@ fn encode(b: &Block) -> (String, Vec<u8>) {
 pub(crate) fn decode_series(json: &str) -> Result<Vec<(u32, usize)>, Error> {
     serde_json::from_str(json).map_err(|e| Error::Corrupt(format!("series of a block: {e}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::unpack;
+
+    fn row(run_id: i64, metric: u32, scope: u32, vals: &[f64]) -> Row {
+        Row {
+            id: 0,
+            run_id,
+            metric,
+            unit: 1,
+            direction: 2,
+            scope,
+            label: 0,
+            statistic: 0,
+            vals: vals.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_key_gathers_its_scopes_and_late_samples_join_their_series() {
+        let mut b = Blocks::default();
+        b.add(0, &row(1, 10, 20, &[1.0]));
+        b.add(1, &row(1, 10, 21, &[2.0]));
+        b.add(2, &row(1, 11, 20, &[5.0]));
+        b.add(3, &row(2, 10, 20, &[6.0]));
+        // More samples of the first series, after the second one's.
+        b.append(0, &[3.0, 4.0]);
+        assert_eq!((b.len(0), b.len(1), b.slots()), (3, 1, 4));
+        assert_eq!(b.blocks.len(), 3, "one block per (run, metric, ...)");
+        let (series, vals) = encode(&b.blocks[0]);
+        assert_eq!(series, "[[20,3],[21,1]]");
+        assert_eq!(unpack(&vals).unwrap(), [1.0, 3.0, 4.0, 2.0]);
+        assert_eq!(decode_series(&series).unwrap(), [(20, 3), (21, 1)]);
+    }
+
+    #[test]
+    fn alone_means_a_block_each() {
+        let mut b = Blocks::default();
+        b.add_alone(0, &row(1, 10, 20, &[1.0]));
+        b.add_alone(1, &row(1, 10, 21, &[2.0]));
+        assert_eq!(b.blocks.len(), 2);
+    }
+}

@@ -2,9 +2,10 @@
 //! call, in one transaction, with the raw files kept byte for byte.
 //!
 //! Parsing runs on a blocking thread and streams batches of samples over a bounded channel to
-//! the transaction. The samples of one file are gathered (16 bytes each) and written at the
-//! file's end, one row per series with its samples packed, so memory grows with the samples of
-//! the largest file and the number of series keys, never with a copy of each key's strings.
+//! the transaction. Samples are gathered into blocks (one per key without its scope, see
+//! `blocks`), 16 bytes a sample, and written at the end of the import: a per-CPU profile's block
+//! takes one scope from each file, so memory grows with the run's samples and blocks, never with
+//! a copy of each key's strings.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

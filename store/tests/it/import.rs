@@ -259,6 +259,24 @@ async fn a_directory_of_per_cpu_files_gets_all_totals() {
     // 4 CPUs x 4 metrics, plus hit, time and avg totals.
     assert_eq!(out.series, 19);
     assert_eq!(out.samples, 19);
+    // Stored as one block per metric: the CPUs' series and the total of the same key together.
+    assert_eq!(count(&pool, "series_block").await, 4);
+    assert_eq!(count(&pool, "series").await, 19);
+    let hit_scopes: Vec<String> = sqlx::query_scalar(
+        "SELECT scope FROM series WHERE metric = 'rcu_preempt_deferred_qs_handle.hit' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(hit_scopes, ["cpu0", "cpu1", "cpu2", "cpu3", "all"]);
+    let cpu2: Vec<i64> = sqlx::query_scalar(
+        "SELECT id FROM series WHERE metric = 'rcu_preempt_deferred_qs_handle.hit' AND scope = 'cpu2'",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let vals = st.series_values(&cpu2).await.unwrap();
+    assert_eq!(vals, vec![(cpu2[0], vec![828243.0])]);
     let total = |metric: &'static str| {
         let pool = pool.clone();
         async move { only_value(&pool, metric).await }
