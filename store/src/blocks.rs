@@ -3,6 +3,8 @@
 //! feeds each block from one file per CPU, so the blocks of a run are only complete at its end:
 //! they are held here, compactly, until then.
 
+use std::fmt::Write as _;
+
 use ingest::model::FastMap;
 use sqlx::{AssertSqlSafe, SqliteConnection};
 
@@ -152,7 +154,7 @@ fn encode(b: &Block) -> (String, Vec<u8>) {
         if i > 0 {
             series.push(',');
         }
-        series.push_str(&format!("[{s},{n}]"));
+        let _ = write!(series, "[{s},{n}]");
     }
     series.push(']');
     let vals: Vec<f64> = if b.ordered {

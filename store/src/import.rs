@@ -26,11 +26,13 @@ use crate::{BuildMeta, Error, ImportOutcome, InputFile, RunMeta, Store, now, par
 /// Warnings kept per file; the count beyond is still reported.
 const MAX_WARNINGS_KEPT: usize = 1000;
 
-/// The series of one run being written: interned key (metric, scope, label, statistic; 0 for
-/// none) -> slot. A slot's database id is the first id of the import plus the slot.
+/// The series of one run being written: interned key (metric, label, statistic; 0 for none)
+/// -> (scope, slot) of each of its series. Two levels, because a per-CPU profile has millions
+/// of series but only as many keys as functions x metrics, each with a few scopes.
 struct RunState {
     run_id: i64,
-    series: FastMap<[u32; 4], u32>,
+    series: FastMap<[u32; 3], Vec<(u32, u32)>>,
+    count: u64,
 }
 
 /// What the file being read knows of a slot.
@@ -90,6 +92,7 @@ async fn import_run(
     // Pass 2: parse each file and stream its series into the run(s).
     let created_at = now();
     let mut runs: BTreeMap<String, RunState> = BTreeMap::new();
+    let base_pkey = params_key(&meta.params);
     let mut names = Names::load(&mut tx).await?;
     // Every series of the import, gathered into blocks written at the end (a block takes the
     // samples of one key from every file: one per CPU for a per-CPU profile).
@@ -153,16 +156,23 @@ async fn import_run(
                             }
                             spec.key.label = None;
                         }
-                        let mut params = meta.params.clone();
-                        params.extend(spec.key.params.clone());
-                        let pkey = params_key(&params);
+                        // Most series carry no parameters of their own: the run's key then is
+                        // the import's, computed once.
+                        let (params, pkey) = if spec.key.params.is_empty() {
+                            (None, base_pkey.clone())
+                        } else {
+                            let mut params = meta.params.clone();
+                            params.extend(spec.key.params.clone());
+                            let pkey = params_key(&params);
+                            (Some(params), pkey)
+                        };
                         if !runs.contains_key(&pkey) {
                             let run_id = match insert_run(
                                 &mut tx,
                                 build_id,
                                 machine_id,
                                 meta,
-                                &params,
+                                params.as_ref().unwrap_or(&meta.params),
                                 &pkey,
                                 &import_hash,
                                 created_at,
@@ -180,6 +190,7 @@ async fn import_run(
                                 RunState {
                                     run_id,
                                     series: FastMap::default(),
+                                    count: 0,
                                 },
                             );
                         }
@@ -204,12 +215,14 @@ async fn import_run(
                                 .entry(metric)
                                 .or_insert_with(|| k.metric.clone());
                         }
-                        let slot = match run.series.get(&key) {
-                            Some(&slot) => slot,
+                        let group = run.series.entry([key[0], key[2], key[3]]).or_default();
+                        let slot = match group.iter().find(|&&(scope, _)| scope == key[1]) {
+                            Some(&(_, slot)) => slot,
                             None => {
                                 let slot = slot_count;
                                 slot_count += 1;
-                                run.series.insert(key, slot);
+                                group.push((key[1], slot));
+                                run.count += 1;
                                 slot
                             }
                         };
@@ -370,7 +383,7 @@ async fn import_run(
             }
             outcome.series += rows.len() as u64;
         }
-        outcome.series += run.series.len() as u64;
+        outcome.series += run.count;
         outcome.run_ids.push(run.run_id);
     }
     outcome.run_ids.sort_unstable();

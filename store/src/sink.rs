@@ -91,7 +91,8 @@ impl Sink for ChannelSink {
         }
         let id = self.index.len();
         self.index.insert(spec.key.clone(), id);
-        self.flush();
+        // Queued after every sample buffered so far: those refer to series already declared,
+        // so the samples need no flush here (a flush per series would ship one-sample batches).
         self.send(Msg::Series(id, spec.clone()));
         id
     }
