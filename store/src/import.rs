@@ -154,7 +154,7 @@ async fn import_run(
                             if spec.key.label.as_deref() != want {
                                 continue;
                             }
-                            spec.key.label = None;
+                            Arc::make_mut(&mut spec).key.label = None;
                         }
                         // Most series carry no parameters of their own: the run's key then is
                         // the import's, computed once.
