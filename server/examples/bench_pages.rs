@@ -50,7 +50,7 @@ async fn main() -> anyhow::Result<()> {
     let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
         .fetch_one(&pool)
         .await?;
-    let samples: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_data")
+    let samples: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_block")
         .fetch_one(&pool)
         .await?;
     println!(
@@ -146,7 +146,13 @@ async fn main() -> anyhow::Result<()> {
         ..Default::default()
     };
     let t = Instant::now();
-    let report = quiescent::report::build(&pool, &sel, &compare::Settings::default(), None).await?;
+    let report = quiescent::report::build(
+        &store::Store::from_sqlite_pool(pool.clone()),
+        &sel,
+        &compare::Settings::default(),
+        None,
+    )
+    .await?;
     let report_time = t.elapsed();
     let t = Instant::now();
     let mut stats = Duration::ZERO;
@@ -164,7 +170,7 @@ async fn main() -> anyhow::Result<()> {
     let _ = t;
     let t = Instant::now();
     let n: i64 = sqlx::query_scalar(
-        "SELECT SUM(se.n) FROM series_data se \
+        "SELECT SUM(se.n) FROM series_block se \
          JOIN runs r ON r.id = se.run_id WHERE r.build_id IN (1, 2) AND r.benchmark = 'hackbench'",
     )
     .fetch_one(&pool)
@@ -172,12 +178,14 @@ async fn main() -> anyhow::Result<()> {
     let sql_time = t.elapsed();
     let t = Instant::now();
     let ids: Vec<i64> = sqlx::query_scalar(
-        "SELECT se.id FROM series_data se \
+        "SELECT se.id FROM series se \
          JOIN runs r ON r.id = se.run_id WHERE r.build_id IN (1, 2) AND r.benchmark = 'hackbench'",
     )
     .fetch_all(&pool)
     .await?;
-    let rows = store::series_values(&pool, &ids).await?;
+    let rows = store::Store::from_sqlite_pool(pool.clone())
+        .series_values(&ids)
+        .await?;
     let fetch_time = t.elapsed();
     println!(
         "uncached report: {} in all; of which the statistics of its {} series {} ({} + {} samples per series); \

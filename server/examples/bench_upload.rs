@@ -117,11 +117,9 @@ async fn main() -> anyhow::Result<()> {
         .unwrap_or(10.0);
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("bench.db");
-    let pool = store::Store::open(&db.display().to_string())
-        .await?
-        .sqlite_pool()
-        .clone();
-    let token = quiescent::tokens::create(&pool, "bench-rig").await?;
+    let st = store::Store::open(&db.display().to_string()).await?;
+    let pool = st.sqlite_pool().clone();
+    let token = quiescent::tokens::create(&st, "bench-rig").await?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     let config = ServeArgs {
         bind: "127.0.0.1:0".into(),
@@ -172,7 +170,7 @@ async fn main() -> anyhow::Result<()> {
     let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
         .fetch_one(&pool)
         .await?;
-    let samples: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_data")
+    let samples: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_block")
         .fetch_one(&pool)
         .await?;
     println!("stored: {runs} runs, {samples} samples");

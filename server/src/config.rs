@@ -87,11 +87,6 @@ impl DbArgs {
                 .with_context(|| format!("opening database {}", self.db.display())),
         }
     }
-
-    /// The pool of [`DbArgs::open_store`], for the queries that have not moved into the store yet.
-    pub async fn open(&self) -> anyhow::Result<sqlx::SqlitePool> {
-        Ok(self.open_store().await?.sqlite_pool().clone())
-    }
 }
 
 /// Parses `k=v` (a `--param` flag or an upload form field).

@@ -35,8 +35,9 @@ pub enum AppError {
         detail: String,
         retry_after_secs: u64,
     },
+    /// The store failed (a database error or corrupt data): a 500, logged.
     #[error("database error")]
-    Sqlx(#[from] sqlx::Error),
+    Store(#[source] store::Error),
     #[error("internal error")]
     Anyhow(#[from] anyhow::Error),
 }
@@ -52,7 +53,7 @@ impl AppError {
             AppError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::RetryLater { status, .. } => *status,
-            AppError::Sqlx(_) | AppError::Anyhow(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::Store(_) | AppError::Anyhow(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -69,13 +70,13 @@ impl AppError {
                 "too many requests"
             }
             AppError::RetryLater { .. } => "busy",
-            AppError::Sqlx(_) | AppError::Anyhow(_) => "internal error",
+            AppError::Store(_) | AppError::Anyhow(_) => "internal error",
         }
     }
 
     fn log_internal(&self) {
         match self {
-            AppError::Sqlx(e) => tracing::error!("database error: {e:#}"),
+            AppError::Store(e) => tracing::error!("{e:#}"),
             AppError::Anyhow(e) => tracing::error!("internal error: {e:#}"),
             _ => {}
         }
@@ -121,10 +122,10 @@ impl From<store::Error> for AppError {
         match e {
             store::Error::Parse(e) => e.into(),
             store::Error::Invalid(msg) => AppError::BadRequest(msg),
-            store::Error::Db(e) => AppError::Sqlx(e),
-            e @ (store::Error::Io { .. } | store::Error::Corrupt(_) | store::Error::Migrate(_)) => {
-                AppError::Anyhow(e.into())
-            }
+            e @ (store::Error::Db(_)
+            | store::Error::Io { .. }
+            | store::Error::Corrupt(_)
+            | store::Error::Migrate(_)) => AppError::Store(e),
         }
     }
 }

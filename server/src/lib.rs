@@ -2,6 +2,7 @@
 //!
 //! `app(state)` builds the axum router so tests can drive it with `tower::ServiceExt::oneshot`.
 
+pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod error;

@@ -2,18 +2,14 @@
 
 use std::sync::Arc;
 
-use sqlx::SqlitePool;
-
 use crate::config::ServeArgs;
 
 #[derive(Clone)]
 pub struct AppState {
     pub store: store::Store,
-    /// The store's pool, for the queries that have not moved into the store yet.
-    pub pool: SqlitePool,
     pub config: Arc<ServeArgs>,
-    /// Comparison reports already computed (see `web::cache`).
-    pub cache: Arc<crate::web::cache::ReportCache>,
+    /// Comparison reports already computed (see `cache`).
+    pub cache: Arc<crate::cache::ReportCache>,
     /// Serialises this process's write transactions (uploads): waiting on it is cheaper and
     /// fairer than polling SQLite's busy handler.
     pub writer: Arc<tokio::sync::Mutex<()>>,
@@ -28,7 +24,6 @@ pub struct AppState {
 impl AppState {
     pub fn new(store: store::Store, config: ServeArgs) -> Self {
         AppState {
-            pool: store.sqlite_pool().clone(),
             store,
             cache: Arc::default(),
             writer: Arc::new(tokio::sync::Mutex::new(())),

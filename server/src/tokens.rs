@@ -3,7 +3,6 @@
 
 use rand::Rng;
 use sha2::{Digest, Sha256};
-use sqlx::SqlitePool;
 use store::{Revoked, Store};
 
 use crate::error::AppError;
@@ -121,13 +120,13 @@ fn check_name(name: &str) -> Result<(), TokenError> {
 }
 
 /// Creates a token named `name` and returns it: the only time it is visible.
-pub async fn create(pool: &SqlitePool, name: &str) -> Result<String, TokenError> {
-    create_scoped(pool, name, &store::TokenScopes::default()).await
+pub async fn create(store: &Store, name: &str) -> Result<String, TokenError> {
+    create_scoped(store, name, &store::TokenScopes::default()).await
 }
 
 /// Creates a token named `name` that may write only the machines and builds of `scopes`.
 pub async fn create_scoped(
-    pool: &SqlitePool,
+    store: &Store,
     name: &str,
     scopes: &store::TokenScopes,
 ) -> Result<String, TokenError> {
@@ -139,23 +138,18 @@ pub async fn create_scoped(
         check_glob("builds", g)?;
     }
     let token = generate();
-    if !Store::from_sqlite_pool(pool.clone())
-        .insert_token(name, &hash(&token))
-        .await?
-    {
+    if !store.insert_token(name, &hash(&token)).await? {
         return Err(TokenError::Exists(name.to_string()));
     }
     if scopes != &store::TokenScopes::default() {
-        Store::from_sqlite_pool(pool.clone())
-            .set_token_scopes(name, scopes)
-            .await?;
+        store.set_token_scopes(name, scopes).await?;
     }
     Ok(token)
 }
 
 /// Every token, oldest first, with the number of runs it uploaded.
-pub async fn list(pool: &SqlitePool) -> Result<Vec<TokenInfo>, TokenError> {
-    let rows = Store::from_sqlite_pool(pool.clone()).tokens().await?;
+pub async fn list(store: &Store) -> Result<Vec<TokenInfo>, TokenError> {
+    let rows = store.tokens().await?;
     Ok(rows
         .into_iter()
         .map(|r| TokenInfo {
@@ -170,11 +164,8 @@ pub async fn list(pool: &SqlitePool) -> Result<Vec<TokenInfo>, TokenError> {
 
 /// Revokes the token named `name`: its uploads are refused from now on (403); the runs it
 /// uploaded stay.
-pub async fn revoke(pool: &SqlitePool, name: &str) -> Result<(), TokenError> {
-    match Store::from_sqlite_pool(pool.clone())
-        .revoke_token(name)
-        .await?
-    {
+pub async fn revoke(store: &Store, name: &str) -> Result<(), TokenError> {
+    match store.revoke_token(name).await? {
         Revoked::Now => Ok(()),
         Revoked::NotFound => Err(TokenError::NotFound(name.to_string())),
         Revoked::Already => Err(TokenError::AlreadyRevoked(name.to_string())),
@@ -183,10 +174,7 @@ pub async fn revoke(pool: &SqlitePool, name: &str) -> Result<(), TokenError> {
 
 /// The token presented in an `Authorization: Bearer TOKEN` header: 401 when it is missing or
 /// unknown, 403 when it was revoked. The token itself never appears in an error or a log.
-pub async fn authenticate(
-    pool: &SqlitePool,
-    authorization: Option<&str>,
-) -> Result<Token, AppError> {
+pub async fn authenticate(store: &Store, authorization: Option<&str>) -> Result<Token, AppError> {
     let Some(value) = authorization else {
         return Err(AppError::Unauthorized(
             "missing Authorization header; send `Authorization: Bearer TOKEN` with a token from `quiescent token create`".into(),
@@ -208,9 +196,7 @@ pub async fn authenticate(
     let given = hash(token);
     // The lookup is by hash, so its timing tells nothing about stored tokens; the final check
     // compares the hashes in constant time all the same.
-    let row = Store::from_sqlite_pool(pool.clone())
-        .token_by_hash(&given)
-        .await?;
+    let row = store.token_by_hash(&given).await?;
     let Some(row) = row else {
         return Err(AppError::Unauthorized("unknown token".into()));
     };
@@ -223,9 +209,7 @@ pub async fn authenticate(
             "token {name:?} was revoked; ask for a new one (`quiescent token create`)"
         )));
     }
-    let scopes = Store::from_sqlite_pool(pool.clone())
-        .token_scopes(row.id)
-        .await?;
+    let scopes = store.token_scopes(row.id).await?;
     Ok(Token {
         id: row.id,
         name,
@@ -234,12 +218,8 @@ pub async fn authenticate(
 }
 
 /// The name of the token (the rig) that uploaded run `run_id`, if it was uploaded.
-pub async fn uploader_name(pool: &SqlitePool, run_id: i64) -> Option<String> {
-    Store::from_sqlite_pool(pool.clone())
-        .uploader_name(run_id)
-        .await
-        .ok()
-        .flatten()
+pub async fn uploader_name(store: &Store, run_id: i64) -> Option<String> {
+    store.uploader_name(run_id).await.ok().flatten()
 }
 
 #[cfg(test)]

@@ -265,9 +265,10 @@ async fn baseline_insert(
         let k = per.min(left);
         left -= k;
         sqlx::query(
-            "INSERT INTO series_data (run_id, metric_id, unit_id, direction_id, scope_id, n, vals) \
-             VALUES (1, 1, 2, 3, 4, ?, ?)",
+            "INSERT INTO series_block (run_id, metric_id, unit_id, direction_id, series, n, vals) \
+             VALUES (1, 1, 2, 3, json_array(json_array(4, ?)), ?, ?)",
         )
+        .bind(k as i64)
         .bind(k as i64)
         .bind(store::pack(&vec![1.5; k as usize]))
         .execute(&mut *tx)

@@ -84,13 +84,23 @@ fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
 }
 
 impl Store {
+    /// Stores `bytes` named `name` as an artifact (unless the same bytes are stored already) in
+    /// its own transaction; the artifact id and its sha256.
+    pub async fn put_artifact(&self, name: &str, bytes: &[u8]) -> Result<(i64, String), Error> {
+        let file = InputFile::bytes(name, bytes.to_vec(), None);
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let id = store_artifact(&mut tx, &file).await?;
+        tx.commit().await?;
+        Ok((id, hex::encode(Sha256::digest(bytes))))
+    }
+
     /// Writes a stored artifact's bytes to `out`, byte for byte, one chunk in memory at a time.
     pub async fn read_artifact(
         &self,
         artifact_id: i64,
         out: &mut (dyn std::io::Write + Send),
     ) -> Result<u64, Error> {
-        read_artifact(self.sqlite_pool(), artifact_id, out).await
+        read_artifact(self.pool(), artifact_id, out).await
     }
 }
 

@@ -2,9 +2,10 @@
 //! call, in one transaction, with the raw files kept byte for byte.
 //!
 //! Parsing runs on a blocking thread and streams batches of samples over a bounded channel to
-//! the transaction. The samples of one file are gathered (16 bytes each) and written at the
-//! file's end, one row per series with its samples packed, so memory grows with the samples of
-//! the largest file and the number of series keys, never with a copy of each key's strings.
+//! the transaction. Samples are gathered into blocks (one per key without its scope, see
+//! `blocks`), 16 bytes a sample, and written at the end of the import: a per-CPU profile's block
+//! takes one scope from each file, so memory grows with the run's samples and blocks, never with
+//! a copy of each key's strings.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -16,19 +17,22 @@ use sqlx::{AssertSqlSafe, Row as _, Sqlite, SqlitePool, Transaction};
 use tokio::sync::mpsc;
 
 use crate::artifacts::store_artifact;
+use crate::blocks::Blocks;
 use crate::meta::{import_hash, validate_meta};
 use crate::sink::{ChannelSink, Counting, Msg};
-use crate::write::{Names, Row, TotalRole, Totals, append, insert_rows, total_role};
+use crate::write::{Names, Row, TotalRole, Totals, total_role};
 use crate::{BuildMeta, Error, ImportOutcome, InputFile, RunMeta, Store, now, params_key};
 
 /// Warnings kept per file; the count beyond is still reported.
 const MAX_WARNINGS_KEPT: usize = 1000;
 
-/// The series of one run being written: interned key (metric, scope, label, statistic; 0 for
-/// none) -> slot. A slot's database id is the first id of the import plus the slot.
+/// The series of one run being written: interned key (metric, label, statistic; 0 for none)
+/// -> (scope, slot) of each of its series. Two levels, because a per-CPU profile has millions
+/// of series but only as many keys as functions x metrics, each with a few scopes.
 struct RunState {
     run_id: i64,
-    series: FastMap<[u32; 4], u32>,
+    series: FastMap<[u32; 3], Vec<(u32, u32)>>,
+    count: u64,
 }
 
 /// What the file being read knows of a slot.
@@ -50,7 +54,7 @@ impl Store {
         files: &[InputFile],
         progress: Option<Arc<AtomicU64>>,
     ) -> Result<ImportOutcome, Error> {
-        import_run(self.sqlite_pool(), meta, files, progress).await
+        import_run(self.pool(), meta, files, progress).await
     }
 }
 
@@ -88,14 +92,11 @@ async fn import_run(
     // Pass 2: parse each file and stream its series into the run(s).
     let created_at = now();
     let mut runs: BTreeMap<String, RunState> = BTreeMap::new();
+    let base_pkey = params_key(&meta.params);
     let mut names = Names::load(&mut tx).await?;
-    // Series ids are allocated here rather than by SQLite: the transaction holds the write
-    // lock (BEGIN IMMEDIATE), so nobody else can take them, and series rows can then be
-    // inserted in multi-row batches.
-    let first_id: i64 =
-        sqlx::query_scalar::<_, i64>("SELECT COALESCE(MAX(id), 0) + 1 FROM series_data")
-            .fetch_one(&mut *tx)
-            .await?;
+    // Every series of the import, gathered into blocks written at the end (a block takes the
+    // samples of one key from every file: one per CPU for a per-CPU profile).
+    let mut blocks = Blocks::default();
     let mut slot_count: u32 = 0;
     // Per-run sums for the totals of per-CPU profiles; metric names by id for their names.
     let mut totals = Totals::default();
@@ -153,18 +154,25 @@ async fn import_run(
                             if spec.key.label.as_deref() != want {
                                 continue;
                             }
-                            spec.key.label = None;
+                            Arc::make_mut(&mut spec).key.label = None;
                         }
-                        let mut params = meta.params.clone();
-                        params.extend(spec.key.params.clone());
-                        let pkey = params_key(&params);
+                        // Most series carry no parameters of their own: the run's key then is
+                        // the import's, computed once.
+                        let (params, pkey) = if spec.key.params.is_empty() {
+                            (None, base_pkey.clone())
+                        } else {
+                            let mut params = meta.params.clone();
+                            params.extend(spec.key.params.clone());
+                            let pkey = params_key(&params);
+                            (Some(params), pkey)
+                        };
                         if !runs.contains_key(&pkey) {
                             let run_id = match insert_run(
                                 &mut tx,
                                 build_id,
                                 machine_id,
                                 meta,
-                                &params,
+                                params.as_ref().unwrap_or(&meta.params),
                                 &pkey,
                                 &import_hash,
                                 created_at,
@@ -182,6 +190,7 @@ async fn import_run(
                                 RunState {
                                     run_id,
                                     series: FastMap::default(),
+                                    count: 0,
                                 },
                             );
                         }
@@ -206,12 +215,14 @@ async fn import_run(
                                 .entry(metric)
                                 .or_insert_with(|| k.metric.clone());
                         }
-                        let slot = match run.series.get(&key) {
-                            Some(&slot) => slot,
+                        let group = run.series.entry([key[0], key[2], key[3]]).or_default();
+                        let slot = match group.iter().find(|&&(scope, _)| scope == key[1]) {
+                            Some(&(_, slot)) => slot,
                             None => {
                                 let slot = slot_count;
                                 slot_count += 1;
-                                run.series.insert(key, slot);
+                                group.push((key[1], slot));
+                                run.count += 1;
                                 slot
                             }
                         };
@@ -281,11 +292,7 @@ async fn import_run(
         while let Some(g) = groups.next_if(|g| g[0].0 < file_start) {
             let slot = g[0].0;
             let vals: Vec<f64> = g.iter().map(|&(_, v)| v).collect();
-            let id = first_id + slot as i64;
-            let n: i64 = sqlx::query_scalar("SELECT n FROM series_data WHERE id = ?")
-                .bind(id)
-                .fetch_one(&mut *tx)
-                .await?;
+            let n = blocks.len(slot as usize);
             let si = info[&slot];
             totals.add(
                 si.role,
@@ -295,10 +302,10 @@ async fn import_run(
                 si.key[1],
                 si.unit,
                 si.direction,
-                n as usize,
+                n,
                 &vals,
             );
-            append(&mut tx, id, &vals).await?;
+            blocks.append(slot as usize, &vals);
         }
         for (i, si) in new_info.iter().enumerate() {
             let slot = file_start + i as u32;
@@ -318,7 +325,7 @@ async fn import_run(
                 &vals,
             );
             rows.push(Row {
-                id: first_id + slot as i64,
+                id: slot as i64,
                 run_id: si.run_id,
                 metric: si.key[0],
                 unit: si.unit,
@@ -331,8 +338,9 @@ async fn import_run(
         }
         drop(groups);
         drop(values);
-        names.flush(&mut tx).await?;
-        insert_rows(&mut tx, &rows).await?;
+        for r in &rows {
+            blocks.add(r.id as usize, r);
+        }
         drop(rows);
 
         // Attach the artifact to every run this file fed.
@@ -366,23 +374,21 @@ async fn import_run(
     }
 
     let profiled = outcome.formats.iter().any(|(_, f)| f == "trace_stat");
-    let mut next_id = first_id + slot_count as i64;
     for run in runs.values() {
         if profiled {
             let mut rows = totals.rows(run.run_id, &mut names, &metric_names);
             for r in &mut rows {
-                r.id = next_id;
-                next_id += 1;
                 outcome.samples += r.vals.len() as u64;
+                blocks.add(blocks.slots(), r);
             }
-            names.flush(&mut tx).await?;
-            insert_rows(&mut tx, &rows).await?;
             outcome.series += rows.len() as u64;
         }
-        outcome.series += run.series.len() as u64;
+        outcome.series += run.count;
         outcome.run_ids.push(run.run_id);
     }
     outcome.run_ids.sort_unstable();
+    names.flush(&mut tx).await?;
+    blocks.write(&mut tx).await?;
     tx.commit().await?;
     Ok(outcome)
 }

@@ -6,6 +6,10 @@
 //! (PostgreSQL) can sit beside SQLite behind the same functions.
 
 mod artifacts;
+mod bisect;
+mod blocks;
+mod browse;
+mod comparison;
 mod error;
 mod hardening;
 mod idempotency;
@@ -13,6 +17,7 @@ mod import;
 mod meta;
 mod open;
 mod read;
+mod runs;
 mod series;
 mod shares;
 mod sink;
@@ -20,6 +25,12 @@ mod tokens;
 mod upgrade;
 mod write;
 
+pub use bisect::{NewStep, StepRow};
+pub use browse::{
+    BenchmarkCount, BenchmarkSummary, Build, BuildInfoDetail, BuildSummary, MachineInfo,
+    MachineSummary,
+};
+pub use comparison::{BuildInfo, BuildLookup, LatencyArtifact, SeriesRow};
 pub use error::{Error, Result};
 pub use hardening::{KeyUse, TokenScopes};
 pub use meta::{
@@ -27,7 +38,7 @@ pub use meta::{
     params_key, safe_file_name,
 };
 pub use open::SQLITE_MIGRATOR;
-pub use read::{run_values, series_values};
+pub use runs::{RunArtifact, RunInfo, RunQuery, RunSeries, RunSummary};
 pub use series::NewSeries;
 pub use shares::{NewShare, StoredShare};
 pub use tokens::{Revoked, StoredToken, TokenRow};
@@ -46,17 +57,30 @@ enum Backend {
 }
 
 impl Store {
-    /// A store over the pool of a database already opened (and migrated) by [`Store::open`].
-    pub fn from_sqlite_pool(pool: sqlx::SqlitePool) -> Store {
-        Store {
-            backend: Backend::Sqlite(pool),
+    /// The SQLite pool behind this store.
+    fn pool(&self) -> &sqlx::SqlitePool {
+        match &self.backend {
+            Backend::Sqlite(p) => p,
         }
     }
 
-    /// The SQLite pool, for the queries not yet gathered in this crate (the comparison report).
+    /// The pool, for tests and benchmarks that build or inspect a database with raw SQL
+    /// (public only with the `test-support` feature: nothing else may bypass the store).
+    #[cfg(feature = "test-support")]
     pub fn sqlite_pool(&self) -> &sqlx::SqlitePool {
-        match &self.backend {
-            Backend::Sqlite(p) => p,
+        self.pool()
+    }
+
+    #[cfg(not(feature = "test-support"))]
+    pub(crate) fn sqlite_pool(&self) -> &sqlx::SqlitePool {
+        self.pool()
+    }
+
+    /// A store over a pool opened by [`Store::open`] (the `test-support` feature).
+    #[cfg(feature = "test-support")]
+    pub fn from_sqlite_pool(pool: sqlx::SqlitePool) -> Store {
+        Store {
+            backend: Backend::Sqlite(pool),
         }
     }
 

@@ -1,6 +1,7 @@
 //! Series written directly (not parsed from files): generated data sets and test databases.
 
-use crate::write::{Names, Row, insert_rows};
+use crate::blocks::Blocks;
+use crate::write::{Names, Row};
 use crate::{Error, Store};
 
 /// One series to store for a run.
@@ -31,16 +32,16 @@ impl Store {
                 )));
             }
         }
-        let mut tx = self.sqlite_pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         let mut names = Names::load(&mut tx).await?;
-        let first: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_data")
+        let first: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_block")
             .fetch_one(&mut *tx)
             .await?;
-        let rows: Vec<Row> = series
-            .iter()
-            .enumerate()
-            .map(|(i, s)| Row {
-                id: first + i as i64,
+        // One block per series, in order: series i is the only one of block first + i.
+        let mut blocks = Blocks::default();
+        for (i, s) in series.iter().enumerate() {
+            let row = Row {
+                id: i as i64,
                 run_id: s.run_id,
                 metric: names.id(s.metric),
                 unit: names.id(s.unit),
@@ -49,11 +50,14 @@ impl Store {
                 label: names.opt(s.label),
                 statistic: names.opt(s.statistic),
                 vals: s.values.to_vec(),
-            })
-            .collect();
+            };
+            blocks.add_alone(i, &row);
+        }
         names.flush(&mut tx).await?;
-        insert_rows(&mut tx, &rows).await?;
+        blocks.write(&mut tx).await?;
         tx.commit().await?;
-        Ok(rows.iter().map(|r| r.id).collect())
+        Ok((0..series.len() as i64)
+            .map(|i| (first + i) << 16)
+            .collect())
     }
 }

@@ -12,7 +12,8 @@ use tokio::sync::mpsc;
 pub(crate) const BATCH: usize = 4096;
 
 pub(crate) enum Msg {
-    Series(SeriesId, SeriesSpec),
+    /// Shared with the sink's index, so that a declared series' key is copied once.
+    Series(SeriesId, Arc<SeriesSpec>),
     Samples(Vec<(SeriesId, f64)>),
     Meta(String, String),
     Warning(Warning),
@@ -23,10 +24,33 @@ pub(crate) enum Msg {
 /// thread hand-off per series would cost more than its INSERT.
 const MSGS_PER_SEND: usize = 512;
 
+/// A declared series, looked up by its key.
+struct Declared(Arc<SeriesSpec>);
+
+impl std::hash::Hash for Declared {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.key.hash(state);
+    }
+}
+
+impl PartialEq for Declared {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.key == other.0.key
+    }
+}
+
+impl Eq for Declared {}
+
+impl std::borrow::Borrow<SeriesKey> for Declared {
+    fn borrow(&self) -> &SeriesKey {
+        &self.0.key
+    }
+}
+
 /// A sink that forwards everything to the importing transaction in batches.
 pub(crate) struct ChannelSink {
     tx: mpsc::Sender<Vec<Msg>>,
-    index: FastMap<SeriesKey, SeriesId>,
+    index: FastMap<Declared, SeriesId>,
     buf: Vec<(SeriesId, f64)>,
     out: Vec<Msg>,
     closed: bool,
@@ -90,9 +114,11 @@ impl Sink for ChannelSink {
             return id;
         }
         let id = self.index.len();
-        self.index.insert(spec.key.clone(), id);
-        self.flush();
-        self.send(Msg::Series(id, spec.clone()));
+        let spec = Arc::new(spec.clone());
+        self.index.insert(Declared(spec.clone()), id);
+        // Queued after every sample buffered so far: those refer to series already declared,
+        // so the samples need no flush here (a flush per series would ship one-sample batches).
+        self.send(Msg::Series(id, spec));
         id
     }
 

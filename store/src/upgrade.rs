@@ -1,5 +1,5 @@
 //! Data migrations SQL cannot do: packing the samples of release 0.1 (one row per sample in
-//! `samples_v1`) into their series' `vals`, after the schema migration renamed the old tables.
+//! `samples_v1`) into their blocks' `vals`, after the schema migration renamed the old tables.
 
 use sqlx::SqlitePool;
 
@@ -9,7 +9,8 @@ use crate::write::pack;
 /// Series packed per statement round.
 const SERIES_PER_ROUND: i64 = 2000;
 
-/// Packs `samples_v1` into `series_data.vals` and drops the old tables, in one transaction (an
+/// Packs `samples_v1` into `series_block.vals` (the schema migrations made each release-0.1
+/// series a block of one, with the same id) and drops the old tables, in one transaction (an
 /// interrupted upgrade is redone on the next open). Does nothing on an up-to-date database.
 pub(crate) async fn pack_v1_samples(pool: &SqlitePool) -> Result<(), Error> {
     let pending: Option<String> = sqlx::query_scalar(
@@ -37,8 +38,11 @@ pub(crate) async fn pack_v1_samples(pool: &SqlitePool) -> Result<(), Error> {
         .await?;
         for g in rows.chunk_by(|a, b| a.0 == b.0) {
             let vals: Vec<f64> = g.iter().map(|&(_, v)| v).collect();
-            sqlx::query("UPDATE series_data SET vals = ?, n = ? WHERE id = ?")
+            sqlx::query(
+                "UPDATE series_block SET vals = ?, n = ?, series = json_array(json_array(series ->> '$[0][0]', ?)) WHERE id = ?",
+            )
                 .bind(pack(&vals))
+                .bind(vals.len() as i64)
                 .bind(vals.len() as i64)
                 .bind(g[0].0)
                 .execute(&mut *tx)

@@ -1,14 +1,12 @@
-//! The bulk writes of series: interned key strings (`names`), series rows with their samples
-//! packed as little-endian f64 (`series_data.vals`) in multi-row statements, and the per-run
-//! totals of per-CPU profiles.
+//! The bulk writes of series: interned key strings (`names`), the series rows handed to
+//! [`crate::blocks`], samples packed as little-endian f64, and the per-run totals of per-CPU
+//! profiles.
 
 use ingest::model::FastMap;
 use sqlx::{AssertSqlSafe, SqliteConnection};
 
 use crate::Error;
 
-/// Series rows per INSERT statement (10 bound values each, well under SQLite's variable limit).
-const ROWS_PER_STMT: usize = 400;
 /// Names per INSERT statement.
 const NAMES_PER_STMT: usize = 2000;
 
@@ -108,63 +106,6 @@ pub(crate) struct Row {
     pub(crate) label: u32,
     pub(crate) statistic: u32,
     pub(crate) vals: Vec<f64>,
-}
-
-fn nonzero(id: u32) -> Option<i64> {
-    (id != 0).then_some(id as i64)
-}
-
-/// Writes series rows through one prepared multi-row statement (and one for the remainder).
-pub(crate) async fn insert_rows(conn: &mut SqliteConnection, rows: &[Row]) -> Result<(), Error> {
-    for chunk in rows.chunks(ROWS_PER_STMT) {
-        let mut sql = String::with_capacity(120 + chunk.len() * 24);
-        sql.push_str(
-            "INSERT INTO series_data (id, run_id, metric_id, unit_id, direction_id, scope_id, label_id, statistic_id, n, vals) VALUES ",
-        );
-        for i in 0..chunk.len() {
-            if i > 0 {
-                sql.push(',');
-            }
-            sql.push_str("(?,?,?,?,?,?,?,?,?,?)");
-        }
-        let mut q = sqlx::query(AssertSqlSafe(sql));
-        for r in chunk {
-            q = q
-                .bind(r.id)
-                .bind(r.run_id)
-                .bind(r.metric as i64)
-                .bind(r.unit as i64)
-                .bind(r.direction as i64)
-                .bind(r.scope as i64)
-                .bind(nonzero(r.label))
-                .bind(nonzero(r.statistic))
-                .bind(r.vals.len() as i64)
-                .bind(pack(&r.vals));
-        }
-        q.execute(&mut *conn).await?;
-    }
-    Ok(())
-}
-
-/// Appends samples to a series already written (a key fed by several files of one run).
-pub(crate) async fn append(
-    conn: &mut SqliteConnection,
-    id: i64,
-    values: &[f64],
-) -> Result<(), Error> {
-    let blob: Vec<u8> = sqlx::query_scalar("SELECT vals FROM series_data WHERE id = ?")
-        .bind(id)
-        .fetch_one(&mut *conn)
-        .await?;
-    let mut all = unpack(&blob)?;
-    all.extend_from_slice(values);
-    sqlx::query("UPDATE series_data SET vals = ?, n = ? WHERE id = ?")
-        .bind(pack(&all))
-        .bind(all.len() as i64)
-        .bind(id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
 }
 
 /// What a series contributes to the totals of a per-CPU profile.

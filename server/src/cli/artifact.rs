@@ -3,10 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use sqlx::Row;
-
 use crate::config::DbArgs;
+use anyhow::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct ArtifactArgs {
@@ -21,14 +19,7 @@ pub struct ArtifactArgs {
 
 pub async fn run(args: ArtifactArgs) -> anyhow::Result<ExitCode> {
     let store = args.db.open_existing_store().await?;
-    let pool = store.sqlite_pool().clone();
-    let rows = sqlx::query(
-        "SELECT ra.artifact_id, ra.file_name, a.size FROM run_artifacts ra \
-         JOIN artifacts a ON a.id = ra.artifact_id WHERE ra.run_id = ? ORDER BY ra.seq",
-    )
-    .bind(args.run_id)
-    .fetch_all(&pool)
-    .await?;
+    let rows = store.run_artifacts(args.run_id, None).await?;
     if rows.is_empty() {
         anyhow::bail!(
             "run {} does not exist or has no files (see `quiescent runs`)",
@@ -39,8 +30,7 @@ pub async fn run(args: ArtifactArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("creating {}", args.out.display()))?;
     let mut used = std::collections::HashSet::new();
     for r in rows {
-        let id: i64 = r.get(0);
-        let name: String = r.get(1);
+        let (id, name) = (r.artifact_id, r.file_name);
         let mut file_name = store::safe_file_name(&name);
         // Two inputs may share a base name (dir1/function0, dir2/function0).
         let mut k = 1;

@@ -176,12 +176,12 @@ async fn step(args: BisectStepArgs) -> anyhow::Result<u8> {
         max_runs: args.max_runs,
         ..BisectPolicy::default()
     };
-    let pool = match &args.db {
+    let db = match &args.db {
         Some(p) => Some(bisect_db::open(p).await?),
         None => None,
     };
-    let good = load_ref(&args, &args.good, pool.as_ref()).await?;
-    let bad = load_ref(&args, &args.bad, pool.as_ref()).await?;
+    let good = load_ref(&args, &args.good, db.as_ref()).await?;
+    let bad = load_ref(&args, &args.bad, db.as_ref()).await?;
     let (good, bad, candidates) = choose_series(&args, good, bad)?;
     let name = &good.name;
     let unit = good.unit.clone();
@@ -238,7 +238,7 @@ async fn step(args: BisectStepArgs) -> anyhow::Result<u8> {
             SKIP
         }
     };
-    if let Some(pool) = &pool {
+    if let Some(db) = &db {
         // The verdict stands whatever happens to the record: losing it must not change the
         // bisection.
         let commit = match git_head() {
@@ -274,7 +274,7 @@ async fn step(args: BisectStepArgs) -> anyhow::Result<u8> {
                 _ => "skip",
             },
         };
-        match bisect_db::record_step(pool, &record).await {
+        match bisect_db::record_step(db, &record).await {
             Ok(id) => eprintln!(
                 "bisect-step: stored as step {id} (build {})",
                 record.label()
@@ -292,7 +292,7 @@ async fn step(args: BisectStepArgs) -> anyhow::Result<u8> {
 async fn load_ref(
     args: &BisectStepArgs,
     name: &str,
-    pool: Option<&sqlx::SqlitePool>,
+    db: Option<&store::Store>,
 ) -> anyhow::Result<Vec<RefSeries>> {
     let path = Path::new(name);
     if path.is_file() {
@@ -300,8 +300,8 @@ async fn load_ref(
         return Ok(series_of(parsed.dataset));
     }
     let owned;
-    let pool = match pool {
-        Some(p) => p,
+    let db = match db {
+        Some(d) => d,
         None => {
             let default = Path::new("quiescent.db");
             if !default.is_file() {
@@ -313,7 +313,7 @@ async fn load_ref(
             &owned
         }
     };
-    bisect_db::reference(pool, name, args.machine.as_deref(), args.metric.as_deref())
+    bisect_db::reference(db, name, args.machine.as_deref(), args.metric.as_deref())
         .await
         .with_context(|| format!("reference {name:?}"))
 }
@@ -496,8 +496,8 @@ pub async fn run_log(args: BisectLogArgs) -> anyhow::Result<ExitCode> {
     {
         anyhow::bail!("--commit takes hex digits of a commit id, got {c:?}");
     }
-    let pool = bisect_db::open(&args.db.db).await?;
-    let steps = bisect_db::steps(&pool, args.commit.as_deref()).await?;
+    let db = bisect_db::open(&args.db.db).await?;
+    let steps = db.bisect_steps(args.commit.as_deref()).await?;
     if steps.is_empty() {
         println!("no bisection steps stored");
         return Ok(ExitCode::SUCCESS);

@@ -145,7 +145,7 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
                 args.db.db.display()
             );
         }
-        let pool = args.db.open_existing_store().await?.sqlite_pool().clone();
+        let store = args.db.open_existing_store().await?;
         let sel = Selection {
             base: args.base.clone(),
             head: head.clone(),
@@ -153,7 +153,7 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             machine: args.machine.clone(),
             metric: args.metric.clone(),
         };
-        report::build(&pool, &sel, &settings, direction)
+        report::build(&store, &sel, &settings, direction)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?
     };

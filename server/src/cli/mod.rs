@@ -142,11 +142,6 @@ pub async fn open_store(db: &DbArgs) -> anyhow::Result<store::Store> {
     db.open_store().await
 }
 
-/// The pool of [`open_store`], for the queries that have not moved into the store yet.
-pub async fn open_db(db: &DbArgs) -> anyhow::Result<sqlx::SqlitePool> {
-    db.open().await
-}
-
 // Shared with the upload form, which must not depend on the command line.
 pub use crate::config::parse_kv;
 

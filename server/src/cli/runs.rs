@@ -2,8 +2,6 @@
 
 use std::process::ExitCode;
 
-use sqlx::Row;
-
 use crate::config::DbArgs;
 
 #[derive(Debug, clap::Args)]
@@ -19,19 +17,14 @@ pub struct RunsArgs {
 }
 
 pub async fn run(args: RunsArgs) -> anyhow::Result<ExitCode> {
-    let pool = args.db.open_existing_store().await?.sqlite_pool().clone();
-    let rows = sqlx::query(
-        "SELECT r.id, b.label, m.name, r.benchmark, r.params_key, r.created_at, \
-                (SELECT COUNT(*) FROM series s WHERE s.run_id = r.id) AS nseries, \
-                (SELECT COALESCE(SUM(n), 0) FROM series s WHERE s.run_id = r.id) AS nsamples \
-         FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id \
-         WHERE (?1 IS NULL OR b.label = ?1) AND (?2 IS NULL OR r.benchmark = ?2) \
-         ORDER BY r.id",
-    )
-    .bind(&args.build)
-    .bind(&args.benchmark)
-    .fetch_all(&pool)
-    .await?;
+    let store = args.db.open_existing_store().await?;
+    let rows = store
+        .runs(&store::RunQuery {
+            build: args.build.as_deref(),
+            benchmark: args.benchmark.as_deref(),
+            ..store::RunQuery::default()
+        })
+        .await?;
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header(vec![
@@ -46,14 +39,14 @@ pub async fn run(args: RunsArgs) -> anyhow::Result<ExitCode> {
     ]);
     for r in &rows {
         table.add_row(vec![
-            r.get::<i64, _>(0).to_string(),
-            r.get::<String, _>(1),
-            r.get::<String, _>(2),
-            r.get::<String, _>(3),
-            r.get::<String, _>(4),
-            r.get::<i64, _>(6).to_string(),
-            r.get::<i64, _>(7).to_string(),
-            format_time(r.get::<i64, _>(5)),
+            r.id.to_string(),
+            r.build.clone(),
+            r.machine.clone(),
+            r.benchmark.clone(),
+            r.params_key.clone(),
+            r.series.to_string(),
+            r.samples.to_string(),
+            format_time(r.created_at),
         ]);
     }
     if rows.is_empty() {

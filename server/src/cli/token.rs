@@ -49,7 +49,7 @@ impl TokenCommand {
 }
 
 pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
-    let pool = super::open_db(args.command.db()).await?;
+    let store = super::open_store(args.command.db()).await?;
     match args.command {
         TokenCommand::Create {
             name,
@@ -58,7 +58,7 @@ pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
             ..
         } => {
             let token =
-                tokens::create_scoped(&pool, &name, &store::TokenScopes { machines, builds })
+                tokens::create_scoped(&store, &name, &store::TokenScopes { machines, builds })
                     .await?;
             // The token alone on stdout so that scripts can capture it; the advice on stderr.
             println!("{token}");
@@ -67,7 +67,7 @@ pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
             );
         }
         TokenCommand::List { .. } => {
-            let list = tokens::list(&pool).await?;
+            let list = tokens::list(&store).await?;
             if list.is_empty() {
                 println!("no tokens; create one with `quiescent token create NAME`");
             } else {
@@ -85,11 +85,11 @@ pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
             }
         }
         TokenCommand::Revoke { name, .. } => {
-            tokens::revoke(&pool, &name).await?;
+            tokens::revoke(&store, &name).await?;
             println!("token {name:?} revoked");
         }
     }
-    pool.close().await;
+    store.close().await;
     Ok(ExitCode::SUCCESS)
 }
 

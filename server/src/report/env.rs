@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::data::BuildInfo;
+use store::BuildInfo;
 
 /// A difference between the environments of base and head other than the samples.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,5 +1,5 @@
 //! A comparison report: gathers the samples of two builds (or two frozen sets of runs) from the
-//! database ([`data`]), pools them per (benchmark, params, metric, scope) and runs the
+//! store, pools them per (benchmark, params, metric, scope) and runs the
 //! statistics ([`compare::pool`]), and states how the environments differ ([`env`]). The
 //! renderers are in the `export` module.
 
@@ -9,16 +9,14 @@ use compare::{Direction, SeriesComparison, Settings, Verdict};
 use ingest::model::{FastMap, Unit};
 use polars::prelude::*;
 use serde::Serialize;
-use sqlx::SqlitePool;
+use store::{BuildLookup, Store};
 
 use crate::error::AppError;
 
-pub mod data;
 mod env;
 
-pub use data::BuildInfo;
-use data::BuildLookup;
 pub use env::EnvDiff;
+pub use store::BuildInfo;
 
 /// What to compare.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -132,14 +130,14 @@ pub struct Report {
 
 /// Finds a build by label, or by commit id (a unique prefix of at least 7 characters); a
 /// missing one is an error naming close labels.
-pub async fn find_build(pool: &SqlitePool, name: &str) -> Result<BuildInfo, AppError> {
-    match data::find_build(pool, name).await? {
+pub async fn find_build(store: &Store, name: &str) -> Result<BuildInfo, AppError> {
+    match store.find_build(name).await? {
         BuildLookup::Found(b) => Ok(b),
         BuildLookup::Ambiguous => Err(AppError::BadRequest(format!(
             "commit prefix {name:?} matches several builds; give a longer one or a label"
         ))),
         BuildLookup::Missing => {
-            let labels = data::build_labels_newest(pool, 200).await?;
+            let labels = store.build_labels_newest(200).await?;
             Err(AppError::NotFound(format!(
                 "no build {name:?}; {}",
                 close_labels_hint(name, &labels)
@@ -180,52 +178,44 @@ fn common_prefix(a: &str, b: &str) -> usize {
 }
 
 /// Runs of a build matching the selection's filters.
-async fn select_runs(
-    pool: &SqlitePool,
-    label: &str,
-    sel: &Selection,
-) -> Result<Vec<i64>, AppError> {
-    Ok(data::select_runs(
-        pool,
-        label,
-        sel.benchmark.as_deref(),
-        sel.machine.as_deref(),
-    )
-    .await?)
+async fn select_runs(store: &Store, label: &str, sel: &Selection) -> Result<Vec<i64>, AppError> {
+    Ok(store
+        .select_runs(label, sel.benchmark.as_deref(), sel.machine.as_deref())
+        .await?)
 }
 
 /// Builds the live comparison of two builds. `direction`, when given, overrides what the
 /// stored series say is better (before the verdicts are decided).
 pub async fn build(
-    pool: &SqlitePool,
+    store: &Store,
     sel: &Selection,
     settings: &Settings,
     direction: Option<Direction>,
 ) -> Result<Report, AppError> {
-    let base = find_build(pool, &sel.base).await?;
-    let head = find_build(pool, &sel.head).await?;
-    let base_runs = select_runs(pool, &base.label, sel).await?;
-    let head_runs = select_runs(pool, &head.label, sel).await?;
+    let base = find_build(store, &sel.base).await?;
+    let head = find_build(store, &sel.head).await?;
+    let base_runs = select_runs(store, &base.label, sel).await?;
+    let head_runs = select_runs(store, &head.label, sel).await?;
     let sides = (base, head, base_runs, head_runs);
-    assemble(pool, sides, sel, settings, direction, false).await
+    assemble(store, sides, sel, settings, direction, false).await
 }
 
 /// Builds a comparison over exactly these runs (a frozen, shared comparison).
 pub async fn build_frozen(
-    pool: &SqlitePool,
+    store: &Store,
     base_runs: &[i64],
     head_runs: &[i64],
     sel: &Selection,
     settings: &Settings,
 ) -> Result<Report, AppError> {
-    let base = find_build(pool, &sel.base).await?;
-    let head = find_build(pool, &sel.head).await?;
-    let now_base = select_runs(pool, &base.label, sel).await?;
-    let now_head = select_runs(pool, &head.label, sel).await?;
+    let base = find_build(store, &sel.base).await?;
+    let head = find_build(store, &sel.head).await?;
+    let now_base = select_runs(store, &base.label, sel).await?;
+    let now_head = select_runs(store, &head.label, sel).await?;
     let newer = now_base.iter().any(|r| !base_runs.contains(r))
         || now_head.iter().any(|r| !head_runs.contains(r));
     let sides = (base, head, base_runs.to_vec(), head_runs.to_vec());
-    assemble(pool, sides, sel, settings, None, newer).await
+    assemble(store, sides, sel, settings, None, newer).await
 }
 
 /// Identity of a pooled series.
@@ -250,14 +240,14 @@ struct KeyInfo {
 type Sides = (BuildInfo, BuildInfo, Vec<i64>, Vec<i64>);
 
 async fn assemble(
-    pool: &SqlitePool,
+    store: &Store,
     (base, head, base_runs, head_runs): Sides,
     sel: &Selection,
     settings: &Settings,
     direction: Option<Direction>,
     newer_runs: bool,
 ) -> Result<Report, AppError> {
-    let (keys, infos, frame) = gather(pool, &base_runs, &head_runs, sel).await?;
+    let (keys, infos, frame) = gather(store, &base_runs, &head_runs, sel).await?;
     // Group the samples with polars: (key, side) -> list of values.
     let grouped = tokio::task::spawn_blocking(move || group_samples(frame))
         .await
@@ -265,8 +255,8 @@ async fn assemble(
         .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping samples: {e}")))?;
 
     let (rows, summary) = rows_from_groups(keys, &infos, grouped, settings, false, direction);
-    let base_machines = data::machines_of(pool, &base_runs).await?;
-    let head_machines = data::machines_of(pool, &head_runs).await?;
+    let base_machines = store.machines_of(&base_runs).await?;
+    let head_machines = store.machines_of(&head_runs).await?;
     let env_diff = env::env_diff(&base, &head, &base_machines, &head_machines);
     Ok(Report {
         base: Side {
@@ -508,7 +498,7 @@ type Gathered = (Vec<Key>, Vec<KeyInfo>, DataFrame);
 /// Reads the series and samples of both sides: keys are interned, samples land in a frame of
 /// (key id, side, value).
 async fn gather(
-    pool: &SqlitePool,
+    store: &Store,
     base_runs: &[i64],
     head_runs: &[i64],
     sel: &Selection,
@@ -522,7 +512,7 @@ async fn gather(
     for (is_head, runs) in [(false, base_runs), (true, head_runs)] {
         // In stored order: the order of samples within a series is what the bootstrap draws from.
         let mut wanted: Vec<(i64, u32)> = Vec::new();
-        for s in data::series_of_runs(pool, runs).await? {
+        for s in store.series_of_runs(runs).await? {
             if let Some(glob) = &sel.metric
                 && !glob_match(glob, &s.metric)
             {
@@ -553,7 +543,7 @@ async fn gather(
         }
         let kid_of: HashMap<i64, u32> = wanted.iter().copied().collect();
         let ids: Vec<i64> = wanted.iter().map(|w| w.0).collect();
-        let samples = data::samples_of_series(pool, &ids).await?;
+        let samples = store.samples_of_series(&ids).await?;
         key_col.reserve(samples.len());
         for (sid, value) in samples {
             key_col.push(kid_of[&sid]);

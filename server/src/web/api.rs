@@ -43,23 +43,23 @@ async fn no_such_endpoint(uri: axum::http::Uri) -> Response {
 }
 
 async fn builds(State(st): State<AppState>) -> ApiResult<Vec<BuildSummary>> {
-    Ok(Json(list_builds(&st.pool).await?))
+    Ok(Json(list_builds(&st.store).await?))
 }
 
 async fn build(State(st): State<AppState>, Path(label): Path<String>) -> ApiResult<BuildDetail> {
-    Ok(Json(build_detail(&st.pool, &label).await?))
+    Ok(Json(build_detail(&st.store, &label).await?))
 }
 
 async fn machines(State(st): State<AppState>) -> ApiResult<Vec<MachineSummary>> {
-    Ok(Json(list_machines(&st.pool).await?))
+    Ok(Json(list_machines(&st.store).await?))
 }
 
 async fn machine(State(st): State<AppState>, Path(name): Path<String>) -> ApiResult<MachineDetail> {
-    Ok(Json(machine_detail(&st.pool, &name).await?))
+    Ok(Json(machine_detail(&st.store, &name).await?))
 }
 
 async fn benchmarks(State(st): State<AppState>) -> ApiResult<Vec<BenchmarkSummary>> {
-    Ok(Json(list_benchmarks(&st.pool).await?))
+    Ok(Json(list_benchmarks(&st.store).await?))
 }
 
 /// `?build=&machine=&benchmark=&limit=` (newest first; limit 1000 by default).
@@ -81,12 +81,12 @@ async fn runs(
         benchmark: q.get("benchmark").cloned(),
         limit,
     };
-    Ok(Json(list_runs(&st.pool, &f).await?))
+    Ok(Json(list_runs(&st.store, &f).await?))
 }
 
 async fn run(State(st): State<AppState>, Path(id): Path<String>) -> ApiResult<RunDetail> {
     let id = parse_id(&id, "run id")?;
-    Ok(Json(run_detail(&st.pool, id).await?))
+    Ok(Json(run_detail(&st.store, id).await?))
 }
 
 /// The same JSON as `quiescent compare --json`.
@@ -111,7 +111,7 @@ struct FrozenJson<'a> {
 }
 
 async fn frozen(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let f = load(&st.pool, &id).await?;
+    let f = load(&st.store, &id).await?;
     let r = frozen_report(&st, &f).await?;
     Ok(Json(FrozenJson {
         id: &f.id,

@@ -5,8 +5,7 @@ use askama_web::WebTemplate;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::get;
-use serde::Serialize;
-use sqlx::SqlitePool;
+use store::Store;
 
 use super::builds::{BuildSummary, list_builds};
 use super::compare::CompareForm;
@@ -20,23 +19,10 @@ pub fn routes() -> Router<AppState> {
     Router::new().route("/", get(page))
 }
 
-/// A benchmark and how much of it is stored.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
-pub struct BenchmarkSummary {
-    pub name: String,
-    pub runs: i64,
-    pub builds: i64,
-    pub machines: i64,
-}
+pub use store::BenchmarkSummary;
 
-pub async fn list_benchmarks(pool: &SqlitePool) -> Result<Vec<BenchmarkSummary>, AppError> {
-    Ok(sqlx::query_as::<_, BenchmarkSummary>(
-        "SELECT benchmark AS name, COUNT(*) AS runs, COUNT(DISTINCT build_id) AS builds, \
-                COUNT(DISTINCT machine_id) AS machines \
-         FROM runs GROUP BY benchmark ORDER BY benchmark",
-    )
-    .fetch_all(pool)
-    .await?)
+pub async fn list_benchmarks(store: &Store) -> Result<Vec<BenchmarkSummary>, AppError> {
+    Ok(store.benchmark_summaries().await?)
 }
 
 /// Recent runs on the home page.
@@ -55,23 +41,21 @@ pub struct HomePage {
 }
 
 async fn page(State(st): State<AppState>) -> PageResult<HomePage> {
-    let pool = &st.pool;
-    let builds = list_builds(pool).await?;
-    let benchmarks = list_benchmarks(pool).await?;
-    let mut form = CompareForm::load(pool).await?;
+    let store = &st.store;
+    let builds = list_builds(store).await?;
+    let benchmarks = list_benchmarks(store).await?;
+    let mut form = CompareForm::load(store).await?;
     // Propose the two newest builds: the older as base.
     if let [head, base, ..] = form.builds.as_slice() {
         form.base = base.clone();
         form.head = head.clone();
     }
-    let total_samples: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series")
-        .fetch_one(pool)
-        .await?;
+    let total_samples = store.total_samples().await?;
     Ok(HomePage {
         total_runs: benchmarks.iter().map(|b| b.runs).sum(),
-        machines: list_machines(pool).await?,
+        machines: list_machines(store).await?,
         recent: list_runs(
-            pool,
+            store,
             &RunFilter {
                 limit: RECENT_RUNS,
                 ..RunFilter::default()

@@ -19,7 +19,6 @@ use crate::state::AppState;
 pub mod api;
 pub mod assets;
 pub mod builds;
-pub mod cache;
 pub mod charts;
 pub mod compare;
 pub mod headers;

@@ -226,7 +226,7 @@ async fn result_page(
         })
         .collect();
     let format = m.mail.format.clone();
-    let v = CompareView::build(&st.pool, Arc::new(m.report), &sel, ViewFilter::default()).await?;
+    let v = CompareView::build(&st.store, Arc::new(m.report), &sel, ViewFilter::default()).await?;
     Ok(PasteResult {
         v,
         format,

@@ -1,17 +1,12 @@
 //! Storage of shared pastes, the only database access of `/paste`: the mail is stored as a
 //! content-addressed artifact and a shared comparison points at it (its spec carries a `paste`
 //! member), so `/c/{id}` serves frozen comparisons and pastes alike. Rows of `comparisons` and
-//! artifact reads go through the store; writing an artifact from memory has no store function
-//! yet, so that one statement group is here.
+//! artifacts go through the store.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use store::{NewShare, Store};
 
 use crate::error::AppError;
-
-/// Chunk size of `artifact_chunks`, as the importer writes them.
-const CHUNK: usize = 1 << 20;
 
 /// What the shared comparison of a paste records besides the labels.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -37,37 +32,7 @@ fn store_error(e: store::Error) -> AppError {
 
 /// Stores `text` as an artifact (unless the same bytes are stored already); its id.
 async fn store_text(st: &Store, text: &[u8]) -> Result<(i64, String), AppError> {
-    let sha = hex::encode(Sha256::digest(text));
-    let mut tx = st.sqlite_pool().begin_with("BEGIN IMMEDIATE").await?;
-    let existing: Option<i64> = sqlx::query_scalar("SELECT id FROM artifacts WHERE sha256 = ?")
-        .bind(&sha)
-        .fetch_optional(&mut *tx)
-        .await?;
-    let id = match existing {
-        Some(id) => id,
-        None => {
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO artifacts (sha256, size) VALUES (?, ?) RETURNING id",
-            )
-            .bind(&sha)
-            .bind(text.len() as i64)
-            .fetch_one(&mut *tx)
-            .await?;
-            for (seq, chunk) in text.chunks(CHUNK).enumerate() {
-                sqlx::query(
-                    "INSERT INTO artifact_chunks (artifact_id, seq, data) VALUES (?, ?, ?)",
-                )
-                .bind(id)
-                .bind(seq as i64)
-                .bind(chunk)
-                .execute(&mut *tx)
-                .await?;
-            }
-            id
-        }
-    };
-    tx.commit().await?;
-    Ok((id, sha))
+    Ok(st.put_artifact("paste.txt", text).await?)
 }
 
 /// Stores `text` and returns the new id. The labels and settings are written in the shape of a

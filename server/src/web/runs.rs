@@ -1,7 +1,7 @@
 //! Runs: lists, one run's page `/runs/{id}` (metadata, series, the parsed view of each file)
 //! and the raw file download `/runs/{id}/artifacts/{seq}`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use askama::Template;
 use askama_web::WebTemplate;
@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
-use sqlx::{Row, SqlitePool};
+use store::Store;
 
 use super::builds::Build;
 use super::view::{Missing, PageError, PageResult, fmt_time, human, parse_id};
@@ -27,7 +27,7 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// One line of a run list.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
     pub id: i64,
     pub build: String,
@@ -63,28 +63,37 @@ pub struct RunFilter {
     pub limit: i64,
 }
 
-pub async fn list_runs(pool: &SqlitePool, f: &RunFilter) -> Result<Vec<RunSummary>, AppError> {
+impl From<store::RunSummary> for RunSummary {
+    fn from(r: store::RunSummary) -> Self {
+        RunSummary {
+            id: r.id,
+            build: r.build,
+            machine: r.machine,
+            benchmark: r.benchmark,
+            params_key: r.params_key,
+            created_at: r.created_at,
+            series: r.series,
+            samples: r.samples,
+        }
+    }
+}
+
+pub async fn list_runs(store: &Store, f: &RunFilter) -> Result<Vec<RunSummary>, AppError> {
     let limit = if f.limit <= 0 {
         1000
     } else {
         f.limit.min(100_000)
     };
-    let empty_none = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
-    Ok(sqlx::query_as::<_, RunSummary>(
-        "SELECT r.id, b.label AS build, m.name AS machine, r.benchmark, r.params_key, r.created_at, \
-                (SELECT COUNT(*) FROM series s WHERE s.run_id = r.id) AS series, \
-                (SELECT COALESCE(SUM(n), 0) FROM series s WHERE s.run_id = r.id) AS samples \
-         FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id \
-         WHERE (?1 IS NULL OR b.label = ?1) AND (?2 IS NULL OR m.name = ?2) \
-           AND (?3 IS NULL OR r.benchmark = ?3) \
-         ORDER BY r.id DESC LIMIT ?4",
-    )
-    .bind(empty_none(&f.build))
-    .bind(empty_none(&f.machine))
-    .bind(empty_none(&f.benchmark))
-    .bind(limit)
-    .fetch_all(pool)
-    .await?)
+    let runs = store
+        .runs(&store::RunQuery {
+            build: f.build.as_deref(),
+            machine: f.machine.as_deref(),
+            benchmark: f.benchmark.as_deref(),
+            limit: Some(limit),
+            newest_first: true,
+        })
+        .await?;
+    Ok(runs.into_iter().map(RunSummary::from).collect())
 }
 
 /// A stored series with its basic numbers.
@@ -286,37 +295,29 @@ impl ArtifactView {
     }
 }
 
-/// Loads the files of runs (`run_id`, artifact), optionally of one format only.
+/// The files of a run shaped for display, optionally of one format only.
 pub async fn load_artifacts(
-    pool: &SqlitePool,
+    store: &Store,
     run_id: i64,
     format: Option<&str>,
 ) -> Result<Vec<ArtifactView>, AppError> {
-    let rows = sqlx::query(
-        "SELECT ra.seq, ra.file_name, ra.format, a.size, a.sha256, ra.meta_json, ra.warnings_json, \
-                ra.warning_count, ra.extra_json \
-         FROM run_artifacts ra JOIN artifacts a ON a.id = ra.artifact_id \
-         WHERE ra.run_id = ?1 AND (?2 IS NULL OR ra.format = ?2) ORDER BY ra.seq",
-    )
-    .bind(run_id)
-    .bind(format)
-    .fetch_all(pool)
-    .await?;
-    Ok(rows
+    Ok(store
+        .run_artifacts(run_id, format)
+        .await?
         .into_iter()
-        .map(|r| {
+        .map(|a| {
             let extra: serde_json::Map<String, serde_json::Value> =
-                serde_json::from_str(r.get::<&str, _>(8)).unwrap_or_default();
+                serde_json::from_str(&a.extra_json).unwrap_or_default();
             let blocks = extra.iter().map(|(k, v)| extra_block(k, v)).collect();
             ArtifactView {
-                seq: r.get(0),
-                file_name: r.get(1),
-                format: r.get(2),
-                size: r.get(3),
-                sha256: r.get(4),
-                meta: serde_json::from_str(r.get::<&str, _>(5)).unwrap_or_default(),
-                warnings: serde_json::from_str(r.get::<&str, _>(6)).unwrap_or_default(),
-                warning_count: r.get(7),
+                seq: a.seq,
+                file_name: a.file_name,
+                format: a.format,
+                size: a.size,
+                sha256: a.sha256,
+                meta: serde_json::from_str(&a.meta_json).unwrap_or_default(),
+                warnings: serde_json::from_str(&a.warnings_json).unwrap_or_default(),
+                warning_count: a.warning_count,
                 extra,
                 blocks,
             }
@@ -349,78 +350,40 @@ fn missing_run(id: i64) -> PageError {
     })
 }
 
-pub async fn run_detail(pool: &SqlitePool, id: i64) -> PageResult<RunDetail> {
-    let Some(r) = sqlx::query(
-        "SELECT r.build_id, m.id, m.name, r.benchmark, r.created_at, t.name \
-         FROM runs r JOIN machines m ON m.id = r.machine_id LEFT JOIN tokens t ON t.id = r.token_id \
-         WHERE r.id = ?",
-    )
-    .bind(id)
-    .fetch_optional(pool)
-    .await?
-    else {
+pub async fn run_detail(store: &Store, id: i64) -> PageResult<RunDetail> {
+    let Some(r) = store.run(id).await? else {
         return Err(missing_run(id));
     };
-    let build = sqlx::query_as::<_, Build>(
-        "SELECT id, label, commit_sha AS \"commit\", kernel_version, config, cmdline, created_at \
-         FROM builds WHERE id = ?",
-    )
-    .bind(r.get::<i64, _>(0))
-    .fetch_one(pool)
-    .await?;
-    let machine_facts: BTreeMap<String, String> = sqlx::query_as::<_, (String, String)>(
-        "SELECT key, value FROM machine_facts WHERE machine_id = ? ORDER BY key",
-    )
-    .bind(r.get::<i64, _>(1))
-    .fetch_all(pool)
-    .await?
-    .into_iter()
-    .collect();
-    let params: BTreeMap<String, String> = sqlx::query_as::<_, (String, String)>(
-        "SELECT key, value FROM run_params WHERE run_id = ? ORDER BY key",
-    )
-    .bind(id)
-    .fetch_all(pool)
-    .await?
-    .into_iter()
-    .collect();
     Ok(RunDetail {
         id,
-        build,
-        machine: r.get(2),
-        machine_facts,
-        benchmark: r.get(3),
-        params,
-        created_at: r.get(4),
-        uploaded_by: r.get(5),
-        series: load_series(pool, id).await?,
-        artifacts: load_artifacts(pool, id, None).await?,
+        build: r.build,
+        machine: r.machine,
+        machine_facts: r.machine_facts,
+        benchmark: r.benchmark,
+        params: r.params,
+        created_at: r.created_at,
+        uploaded_by: r.uploaded_by,
+        series: load_series(store, id).await?,
+        artifacts: load_artifacts(store, id, None).await?,
     })
 }
 
 /// A run's series with n, min, median and max of their samples.
-async fn load_series(pool: &SqlitePool, run_id: i64) -> Result<Vec<SeriesSummary>, AppError> {
-    let rows = sqlx::query(
-        "SELECT id, metric, scope, label, statistic, unit, direction FROM series \
-         WHERE run_id = ? ORDER BY metric, scope, label, statistic, id",
-    )
-    .bind(run_id)
-    .fetch_all(pool)
-    .await?;
-    let mut values: HashMap<i64, Vec<f64>> =
-        store::run_values(pool, run_id).await?.into_iter().collect();
-    Ok(rows
+async fn load_series(store: &Store, run_id: i64) -> Result<Vec<SeriesSummary>, AppError> {
+    Ok(store
+        .run_series(run_id)
+        .await?
         .into_iter()
-        .map(|r| {
-            let mut v = values.remove(&r.get::<i64, _>(0)).unwrap_or_default();
+        .map(|s| {
+            let mut v = s.values;
             v.sort_by(f64::total_cmp);
             SeriesSummary {
-                metric: r.get(1),
-                scope: r.get(2),
-                label: r.get(3),
-                statistic: r.get(4),
-                unit: r.get(5),
-                direction: r.get(6),
+                metric: s.metric,
+                scope: s.scope,
+                label: s.label,
+                statistic: s.statistic,
+                unit: s.unit,
+                direction: s.direction,
                 n: v.len(),
                 min: v.first().copied(),
                 median: median_sorted(&v),
@@ -453,7 +416,7 @@ pub struct RunPage {
 
 async fn page(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<RunPage> {
     let id = parse_id(&id, "run id")?;
-    let d = run_detail(&st.pool, id).await?;
+    let d = run_detail(&st.store, id).await?;
     Ok(RunPage {
         created: fmt_time(d.created_at),
         series_shown: SERIES_SHOWN.min(d.series.len()),
@@ -481,37 +444,19 @@ async fn download(
 ) -> PageResult<Response> {
     let id = parse_id(&id, "run id")?;
     let seq = parse_id(&seq, "file number")?;
-    let Some(row) = sqlx::query(
-        "SELECT ra.artifact_id, ra.file_name, a.size FROM run_artifacts ra \
-         JOIN artifacts a ON a.id = ra.artifact_id WHERE ra.run_id = ? AND ra.seq = ?",
-    )
-    .bind(id)
-    .bind(seq)
-    .fetch_optional(&st.pool)
-    .await?
-    else {
+    let Some((artifact_id, name, size)) = st.store.run_file(id, seq).await? else {
         return Err(PageError::App(AppError::NotFound(format!(
             "run {id} has no file number {seq}"
         ))));
     };
-    let artifact_id: i64 = row.get(0);
-    let name: String = row.get(1);
-    let size: i64 = row.get(2);
-    let pool = st.pool.clone();
+    let store = st.store.clone();
     // One chunk (1 MiB) in memory at a time, whatever the file size. Fused: the compression
     // layer may poll again after the end.
     let stream = futures_util::stream::unfold(Some(0i64), move |next| {
-        let pool = pool.clone();
+        let store = store.clone();
         async move {
             let chunk_seq = next?;
-            let r: Result<Option<Vec<u8>>, sqlx::Error> = sqlx::query_scalar(
-                "SELECT data FROM artifact_chunks WHERE artifact_id = ? AND seq = ?",
-            )
-            .bind(artifact_id)
-            .bind(chunk_seq)
-            .fetch_optional(&pool)
-            .await;
-            match r {
+            match store.artifact_chunk(artifact_id, chunk_seq).await {
                 Ok(Some(data)) => Some((Ok(Bytes::from(data)), Some(chunk_seq + 1))),
                 Ok(None) => None,
                 Err(e) => {

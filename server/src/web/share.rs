@@ -11,7 +11,6 @@ use axum::{Form, Router};
 use compare::Settings;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
 use store::{NewShare, Store};
 
 use super::compare::{
@@ -71,7 +70,7 @@ pub fn new_id() -> String {
 
 /// Stores a comparison's runs and settings; returns its id.
 pub async fn freeze(
-    pool: &SqlitePool,
+    store: &Store,
     r: &Report,
     sel: &Selection,
     view: &ViewFilter,
@@ -101,7 +100,6 @@ pub async fn freeze(
         }
         hex::encode(h.finalize())
     };
-    let store = Store::from_sqlite_pool(pool.clone());
     if let Some(id) = store.share_by_content(&content_hash).await? {
         return Ok(id);
     }
@@ -130,8 +128,8 @@ pub async fn freeze(
 }
 
 /// Loads a stored comparison; a 404 when the id is unknown.
-pub async fn load(pool: &SqlitePool, id: &str) -> PageResult<Frozen> {
-    let row = Store::from_sqlite_pool(pool.clone()).share(id).await?;
+pub async fn load(store: &Store, id: &str) -> PageResult<Frozen> {
+    let row = store.share(id).await?;
     let Some(row) = row else {
         return Err(PageError::Missing(Missing {
             what: "shared comparison",
@@ -156,14 +154,14 @@ pub async fn load(pool: &SqlitePool, id: &str) -> PageResult<Frozen> {
 
 /// The frozen report, through the cache (its `newer_runs` depends on the data generation).
 pub async fn frozen_report(st: &AppState, f: &Frozen) -> PageResult<Arc<Report>> {
-    let generation = st.cache.generation(&st.pool).await?;
+    let generation = st.store.generation().await?;
     let key = format!("frozen\0{}", f.id);
     if let Some(r) = st.cache.get(&key, generation) {
         return Ok(r);
     }
     let r = Arc::new(
         report::build_frozen(
-            &st.pool,
+            &st.store,
             &f.base_runs,
             &f.head_runs,
             &f.spec.selection,
@@ -183,7 +181,7 @@ async fn share(
 ) -> PageResult<Response> {
     if st.config.share_requires_token {
         crate::tokens::authenticate(
-            &st.pool,
+            &st.store,
             headers
                 .get(axum::http::header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok()),
@@ -195,7 +193,7 @@ async fn share(
     check_share_fields(&q)?;
     let (sel, settings, view) = q.parse()?;
     let r = live_report(&st, &sel, &settings).await?;
-    let id = freeze(&st.pool, &r, &sel, &view).await?;
+    let id = freeze(&st.store, &r, &sel, &view).await?;
     Ok(Redirect::to(&format!("/c/{id}")).into_response())
 }
 
@@ -246,10 +244,10 @@ async fn page(
     }
     let key = format!("/c/{id}?{}", raw.unwrap_or_default());
     cached_page(&st, key, async {
-        let f = load(&st.pool, &id).await?;
+        let f = load(&st.store, &id).await?;
         let filter = filter_of(&f, &q)?;
         let r = frozen_report(&st, &f).await?;
-        let mut form = CompareForm::load(&st.pool).await?;
+        let mut form = CompareForm::load(&st.store).await?;
         form.fill(&CompareQuery {
             base: Some(f.spec.selection.base.clone()),
             head: Some(f.spec.selection.head.clone()),
@@ -263,7 +261,7 @@ async fn page(
             q: filter.q.clone(),
         });
         let newer_runs = r.newer_runs;
-        let mut v = CompareView::build(&st.pool, r, &f.spec.selection, filter).await?;
+        let mut v = CompareView::build(&st.store, r, &f.spec.selection, filter).await?;
         v.csv_href = format!("/c/{}/csv", f.id);
         v.json_href = format!("/c/{}/json", f.id);
         v.api_href = format!("/api/v1/c/{}", f.id);
@@ -285,7 +283,7 @@ async fn page(
 }
 
 async fn csv(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<Response> {
-    let f = load(&st.pool, &id).await?;
+    let f = load(&st.store, &id).await?;
     let r = frozen_report(&st, &f).await?;
     Ok(download(
         crate::export::csv::text(&r),
@@ -295,7 +293,7 @@ async fn csv(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<R
 }
 
 async fn json(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<Response> {
-    let f = load(&st.pool, &id).await?;
+    let f = load(&st.store, &id).await?;
     let r = frozen_report(&st, &f).await?;
     Ok(download(
         report_json(&r)?,

@@ -116,7 +116,7 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
     let limit = state.config.max_upload_mib.saturating_mul(1 << 20);
     let headers = req.headers().clone();
     let token = tokens::authenticate(
-        &state.pool,
+        &state.store,
         headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok()),

@@ -187,11 +187,8 @@ fn levenshtein(a: &str, b: &str) -> usize {
 }
 
 /// Builds a `Missing` for a build label, with the close labels that exist.
-pub async fn missing_build(pool: &sqlx::SqlitePool, label: &str) -> PageError {
-    let labels: Vec<String> = sqlx::query_scalar("SELECT label FROM builds ORDER BY label")
-        .fetch_all(pool)
-        .await
-        .unwrap_or_default();
+pub async fn missing_build(store: &store::Store, label: &str) -> PageError {
+    let labels = store.build_labels_sorted().await.unwrap_or_default();
     PageError::Missing(Missing {
         what: "build",
         name: label.to_string(),

@@ -116,7 +116,9 @@ async fn shares_can_require_a_token() {
         StatusCode::UNAUTHORIZED
     );
     assert_eq!(count(&t.pool, "comparisons").await, 0);
-    let token = quiescent::tokens::create(&t.pool, "ci").await.unwrap();
+    let token = quiescent::tokens::create(&store::Store::from_sqlite_pool(t.pool.clone()), "ci")
+        .await
+        .unwrap();
     let r = t
         .request(
             Request::post("/share")
@@ -198,7 +200,9 @@ fn app_of(t: &TestApp, config: ServeArgs) -> Router {
 #[tokio::test]
 async fn an_idempotency_key_reused_with_other_content_is_422() {
     let t = common::app().await;
-    let token = quiescent::tokens::create(&t.pool, "rig-1").await.unwrap();
+    let token = quiescent::tokens::create(&store::Store::from_sqlite_pool(t.pool.clone()), "rig-1")
+        .await
+        .unwrap();
     let first = multipart(META, &[("out.txt", HACKBENCH)]);
     let (s, v) = call(&t.app, post(&token, Some("k1"), first.clone())).await;
     assert_eq!(s, StatusCode::CREATED, "{v}");
@@ -241,7 +245,9 @@ async fn an_idempotency_key_reused_with_other_content_is_422() {
 #[tokio::test]
 async fn bidi_controls_are_refused_in_labels_and_escaped_in_file_names() {
     let t = common::app().await;
-    let token = quiescent::tokens::create(&t.pool, "rig-1").await.unwrap();
+    let token = quiescent::tokens::create(&store::Store::from_sqlite_pool(t.pool.clone()), "rig-1")
+        .await
+        .unwrap();
     for (field, value) in [
         ("build", "v6.9\u{202E}-lanif"),
         ("machine", "rig\u{2066}1"),
@@ -285,7 +291,7 @@ async fn bidi_controls_are_refused_in_labels_and_escaped_in_file_names() {
 async fn scoped_tokens_write_only_their_machines_and_builds() {
     let t = common::app().await;
     let scoped = quiescent::tokens::create_scoped(
-        &t.pool,
+        &store::Store::from_sqlite_pool(t.pool.clone()),
         "rig-a",
         &store::TokenScopes {
             machines: Some("rig-*".into()),
@@ -294,7 +300,9 @@ async fn scoped_tokens_write_only_their_machines_and_builds() {
     )
     .await
     .unwrap();
-    let other = quiescent::tokens::create(&t.pool, "lab").await.unwrap();
+    let other = quiescent::tokens::create(&store::Store::from_sqlite_pool(t.pool.clone()), "lab")
+        .await
+        .unwrap();
     for (build, machine, needle) in [
         ("v7.0", "rig-1", "builds matching \"v6.*\""),
         ("v6.9", "desk", "machines matching \"rig-*\""),
@@ -332,7 +340,9 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 #[tokio::test]
 async fn a_gzip_body_is_read_as_a_stream() {
     let t = common::app().await;
-    let token = quiescent::tokens::create(&t.pool, "rig-1").await.unwrap();
+    let token = quiescent::tokens::create(&store::Store::from_sqlite_pool(t.pool.clone()), "rig-1")
+        .await
+        .unwrap();
     // The whole body gzip: stored like a plain one.
     let body = gzip(&multipart(META, &[("out.txt", HACKBENCH)]));
     let req = Request::post("/api/v1/runs")
@@ -411,7 +421,9 @@ fn tokio_stream_from(
 #[tokio::test]
 async fn uploads_beyond_the_byte_budget_get_503_with_retry_after() {
     let t = common::app().await;
-    let token = quiescent::tokens::create(&t.pool, "rig-1").await.unwrap();
+    let token = quiescent::tokens::create(&store::Store::from_sqlite_pool(t.pool.clone()), "rig-1")
+        .await
+        .unwrap();
     let app = app_of(
         &t,
         ServeArgs {

@@ -162,7 +162,9 @@ fn bidi_controls_in_labels_are_refused_by_ingest() {
 #[tokio::test(flavor = "multi_thread")]
 async fn upload_of_too_many_files_says_so_at_once_without_retrying() {
     let t = common::app().await;
-    let token = quiescent::tokens::create(&t.pool, "rig-1").await.unwrap();
+    let token = quiescent::tokens::create(&store::Store::from_sqlite_pool(t.pool.clone()), "rig-1")
+        .await
+        .unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel();
     let pool = t.pool.clone();
     tokio::spawn(async move {

@@ -32,7 +32,9 @@ async fn env() -> Env {
         .unwrap()
         .sqlite_pool()
         .clone();
-    let token = quiescent::tokens::create(&pool, "rig-1").await.unwrap();
+    let token = quiescent::tokens::create(&store::Store::from_sqlite_pool(pool.clone()), "rig-1")
+        .await
+        .unwrap();
     Env {
         _dir: dir,
         pool,
@@ -69,7 +71,7 @@ impl Env {
 
     /// Samples stored, over every series.
     async fn samples(&self) -> i64 {
-        sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_data")
+        sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_block")
             .fetch_one(&self.pool)
             .await
             .unwrap()
@@ -84,7 +86,7 @@ impl Env {
             "artifacts",
             "artifact_chunks",
             "run_artifacts",
-            "series_data",
+            "series_block",
             "names",
             "idempotency_keys",
         ] {
@@ -255,7 +257,7 @@ async fn samples_of_run(pool: &SqlitePool, run_id: i64) -> i64 {
 /// Every run is whole: it has files and series, and each series holds exactly `n` samples.
 async fn assert_runs_complete(pool: &SqlitePool) {
     let bad: Vec<(i64, i64, i64)> = sqlx::query(
-        "SELECT id, n, length(vals) / 8 AS c FROM series_data WHERE n * 8 != length(vals)",
+        "SELECT id, n, length(vals) / 8 AS c FROM series_block WHERE n * 8 != length(vals)",
     )
     .fetch_all(pool)
     .await
@@ -357,11 +359,16 @@ async fn upload_is_201_then_the_same_upload_is_200() {
     assert_eq!(row.get::<String, _>(4), "quiet nohz_full=1-3");
     assert_eq!(row.get::<String, _>(5), "load=idle&tracer=function");
     assert_eq!(
-        quiescent::tokens::uploader_name(&env.pool, run_id).await,
+        quiescent::tokens::uploader_name(&store::Store::from_sqlite_pool(env.pool.clone()), run_id)
+            .await,
         Some("rig-1".into())
     );
     assert_eq!(
-        quiescent::tokens::uploader_name(&env.pool, run_id + 100).await,
+        quiescent::tokens::uploader_name(
+            &store::Store::from_sqlite_pool(env.pool.clone()),
+            run_id + 100
+        )
+        .await,
         None
     );
     for (seq, (name, bytes)) in files.iter().enumerate() {
@@ -431,7 +438,10 @@ async fn idempotency_key_returns_the_stored_run() {
     assert_eq!(env.count("idempotency_keys").await, 2);
 
     // Keys are per token: another rig using "k-1" gets its own upload.
-    let other_token = quiescent::tokens::create(&env.pool, "rig-2").await.unwrap();
+    let other_token =
+        quiescent::tokens::create(&store::Store::from_sqlite_pool(env.pool.clone()), "rig-2")
+            .await
+            .unwrap();
     let body = with_files(Form::meta(), &trace_stat_set(3)).finish();
     let req = post(Some(&format!("Bearer {other_token}")), body.clone())
         .header("idempotency-key", "k-1")
@@ -502,10 +512,16 @@ async fn revoked_token_is_403_and_its_runs_stay() {
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    quiescent::tokens::revoke(&env.pool, "rig-1").await.unwrap();
-    assert!(quiescent::tokens::revoke(&env.pool, "rig-1").await.is_err());
+    quiescent::tokens::revoke(&store::Store::from_sqlite_pool(env.pool.clone()), "rig-1")
+        .await
+        .unwrap();
     assert!(
-        quiescent::tokens::revoke(&env.pool, "nobody")
+        quiescent::tokens::revoke(&store::Store::from_sqlite_pool(env.pool.clone()), "rig-1")
+            .await
+            .is_err()
+    );
+    assert!(
+        quiescent::tokens::revoke(&store::Store::from_sqlite_pool(env.pool.clone()), "nobody")
             .await
             .is_err()
     );
@@ -517,7 +533,9 @@ async fn revoked_token_is_403_and_its_runs_stay() {
     .await;
     assert_error(&got, StatusCode::FORBIDDEN, "revoked");
     assert_eq!(env.count("runs").await, 1);
-    let list = quiescent::tokens::list(&env.pool).await.unwrap();
+    let list = quiescent::tokens::list(&store::Store::from_sqlite_pool(env.pool.clone()))
+        .await
+        .unwrap();
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].name, "rig-1");
     assert_eq!(list[0].runs, 1);
@@ -535,7 +553,7 @@ async fn tokens_are_stored_only_as_hashes() {
     assert_eq!(hash, hex::encode(Sha256::digest(env.token.as_bytes())));
     assert_eq!(env.token.len(), 64);
     assert!(matches!(
-        quiescent::tokens::create(&env.pool, "rig-1").await,
+        quiescent::tokens::create(&store::Store::from_sqlite_pool(env.pool.clone()), "rig-1").await,
         Err(quiescent::tokens::TokenError::Exists(_))
     ));
 }

@@ -133,7 +133,7 @@ async fn a_failing_file_leaves_nothing_behind() {
         "machines",
         "runs",
         "series",
-        "series_data",
+        "series_block",
         "names",
         "artifacts",
         "artifact_chunks",
@@ -259,6 +259,24 @@ async fn a_directory_of_per_cpu_files_gets_all_totals() {
     // 4 CPUs x 4 metrics, plus hit, time and avg totals.
     assert_eq!(out.series, 19);
     assert_eq!(out.samples, 19);
+    // Stored as one block per metric: the CPUs' series and the total of the same key together.
+    assert_eq!(count(&pool, "series_block").await, 4);
+    assert_eq!(count(&pool, "series").await, 19);
+    let hit_scopes: Vec<String> = sqlx::query_scalar(
+        "SELECT scope FROM series WHERE metric = 'rcu_preempt_deferred_qs_handle.hit' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(hit_scopes, ["cpu0", "cpu1", "cpu2", "cpu3", "all"]);
+    let cpu2: Vec<i64> = sqlx::query_scalar(
+        "SELECT id FROM series WHERE metric = 'rcu_preempt_deferred_qs_handle.hit' AND scope = 'cpu2'",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let vals = st.series_values(&cpu2).await.unwrap();
+    assert_eq!(vals, vec![(cpu2[0], vec![828243.0])]);
     let total = |metric: &'static str| {
         let pool = pool.clone();
         async move { only_value(&pool, metric).await }
@@ -290,7 +308,10 @@ async fn only_value(pool: &SqlitePool, metric: &str) -> f64 {
             .await
             .unwrap();
     assert_eq!(ids.len(), 1, "{metric}: one all series");
-    let vals = store::series_values(pool, &ids).await.unwrap();
+    let vals = store::Store::from_sqlite_pool(pool.clone())
+        .series_values(&ids)
+        .await
+        .unwrap();
     assert_eq!(vals[0].1.len(), 1, "{metric}: one sample");
     vals[0].1[0]
 }

@@ -2,10 +2,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use sqlx::SqlitePool;
+use store::Store;
 
 use crate::error::AppError;
-use crate::report::{Report, data};
+use crate::report::Report;
 use crate::web::runs::{ExtraBlock, extra_block};
 use crate::web::view::human;
 
@@ -48,7 +48,7 @@ pub(super) const TRACE_KEYS: [&str; 10] = [
     "entries_total",
 ];
 
-pub(super) async fn latency(pool: &SqlitePool, r: &Report) -> Result<Option<Latency>, AppError> {
+pub(super) async fn latency(store: &Store, r: &Report) -> Result<Option<Latency>, AppError> {
     if !r.comparisons.iter().any(|row| row.metric == "latency") {
         return Ok(None);
     }
@@ -57,12 +57,12 @@ pub(super) async fn latency(pool: &SqlitePool, r: &Report) -> Result<Option<Late
     let mut keys: BTreeSet<String> = BTreeSet::new();
     let mut raw: Vec<BTreeMap<String, String>> = Vec::new();
     for (side, ids) in [("base", &r.base.run_ids), ("head", &r.head.run_ids)] {
-        let rows = data::latency_artifacts(pool, ids, TRACES_SHOWN + 1).await?;
+        let rows = store.latency_artifacts(ids, TRACES_SHOWN + 1).await?;
         more |= rows.len() as i64 > TRACES_SHOWN;
         let shown = &rows[..rows.len().min(TRACES_SHOWN as usize)];
         let mut run_ids: Vec<i64> = shown.iter().map(|a| a.run_id).collect();
         run_ids.dedup();
-        let latencies = data::latency_samples(pool, &run_ids).await?;
+        let latencies = store.latency_samples(&run_ids).await?;
         let mut seen_in_run: HashMap<i64, usize> = HashMap::new();
         for row in shown {
             let run_id = row.run_id;

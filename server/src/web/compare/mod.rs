@@ -12,11 +12,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use compare::Settings;
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
+use store::Store;
 
 use super::view::{Missing, PageError, PageResult, close_matches, path_escape};
 use crate::error::AppError;
-use crate::report::{self, Report, Selection, data};
+use crate::report::{self, Report, Selection};
 use crate::state::AppState;
 
 mod latency;
@@ -212,10 +212,10 @@ pub struct CompareForm {
 
 impl CompareForm {
     /// The choices that exist, with nothing selected.
-    pub async fn load(pool: &SqlitePool) -> Result<CompareForm, AppError> {
-        let builds = data::build_labels_newest(pool, -1).await?;
-        let benchmarks = data::benchmarks(pool).await?;
-        let machines = data::machines(pool).await?;
+    pub async fn load(store: &Store) -> Result<CompareForm, AppError> {
+        let builds = store.build_labels_newest(-1).await?;
+        let benchmarks = store.benchmark_names().await?;
+        let machines = store.machine_names().await?;
         Ok(CompareForm {
             builds,
             benchmarks,
@@ -252,12 +252,12 @@ impl CompareForm {
 }
 
 /// A build label that does not exist: a 404 listing close labels.
-async fn check_builds(pool: &SqlitePool, sel: &Selection) -> PageResult<()> {
+async fn check_builds(store: &Store, sel: &Selection) -> PageResult<()> {
     for name in [&sel.base, &sel.head] {
-        match report::find_build(pool, name).await {
+        match report::find_build(store, name).await {
             Ok(_) => {}
             Err(AppError::NotFound(_)) => {
-                let labels = data::build_labels_sorted(pool).await?;
+                let labels = store.build_labels_sorted().await?;
                 return Err(PageError::Missing(Missing {
                     what: "build",
                     name: name.clone(),
@@ -277,7 +277,7 @@ pub async fn live_report(
     sel: &Selection,
     settings: &Settings,
 ) -> PageResult<Arc<Report>> {
-    let generation = st.cache.generation(&st.pool).await?;
+    let generation = st.store.generation().await?;
     let key = format!(
         "live\0{}",
         serde_json::to_string(&(sel, settings)).unwrap_or_default()
@@ -285,8 +285,8 @@ pub async fn live_report(
     if let Some(r) = st.cache.get(&key, generation) {
         return Ok(r);
     }
-    check_builds(&st.pool, sel).await?;
-    let r = Arc::new(report::build(&st.pool, sel, settings, None).await?);
+    check_builds(&st.store, sel).await?;
+    let r = Arc::new(report::build(&st.store, sel, settings, None).await?);
     st.cache.put(key, generation, r.clone());
     Ok(r)
 }
@@ -314,7 +314,7 @@ pub async fn cached_page<F>(st: &AppState, key: String, make: F) -> PageResult<R
 where
     F: std::future::Future<Output = PageResult<ComparePage>>,
 {
-    let generation = st.cache.generation(&st.pool).await?;
+    let generation = st.store.generation().await?;
     let body = match st.cache.get_page(&key, generation) {
         Some(b) => b,
         None => {
@@ -337,7 +337,7 @@ async fn page(
 ) -> PageResult<Response> {
     let key = format!("/compare?{}", raw.unwrap_or_default());
     cached_page(&st, key, async {
-        let mut form = CompareForm::load(&st.pool).await?;
+        let mut form = CompareForm::load(&st.store).await?;
         form.fill(&q);
         if q.is_blank() {
             return Ok(ComparePage {
@@ -348,7 +348,7 @@ async fn page(
         }
         let (sel, settings, filter) = q.parse()?;
         let report = live_report(&st, &sel, &settings).await?;
-        let v = CompareView::build(&st.pool, report, &sel, filter).await?;
+        let v = CompareView::build(&st.store, report, &sel, filter).await?;
         Ok(ComparePage {
             form,
             v: Some(v),

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use compare::{Flag, Settings};
-use sqlx::SqlitePool;
+use store::Store;
 
 use super::latency::{Latency, latency};
 use super::profile::{Profile, profiles};
@@ -38,7 +38,7 @@ pub struct CompareView {
 
 impl CompareView {
     pub async fn build(
-        pool: &SqlitePool,
+        store: &Store,
         report: Arc<Report>,
         sel: &Selection,
         filter: ViewFilter,
@@ -93,7 +93,7 @@ impl CompareView {
         Ok(CompareView {
             sweeps: sweeps(&r.comparisons),
             profiles: profiles(&r.comparisons),
-            latency: latency(pool, r).await?,
+            latency: latency(store, r).await?,
             email: crate::export::email::text(r),
             env_warning: r.env_diff.iter().any(|d| d.is_environmental()),
             csv_href: format!("/compare.csv?{query}"),

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
-use sqlx::SqlitePool;
 
 use crate::report::Report;
 
@@ -71,13 +70,6 @@ impl Default for ReportCache {
 }
 
 impl ReportCache {
-    /// The data generation: the highest run id (an O(1) rowid lookup).
-    pub async fn generation(&self, pool: &SqlitePool) -> Result<i64, sqlx::Error> {
-        sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM runs")
-            .fetch_one(pool)
-            .await
-    }
-
     pub fn get(&self, key: &str, generation: i64) -> Option<Arc<Report>> {
         self.reports.lock().ok()?.get(key, generation)
     }

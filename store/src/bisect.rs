@@ -1,0 +1,92 @@
+//! The record of bisection steps (`bisect_steps`): one row per `bisect-step`, listed by
+//! `bisect-log`.
+
+use serde::Serialize;
+
+use crate::{Error, Store};
+
+/// A step to record. The runs it measured are imported beforehand ([`Store::import_run`]).
+#[derive(Debug, Clone)]
+pub struct NewStep<'a> {
+    pub commit: &'a str,
+    pub build_label: &'a str,
+    pub machine: &'a str,
+    pub benchmark: &'a str,
+    pub series: &'a str,
+    pub good_ref: &'a str,
+    pub bad_ref: &'a str,
+    pub runs: i64,
+    pub samples: i64,
+    pub median: Option<f64>,
+    pub good_median: Option<f64>,
+    pub bad_median: Option<f64>,
+    pub p_good: Option<f64>,
+    pub p_bad: Option<f64>,
+    pub level: Option<f64>,
+    pub verdict: &'a str,
+    pub run_id: Option<i64>,
+}
+
+/// A stored step, as `bisect-log` lists it.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct StepRow {
+    pub id: i64,
+    pub created_at: i64,
+    pub commit: String,
+    pub build_label: String,
+    pub machine: String,
+    pub benchmark: String,
+    pub series: String,
+    pub runs: i64,
+    pub median: Option<f64>,
+    pub good_median: Option<f64>,
+    pub bad_median: Option<f64>,
+    pub p_good: Option<f64>,
+    pub p_bad: Option<f64>,
+    pub verdict: String,
+    pub run_id: Option<i64>,
+}
+
+impl Store {
+    /// Records a step; returns its id.
+    pub async fn insert_bisect_step(&self, s: &NewStep<'_>) -> Result<i64, Error> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO bisect_steps (created_at, commit_sha, build_label, machine, benchmark, series, \
+             good_ref, bad_ref, runs, samples, median, good_median, bad_median, p_good, p_bad, level, \
+             verdict, run_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(crate::now())
+        .bind(s.commit)
+        .bind(s.build_label)
+        .bind(s.machine)
+        .bind(s.benchmark)
+        .bind(s.series)
+        .bind(s.good_ref)
+        .bind(s.bad_ref)
+        .bind(s.runs)
+        .bind(s.samples)
+        .bind(s.median)
+        .bind(s.good_median)
+        .bind(s.bad_median)
+        .bind(s.p_good)
+        .bind(s.p_bad)
+        .bind(s.level)
+        .bind(s.verdict)
+        .bind(s.run_id)
+        .fetch_one(self.pool())
+        .await?)
+    }
+
+    /// Stored steps, oldest first; only those at commits starting with `commit` when given
+    /// (case-insensitive).
+    pub async fn bisect_steps(&self, commit: Option<&str>) -> Result<Vec<StepRow>, Error> {
+        Ok(sqlx::query_as::<_, StepRow>(
+            "SELECT id, created_at, commit_sha AS \"commit\", build_label, machine, benchmark, series, \
+             runs, median, good_median, bad_median, p_good, p_bad, verdict, run_id FROM bisect_steps \
+             WHERE ?1 IS NULL OR commit_sha LIKE ?1 || '%' ORDER BY id",
+        )
+        .bind(commit.map(str::to_ascii_lowercase))
+        .fetch_all(self.pool())
+        .await?)
+    }
+}

@@ -1,0 +1,218 @@
+//! Series gathered into blocks before they are written: one `series_block` row per (run,
+//! metric, unit, direction, label, statistic) holding every scope's samples. A per-CPU profile
+//! feeds each block from one file per CPU, so the blocks of a run are only complete at its end:
+//! they are held here, compactly, until then.
+
+use std::fmt::Write as _;
+
+use ingest::model::FastMap;
+use sqlx::{AssertSqlSafe, SqliteConnection};
+
+use crate::Error;
+use crate::write::{Row, pack};
+
+/// Series per block at most: a series id is (block id << 16) | its index.
+pub(crate) const MAX_SERIES: usize = 1 << 16;
+/// Block rows per INSERT statement (10 bound values each).
+const ROWS_PER_STMT: usize = 400;
+
+/// (run, metric, unit, direction, label, statistic).
+type BlockKey = (i64, [u32; 5]);
+
+struct Block {
+    key: BlockKey,
+    scopes: Vec<u32>,
+    /// (index of the series in `scopes`, value) in arrival order.
+    vals: Vec<(u32, f64)>,
+    /// Whether `vals` is already ordered by series index.
+    ordered: bool,
+}
+
+/// The series of an import, by slot (the import's own series numbering, from 0).
+#[derive(Default)]
+pub(crate) struct Blocks {
+    index: FastMap<BlockKey, u32>,
+    blocks: Vec<Block>,
+    /// Slot -> (block, index in the block).
+    slots: Vec<(u32, u32)>,
+    /// Samples per slot.
+    lens: Vec<u32>,
+}
+
+impl Blocks {
+    /// Adds a new series as slot `slot` (slots are added in increasing order, without gaps).
+    pub(crate) fn add(&mut self, slot: usize, r: &Row) {
+        debug_assert_eq!(slot, self.slots.len());
+        let key = (
+            r.run_id,
+            [r.metric, r.unit, r.direction, r.label, r.statistic],
+        );
+        let b = match self.index.get(&key) {
+            Some(&b) if self.blocks[b as usize].scopes.len() < MAX_SERIES => b,
+            _ => {
+                let b = self.blocks.len() as u32;
+                self.blocks.push(Block {
+                    key,
+                    scopes: Vec::new(),
+                    vals: Vec::new(),
+                    ordered: true,
+                });
+                self.index.insert(key, b);
+                b
+            }
+        };
+        let block = &mut self.blocks[b as usize];
+        let pos = block.scopes.len() as u32;
+        block.scopes.push(r.scope);
+        self.slots.push((b, pos));
+        self.lens.push(0);
+        self.append(slot, &r.vals);
+    }
+
+    /// Adds a new series as slot `slot` in a block of its own.
+    pub(crate) fn add_alone(&mut self, slot: usize, r: &Row) {
+        self.index.clear();
+        self.add(slot, r);
+        self.index.clear();
+    }
+
+    /// Adds samples to the series of `slot`.
+    pub(crate) fn append(&mut self, slot: usize, values: &[f64]) {
+        let (b, pos) = self.slots[slot];
+        let block = &mut self.blocks[b as usize];
+        if block.vals.last().is_some_and(|&(p, _)| p > pos) {
+            block.ordered = false;
+        }
+        block.vals.extend(values.iter().map(|&v| (pos, v)));
+        self.lens[slot] += values.len() as u32;
+    }
+
+    /// Samples of the series of `slot` so far.
+    pub(crate) fn len(&self, slot: usize) -> usize {
+        self.lens[slot] as usize
+    }
+
+    /// Slots used so far.
+    pub(crate) fn slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Writes every block (ids after the highest stored one) through multi-row statements.
+    pub(crate) async fn write(self, conn: &mut SqliteConnection) -> Result<(), Error> {
+        let mut next: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_block")
+            .fetch_one(&mut *conn)
+            .await?;
+        for chunk in self.blocks.chunks(ROWS_PER_STMT) {
+            let mut sql = String::with_capacity(140 + chunk.len() * 24);
+            sql.push_str(
+                "INSERT INTO series_block (id, run_id, metric_id, unit_id, direction_id, label_id, statistic_id, series, n, vals) VALUES ",
+            );
+            for i in 0..chunk.len() {
+                sql.push_str(if i == 0 {
+                    "(?,?,?,?,?,?,?,?,?,?)"
+                } else {
+                    ",(?,?,?,?,?,?,?,?,?,?)"
+                });
+            }
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for b in chunk {
+                let (series, vals) = encode(b);
+                let [metric, unit, direction, label, statistic] = b.key.1;
+                q = q
+                    .bind(next)
+                    .bind(b.key.0)
+                    .bind(metric as i64)
+                    .bind(unit as i64)
+                    .bind(direction as i64)
+                    .bind(nonzero(label))
+                    .bind(nonzero(statistic))
+                    .bind(series)
+                    .bind(b.vals.len() as i64)
+                    .bind(vals);
+                next += 1;
+            }
+            q.execute(&mut *conn).await?;
+        }
+        Ok(())
+    }
+}
+
+fn nonzero(id: u32) -> Option<i64> {
+    (id != 0).then_some(id as i64)
+}
+
+/// The block's `series` JSON and packed samples, each series' samples together in arrival
+/// order.
+fn encode(b: &Block) -> (String, Vec<u8>) {
+    let mut counts = vec![0u32; b.scopes.len()];
+    for &(p, _) in &b.vals {
+        counts[p as usize] += 1;
+    }
+    let mut series = String::with_capacity(b.scopes.len() * 12 + 2);
+    series.push('[');
+    for (i, (s, n)) in b.scopes.iter().zip(&counts).enumerate() {
+        if i > 0 {
+            series.push(',');
+        }
+        let _ = write!(series, "[{s},{n}]");
+    }
+    series.push(']');
+    let vals: Vec<f64> = if b.ordered {
+        b.vals.iter().map(|&(_, v)| v).collect()
+    } else {
+        let mut sorted = b.vals.clone();
+        sorted.sort_by_key(|&(p, _)| p);
+        sorted.into_iter().map(|(_, v)| v).collect()
+    };
+    (series, pack(&vals))
+}
+
+/// The series of a stored block: (scope name id, sample count) per series, in order.
+pub(crate) fn decode_series(json: &str) -> Result<Vec<(u32, usize)>, Error> {
+    serde_json::from_str(json).map_err(|e| Error::Corrupt(format!("series of a block: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::write::unpack;
+
+    fn row(run_id: i64, metric: u32, scope: u32, vals: &[f64]) -> Row {
+        Row {
+            id: 0,
+            run_id,
+            metric,
+            unit: 1,
+            direction: 2,
+            scope,
+            label: 0,
+            statistic: 0,
+            vals: vals.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_key_gathers_its_scopes_and_late_samples_join_their_series() {
+        let mut b = Blocks::default();
+        b.add(0, &row(1, 10, 20, &[1.0]));
+        b.add(1, &row(1, 10, 21, &[2.0]));
+        b.add(2, &row(1, 11, 20, &[5.0]));
+        b.add(3, &row(2, 10, 20, &[6.0]));
+        // More samples of the first series, after the second one's.
+        b.append(0, &[3.0, 4.0]);
+        assert_eq!((b.len(0), b.len(1), b.slots()), (3, 1, 4));
+        assert_eq!(b.blocks.len(), 3, "one block per (run, metric, ...)");
+        let (series, vals) = encode(&b.blocks[0]);
+        assert_eq!(series, "[[20,3],[21,1]]");
+        assert_eq!(unpack(&vals).unwrap(), [1.0, 3.0, 4.0, 2.0]);
+        assert_eq!(decode_series(&series).unwrap(), [(20, 3), (21, 1)]);
+    }
+
+    #[test]
+    fn alone_means_a_block_each() {
+        let mut b = Blocks::default();
+        b.add_alone(0, &row(1, 10, 20, &[1.0]));
+        b.add_alone(1, &row(1, 10, 21, &[2.0]));
+        assert_eq!(b.blocks.len(), 2);
+    }
+}

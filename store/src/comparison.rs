@@ -1,0 +1,268 @@
+//! Every database read behind a comparison (the report, the comparison page, `compare` and
+//! bisection): builds by label or commit, the runs of a selection, their series keys and
+//! samples, and latency traces. Typed rows only; no knowledge of pages or reports.
+
+use std::collections::{BTreeSet, HashMap};
+
+use ingest::model::{Direction, Unit};
+use serde::Serialize;
+use sqlx::{AssertSqlSafe, Row as _};
+
+use crate::{Error, Store};
+
+/// Runs are bound in chunks of this many ids: SQLite limits the number of bound parameters.
+const CHUNK: usize = 500;
+
+/// A build as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BuildInfo {
+    pub label: String,
+    pub commit: Option<String>,
+    pub kernel_version: Option<String>,
+    pub config: Option<String>,
+    pub cmdline: Option<String>,
+}
+
+/// What a build lookup found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildLookup {
+    Found(BuildInfo),
+    /// The name is a commit prefix of several builds.
+    Ambiguous,
+    Missing,
+}
+
+/// A stored series with the run facts that identify it across runs.
+#[derive(Debug, Clone)]
+pub struct SeriesRow {
+    pub id: i64,
+    pub benchmark: String,
+    pub params_key: String,
+    pub metric: String,
+    pub scope: String,
+    pub statistic: Option<String>,
+    pub label: Option<String>,
+    pub unit: Unit,
+    pub direction: Direction,
+}
+
+/// A latency trace file stored with a run.
+#[derive(Debug, Clone)]
+pub struct LatencyArtifact {
+    pub run_id: i64,
+    pub seq: i64,
+    pub file_name: String,
+    pub meta_json: String,
+    pub extra_json: String,
+}
+
+impl Store {
+    /// Finds a build by label, or by commit id (a unique prefix of at least 7 hex digits).
+    pub async fn find_build(&self, name: &str) -> Result<BuildLookup, Error> {
+        let pool = self.pool();
+        let q = "SELECT label, commit_sha, kernel_version, config, cmdline FROM builds ";
+        let row = sqlx::query(AssertSqlSafe(format!("{q} WHERE label = ?")))
+            .bind(name)
+            .fetch_optional(pool)
+            .await?;
+        let row = match row {
+            Some(r) => r,
+            None if name.len() >= 7 && name.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                let mut rows = sqlx::query(AssertSqlSafe(format!(
+                    "{q} WHERE commit_sha LIKE ? || '%' LIMIT 2"
+                )))
+                .bind(name.to_ascii_lowercase())
+                .fetch_all(pool)
+                .await?;
+                match rows.len() {
+                    0 => return Ok(BuildLookup::Missing),
+                    1 => rows.remove(0),
+                    _ => return Ok(BuildLookup::Ambiguous),
+                }
+            }
+            None => return Ok(BuildLookup::Missing),
+        };
+        Ok(BuildLookup::Found(BuildInfo {
+            label: row.get(0),
+            commit: row.get(1),
+            kernel_version: row.get(2),
+            config: row.get(3),
+            cmdline: row.get(4),
+        }))
+    }
+
+    /// Build labels, newest first; at most `limit` (all when negative).
+    pub async fn build_labels_newest(&self, limit: i64) -> Result<Vec<String>, Error> {
+        Ok(
+            sqlx::query_scalar(
+                "SELECT label FROM builds ORDER BY created_at DESC, id DESC LIMIT ?",
+            )
+            .bind(limit)
+            .fetch_all(self.pool())
+            .await?,
+        )
+    }
+
+    /// Every build label, in alphabetical order.
+    pub async fn build_labels_sorted(&self) -> Result<Vec<String>, Error> {
+        Ok(
+            sqlx::query_scalar("SELECT label FROM builds ORDER BY label")
+                .fetch_all(self.pool())
+                .await?,
+        )
+    }
+
+    /// Every benchmark name that has runs.
+    pub async fn benchmark_names(&self) -> Result<Vec<String>, Error> {
+        Ok(
+            sqlx::query_scalar("SELECT DISTINCT benchmark FROM runs ORDER BY 1")
+                .fetch_all(self.pool())
+                .await?,
+        )
+    }
+
+    /// Every machine name.
+    pub async fn machine_names(&self) -> Result<Vec<String>, Error> {
+        Ok(
+            sqlx::query_scalar("SELECT name FROM machines ORDER BY name")
+                .fetch_all(self.pool())
+                .await?,
+        )
+    }
+
+    /// The data generation: the highest run id (runs are only ever added, so any import
+    /// changes it). An O(1) rowid lookup.
+    pub async fn generation(&self) -> Result<i64, Error> {
+        Ok(sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM runs")
+            .fetch_one(self.pool())
+            .await?)
+    }
+
+    /// Ids of the runs of a build, optionally only of one benchmark and one machine.
+    pub async fn select_runs(
+        &self,
+        label: &str,
+        benchmark: Option<&str>,
+        machine: Option<&str>,
+    ) -> Result<Vec<i64>, Error> {
+        Ok(sqlx::query_scalar(
+            "SELECT r.id FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id \
+             WHERE b.label = ?1 AND (?2 IS NULL OR r.benchmark = ?2) AND (?3 IS NULL OR m.name = ?3) ORDER BY r.id",
+        )
+        .bind(label)
+        .bind(benchmark)
+        .bind(machine)
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    /// Names of the machines these runs executed on, sorted, each once.
+    pub async fn machines_of(&self, runs: &[i64]) -> Result<Vec<String>, Error> {
+        let mut out = BTreeSet::new();
+        for chunk in runs.chunks(CHUNK) {
+            let sql = format!(
+                "SELECT DISTINCT m.name FROM runs r JOIN machines m ON m.id = r.machine_id WHERE r.id IN ({})",
+                placeholders(chunk.len())
+            );
+            let mut q = sqlx::query_scalar::<_, String>(AssertSqlSafe(sql));
+            for id in chunk {
+                q = q.bind(id);
+            }
+            out.extend(q.fetch_all(self.pool()).await?);
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    /// The series of these runs.
+    pub async fn series_of_runs(&self, runs: &[i64]) -> Result<Vec<SeriesRow>, Error> {
+        let mut out = Vec::new();
+        for chunk in runs.chunks(CHUNK) {
+            let sql = format!(
+                "SELECT s.id, r.benchmark, r.params_key, s.metric, s.scope, s.statistic, s.label, s.unit, s.direction \
+                 FROM series s JOIN runs r ON r.id = s.run_id WHERE s.run_id IN ({})",
+                placeholders(chunk.len())
+            );
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for id in chunk {
+                q = q.bind(id);
+            }
+            for s in q.fetch_all(self.pool()).await? {
+                out.push(SeriesRow {
+                    id: s.get(0),
+                    benchmark: s.get(1),
+                    params_key: s.get(2),
+                    metric: s.get(3),
+                    scope: s.get(4),
+                    statistic: s.get(5),
+                    label: s.get(6),
+                    unit: Unit::from(s.get::<String, _>(7)),
+                    // The store writes only the three names; anything else reads as the default.
+                    direction: Direction::parse(s.get(8)).unwrap_or(Direction::LowerIsBetter),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The samples of these series as (series id, value), in no particular order.
+    pub async fn samples_of_series(&self, series: &[i64]) -> Result<Vec<(i64, f64)>, Error> {
+        let mut out = Vec::new();
+        for (id, values) in self.series_values(series).await? {
+            out.extend(values.into_iter().map(|v| (id, v)));
+        }
+        Ok(out)
+    }
+
+    /// The first `limit` latency artifacts of these runs, by run and sequence.
+    pub async fn latency_artifacts(
+        &self,
+        runs: &[i64],
+        limit: i64,
+    ) -> Result<Vec<LatencyArtifact>, Error> {
+        let ids_json = serde_json::to_string(runs).unwrap_or_else(|_| "[]".into());
+        let rows = sqlx::query(
+            "SELECT ra.run_id, ra.seq, ra.file_name, ra.meta_json, ra.extra_json FROM run_artifacts ra \
+             WHERE ra.format = 'latency' AND ra.run_id IN (SELECT value FROM json_each(?1)) \
+             ORDER BY ra.run_id, ra.seq LIMIT ?2",
+        )
+        .bind(ids_json)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| LatencyArtifact {
+                run_id: r.get(0),
+                seq: r.get(1),
+                file_name: r.get(2),
+                meta_json: r.get(3),
+                extra_json: r.get(4),
+            })
+            .collect())
+    }
+
+    /// The plain `latency` samples of each of these runs (no label, no statistic), in stored
+    /// order.
+    pub async fn latency_samples(&self, runs: &[i64]) -> Result<HashMap<i64, Vec<f64>>, Error> {
+        let ids_json = serde_json::to_string(runs).unwrap_or_else(|_| "[]".into());
+        let rows: Vec<(i64, i64)> = sqlx::query_as(
+            "SELECT se.id, se.run_id FROM series se \
+             WHERE se.run_id IN (SELECT value FROM json_each(?1)) AND se.metric = 'latency' \
+               AND se.label IS NULL AND se.statistic IS NULL ORDER BY se.run_id, se.id",
+        )
+        .bind(ids_json)
+        .fetch_all(self.pool())
+        .await?;
+        let run_of: HashMap<i64, i64> = rows.iter().copied().collect();
+        let ids: Vec<i64> = rows.iter().map(|&(id, _)| id).collect();
+        let mut out: HashMap<i64, Vec<f64>> = HashMap::new();
+        for (id, values) in self.series_values(&ids).await? {
+            out.entry(run_of[&id]).or_default().extend(values);
+        }
+        Ok(out)
+    }
+}
+
+pub(crate) fn placeholders(n: usize) -> String {
+    vec!["?"; n].join(",")
+}

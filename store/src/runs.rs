@@ -1,0 +1,240 @@
+//! Reads of runs: lists, one run's facts, its series keys and its stored files.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use sqlx::Row as _;
+
+use crate::browse::Build;
+use crate::{Error, Store};
+
+/// One line of a run list.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct RunSummary {
+    pub id: i64,
+    pub build: String,
+    pub machine: String,
+    pub benchmark: String,
+    /// `k=v&k=v`, sorted by key.
+    pub params_key: String,
+    pub created_at: i64,
+    pub series: i64,
+    pub samples: i64,
+}
+
+/// Which runs to list. Empty strings count as absent.
+#[derive(Debug, Clone, Default)]
+pub struct RunQuery<'a> {
+    pub build: Option<&'a str>,
+    pub machine: Option<&'a str>,
+    pub benchmark: Option<&'a str>,
+    /// At most this many (all when `None`).
+    pub limit: Option<i64>,
+    /// Newest first (by id) instead of oldest first.
+    pub newest_first: bool,
+}
+
+/// One run's facts.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    pub id: i64,
+    pub build: Build,
+    pub machine: String,
+    pub machine_facts: BTreeMap<String, String>,
+    pub benchmark: String,
+    pub params: BTreeMap<String, String>,
+    pub created_at: i64,
+    /// The upload token's name, when the run was uploaded.
+    pub uploaded_by: Option<String>,
+}
+
+/// A series of a run: its key and its samples in stored order.
+#[derive(Debug, Clone)]
+pub struct RunSeries {
+    pub id: i64,
+    pub metric: String,
+    pub scope: String,
+    pub label: Option<String>,
+    pub statistic: Option<String>,
+    pub unit: String,
+    pub direction: String,
+    pub values: Vec<f64>,
+}
+
+/// A file stored with a run, with what parsing it found (JSON as stored).
+#[derive(Debug, Clone)]
+pub struct RunArtifact {
+    pub seq: i64,
+    pub artifact_id: i64,
+    pub file_name: String,
+    pub format: String,
+    pub size: i64,
+    pub sha256: String,
+    pub meta_json: String,
+    pub warnings_json: String,
+    pub warning_count: i64,
+    pub extra_json: String,
+}
+
+impl Store {
+    /// Runs matching `q`, with their series and sample counts.
+    pub async fn runs(&self, q: &RunQuery<'_>) -> Result<Vec<RunSummary>, Error> {
+        let some = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_string);
+        let sql = format!(
+            "SELECT r.id, b.label AS build, m.name AS machine, r.benchmark, r.params_key, r.created_at, \
+                    (SELECT COALESCE(SUM(json_array_length(s.series)), 0) FROM series_block s WHERE s.run_id = r.id) AS series, \
+                    (SELECT COALESCE(SUM(n), 0) FROM series_block s WHERE s.run_id = r.id) AS samples \
+             FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id \
+             WHERE (?1 IS NULL OR b.label = ?1) AND (?2 IS NULL OR m.name = ?2) \
+               AND (?3 IS NULL OR r.benchmark = ?3) \
+             ORDER BY r.id {} LIMIT ?4",
+            if q.newest_first { "DESC" } else { "ASC" }
+        );
+        Ok(sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(sql))
+            .bind(some(q.build))
+            .bind(some(q.machine))
+            .bind(some(q.benchmark))
+            .bind(q.limit.unwrap_or(-1))
+            .fetch_all(self.pool())
+            .await?)
+    }
+
+    /// One run's facts; `None` when it does not exist.
+    pub async fn run(&self, id: i64) -> Result<Option<RunInfo>, Error> {
+        let pool = self.pool();
+        let Some(r) = sqlx::query(
+            "SELECT r.build_id, m.id, m.name, r.benchmark, r.created_at, t.name \
+             FROM runs r JOIN machines m ON m.id = r.machine_id LEFT JOIN tokens t ON t.id = r.token_id \
+             WHERE r.id = ?",
+        )
+        .bind(id)
+        .fetch_optional(pool)
+        .await?
+        else {
+            return Ok(None);
+        };
+        let build = self
+            .build_by_id(r.get(0))
+            .await?
+            .ok_or_else(|| Error::Corrupt(format!("run {id} refers to a missing build")))?;
+        let machine_id: i64 = r.get(1);
+        let machine_facts = self
+            .machine_facts(Some(machine_id))
+            .await?
+            .remove(&machine_id)
+            .unwrap_or_default();
+        let params: BTreeMap<String, String> = sqlx::query_as::<_, (String, String)>(
+            "SELECT key, value FROM run_params WHERE run_id = ? ORDER BY key",
+        )
+        .bind(id)
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .collect();
+        Ok(Some(RunInfo {
+            id,
+            build,
+            machine: r.get(2),
+            machine_facts,
+            benchmark: r.get(3),
+            params,
+            created_at: r.get(4),
+            uploaded_by: r.get(5),
+        }))
+    }
+
+    /// A run's series with their samples, ordered by metric, scope, label, statistic.
+    pub async fn run_series(&self, run_id: i64) -> Result<Vec<RunSeries>, Error> {
+        let rows = sqlx::query(
+            "SELECT id, metric, scope, label, statistic, unit, direction FROM series \
+             WHERE run_id = ? ORDER BY metric, scope, label, statistic, id",
+        )
+        .bind(run_id)
+        .fetch_all(self.pool())
+        .await?;
+        let mut values: std::collections::HashMap<i64, Vec<f64>> =
+            self.run_values(run_id).await?.into_iter().collect();
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                let id: i64 = r.get(0);
+                RunSeries {
+                    id,
+                    metric: r.get(1),
+                    scope: r.get(2),
+                    label: r.get(3),
+                    statistic: r.get(4),
+                    unit: r.get(5),
+                    direction: r.get(6),
+                    values: values.remove(&id).unwrap_or_default(),
+                }
+            })
+            .collect())
+    }
+
+    /// The files of a run in input order, optionally of one format only.
+    pub async fn run_artifacts(
+        &self,
+        run_id: i64,
+        format: Option<&str>,
+    ) -> Result<Vec<RunArtifact>, Error> {
+        let rows = sqlx::query(
+            "SELECT ra.seq, ra.artifact_id, ra.file_name, ra.format, a.size, a.sha256, ra.meta_json, \
+                    ra.warnings_json, ra.warning_count, ra.extra_json \
+             FROM run_artifacts ra JOIN artifacts a ON a.id = ra.artifact_id \
+             WHERE ra.run_id = ?1 AND (?2 IS NULL OR ra.format = ?2) ORDER BY ra.seq",
+        )
+        .bind(run_id)
+        .bind(format)
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| RunArtifact {
+                seq: r.get(0),
+                artifact_id: r.get(1),
+                file_name: r.get(2),
+                format: r.get(3),
+                size: r.get(4),
+                sha256: r.get(5),
+                meta_json: r.get(6),
+                warnings_json: r.get(7),
+                warning_count: r.get(8),
+                extra_json: r.get(9),
+            })
+            .collect())
+    }
+
+    /// File number `seq` of a run as (artifact id, file name, size); `None` when absent.
+    pub async fn run_file(
+        &self,
+        run_id: i64,
+        seq: i64,
+    ) -> Result<Option<(i64, String, i64)>, Error> {
+        Ok(sqlx::query_as(
+            "SELECT ra.artifact_id, ra.file_name, a.size FROM run_artifacts ra \
+             JOIN artifacts a ON a.id = ra.artifact_id WHERE ra.run_id = ? AND ra.seq = ?",
+        )
+        .bind(run_id)
+        .bind(seq)
+        .fetch_optional(self.pool())
+        .await?)
+    }
+
+    /// Chunk `seq` of a stored artifact (chunks are numbered from 0; `None` past the end).
+    pub async fn artifact_chunk(
+        &self,
+        artifact_id: i64,
+        seq: i64,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        Ok(
+            sqlx::query_scalar(
+                "SELECT data FROM artifact_chunks WHERE artifact_id = ? AND seq = ?",
+            )
+            .bind(artifact_id)
+            .bind(seq)
+            .fetch_optional(self.pool())
+            .await?,
+        )
+    }
+}
