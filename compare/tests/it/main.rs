@@ -1,5 +1,7 @@
 //! Integration tests of the statistics engine.
 
+mod changepoint;
+mod changepoint_props;
 mod policy;
 mod props;
 mod reference;

@@ -9,6 +9,7 @@ mod bisect;
 mod bisect_db;
 mod compare_cmd;
 pub mod demo;
+mod detect;
 mod ingest_cmd;
 mod parse;
 pub mod runs;
@@ -37,6 +38,8 @@ pub enum Command {
     Compare(compare_cmd::CompareArgs),
     /// Build a database from the bundled real datasets and serve the dashboard.
     Demo(demo::DemoArgs),
+    /// Change points of one series given as CSV `position,value`.
+    Detect(detect::DetectArgs),
     /// Manage the upload tokens of test rigs.
     Token(token::TokenArgs),
     /// Send FILEs or DIRs as one run to a quiescent server (POST /api/v1/runs).
@@ -122,6 +125,7 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Artifact(args) => artifact::run(args).await,
         Command::Compare(args) => compare_cmd::run(args).await,
         Command::Demo(args) => demo::run(args).await,
+        Command::Detect(args) => detect::run(args),
         Command::Token(args) => token::run(args).await,
         Command::Upload(args) => upload::run(args).await,
         Command::BisectStep(args) => bisect::run_step(args).await,

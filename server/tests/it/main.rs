@@ -4,6 +4,7 @@ mod bisect;
 mod cli;
 mod common;
 mod demo_reports;
+mod detect;
 mod hardening;
 mod upgrade;
 mod upload;
