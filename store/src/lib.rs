@@ -5,9 +5,11 @@
 //! Everything that reads or writes the database goes through [`Store`], so that another backend
 //! (PostgreSQL) can sit beside SQLite behind the same functions.
 
+mod alerts;
 mod artifacts;
 mod error;
 mod idempotency;
+mod history;
 mod import;
 mod meta;
 mod open;
@@ -19,7 +21,9 @@ mod tokens;
 mod upgrade;
 mod write;
 
+pub use alerts::{ALERT_STATES, Alert, AlertFilter, AlertGroup, NewAlert, Triage};
 pub use error::{Error, Result};
+pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement};
 pub use meta::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source, params_key, safe_file_name};
 pub use open::SQLITE_MIGRATOR;
 pub use read::{run_values, series_values};
