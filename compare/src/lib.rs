@@ -8,11 +8,8 @@
 //! other input, but results for it are unspecified. Every function is O((n + m) log(n + m)) or
 //! better in time and linear in memory, so a million samples a side is fine.
 
-<<<<<<< HEAD
 pub mod bisect;
-=======
 pub mod changepoint;
->>>>>>> detect
 mod describe;
 mod effect;
 pub mod pool;
