@@ -100,8 +100,8 @@ fn table(cps: &[ChangePoint], direction: Direction) -> String {
         t.add_row([
             c.position.to_string(),
             format!("{}..{}", c.before.first_position, c.build_before),
-            super::sig(c.before.median),
-            super::sig(c.after.median),
+            crate::format::sig(c.before.median),
+            crate::format::sig(c.after.median),
             format!("{:+.2}%", c.change_pct),
             format!(
                 "[{:+.2}%, {:+.2}%]",
