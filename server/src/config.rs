@@ -32,6 +32,10 @@ pub struct ServeArgs {
     /// Directory of static files (CSS, JS); defaults to the one built into the binary.
     #[arg(long, env = "QUIESCENT_STATIC_DIR")]
     pub static_dir: Option<PathBuf>,
+
+    /// URL that each new alert group is POSTed to as JSON (retried with backoff).
+    #[arg(long, env = "QUIESCENT_WEBHOOK")]
+    pub webhook: Option<String>,
 }
 
 impl DbArgs {
@@ -69,6 +73,7 @@ impl Default for ServeArgs {
             request_timeout_secs: 120,
             header_timeout_secs: 30,
             static_dir: None,
+            webhook: None,
         }
     }
 }

@@ -197,3 +197,31 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
     groups.dedup();
     Ok(groups)
 }
+
+/// [`after_import`] for the server: detection failures are logged, not turned into a failed
+/// upload (the run is stored), and new groups go to the webhook in the background.
+pub async fn after_upload(
+    state: &crate::AppState,
+    run_ids: &[i64],
+    placement: &Placement,
+) -> Result<(), crate::AppError> {
+    let store = state.store.clone();
+    if let Err(e) = after_import(&store, run_ids, placement).await {
+        if e.downcast_ref::<store::Error>()
+            .is_some_and(|e| matches!(e, store::Error::Invalid(_)))
+        {
+            return Err(crate::AppError::BadRequest(format!("{e:#}")));
+        }
+        tracing::error!("change-point detection after upload failed: {e:#}");
+    }
+    if let Some(url) = state.config.webhook.clone() {
+        tokio::spawn(async move {
+            if let Err(e) =
+                notify::send_pending(&store, &url, 5, std::time::Duration::from_millis(500)).await
+            {
+                tracing::warn!("webhook: {e:#}");
+            }
+        });
+    }
+    Ok(())
+}
