@@ -121,7 +121,7 @@ pub async fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
             a.params_key.clone(),
             a.machine.clone(),
             format!("{:+.1}% {}", a.change_pct, a.kind),
-            crate::format::sig(a.q),
+            crate::format::p_value(Some(a.q)),
             a.state.clone(),
         ]);
     }
