@@ -16,6 +16,7 @@ use crate::config::{DbArgs, ServeArgs};
 use crate::error::AppError;
 use crate::state::AppState;
 
+pub mod alerts;
 pub mod api;
 pub mod assets;
 pub mod builds;
@@ -23,6 +24,8 @@ pub mod cache;
 pub mod charts;
 pub mod compare;
 pub mod headers;
+pub mod history;
+pub mod history_chart;
 pub mod home;
 pub mod machines;
 pub mod runs;
@@ -48,6 +51,8 @@ pub fn app(state: AppState) -> Router {
         .merge(share::routes())
         .merge(api::routes())
         .merge(upload::routes())
+        .merge(alerts::routes())
+        .merge(history::routes())
         .merge(statics)
         .fallback(not_found)
         .layer(CompressionLayer::new())
