@@ -5,7 +5,7 @@
 use crate::history::Loaded;
 use crate::history::aggregate::BuildSummary;
 
-const LEFT: f64 = 64.0;
+const LEFT: f64 = 84.0;
 const RIGHT: f64 = 12.0;
 const TOP: f64 = 10.0;
 const BOTTOM: f64 = 28.0;
