@@ -152,12 +152,13 @@ impl Store {
         .bind(t)
         .execute(&mut *tx)
         .await?;
-        let group_id: i64 =
-            sqlx::query_scalar("SELECT id FROM alert_groups WHERE branch_id = $1 AND build_id = $2")
-                .bind(a.branch_id)
-                .bind(a.build_after_id)
-                .fetch_one(&mut *tx)
-                .await?;
+        let group_id: i64 = sqlx::query_scalar(
+            "SELECT id FROM alert_groups WHERE branch_id = $1 AND build_id = $2",
+        )
+        .bind(a.branch_id)
+        .bind(a.build_after_id)
+        .fetch_one(&mut *tx)
+        .await?;
         sqlx::query(
             "INSERT INTO alerts (group_id, history_series_id, build_before_id, build_after_id, before_median, after_median, \
              change_pct, low_pct, high_pct, p, q, kind, created_at, updated_at) \
@@ -279,11 +280,11 @@ impl Store {
 
     /// Groups with alerts not yet sent to the webhook, oldest first.
     pub async fn unnotified_groups(&self) -> Result<Vec<i64>, Error> {
-        Ok(sqlx::query_scalar(
-            "SELECT id FROM alert_groups WHERE notified_at IS NULL ORDER BY id",
+        Ok(
+            sqlx::query_scalar("SELECT id FROM alert_groups WHERE notified_at IS NULL ORDER BY id")
+                .fetch_all(self.sqlite_pool())
+                .await?,
         )
-        .fetch_all(self.sqlite_pool())
-        .await?)
     }
 
     /// Marks a group as sent.

@@ -8,8 +8,8 @@
 mod alerts;
 mod artifacts;
 mod error;
-mod idempotency;
 mod history;
+mod idempotency;
 mod import;
 mod meta;
 mod open;

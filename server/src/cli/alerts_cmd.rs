@@ -109,7 +109,16 @@ pub async fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header([
-        "id", "group", "build", "benchmark", "metric", "params", "machine", "change", "q", "state",
+        "id",
+        "group",
+        "build",
+        "benchmark",
+        "metric",
+        "params",
+        "machine",
+        "change",
+        "q",
+        "state",
     ]);
     for a in &alerts {
         table.add_row([

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use anyhow::Context;
 use compare::bisect::Look;
-use store::{BuildMeta, InputFile, RunMeta};
 use sqlx::{Row, SqlitePool};
+use store::{BuildMeta, InputFile, RunMeta};
 
 use super::bisect::{RefSeries, SeriesName};
 use crate::report::{self, Selection};

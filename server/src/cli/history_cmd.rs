@@ -107,7 +107,7 @@ pub async fn run_history(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     for key in &keys {
         let loaded = history::load(&store, key).await?;
         let (pos, vals) = loaded.flat();
-        let summaries = aggregate::per_build(&pos, &vals)?;
+        let summaries = aggregate::per_build_blocking(pos, vals).await?;
         let builds = summaries
             .into_iter()
             .map(|s| BuildOut {
@@ -118,7 +118,11 @@ pub async fn run_history(args: HistoryArgs) -> anyhow::Result<ExitCode> {
                     .find(|p| p.position == s.position)
                     .map(|p| p.label.clone())
                     .unwrap_or_default(),
-                runs: loaded.points.iter().filter(|p| p.position == s.position).count(),
+                runs: loaded
+                    .points
+                    .iter()
+                    .filter(|p| p.position == s.position)
+                    .count(),
                 summary: s,
             })
             .collect();
@@ -192,7 +196,14 @@ pub async fn run_commits(args: CommitsArgs) -> anyhow::Result<ExitCode> {
     let output = std::process::Command::new("git")
         .arg("-C")
         .arg(&repo)
-        .args(["log", "--first-parent", "--reverse", "--format=%H", &rev, "--"])
+        .args([
+            "log",
+            "--first-parent",
+            "--reverse",
+            "--format=%H",
+            &rev,
+            "--",
+        ])
         .output()
         .with_context(|| format!("running git log in {}", repo.display()))?;
     if !output.status.success() {

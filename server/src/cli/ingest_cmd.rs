@@ -194,7 +194,12 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<ExitCode> {
         crate::history::after_import(&store, &outcome.run_ids, &args.run.placement()).await?;
     for g in groups {
         if let Some(g) = crate::history::notify::group(&store, g).await? {
-            println!("alerts at build {} ({}): {}", g.build, g.branch, g.alerts.len());
+            println!(
+                "alerts at build {} ({}): {}",
+                g.build,
+                g.branch,
+                g.alerts.len()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -58,6 +58,14 @@ pub fn per_build(positions: &[i64], values: &[f64]) -> PolarsResult<Vec<BuildSum
     Ok(rows)
 }
 
+/// [`per_build`] on a blocking thread (polars must not run on the async runtime's threads).
+pub async fn per_build_blocking(
+    positions: Vec<i64>,
+    values: Vec<f64>,
+) -> anyhow::Result<Vec<BuildSummary>> {
+    Ok(tokio::task::spawn_blocking(move || per_build(&positions, &values)).await??)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

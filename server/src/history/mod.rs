@@ -78,9 +78,15 @@ fn cache() -> &'static Cache {
 /// The analysis of one history, incremental when this process analysed its prefix before:
 /// the samples beyond it are pushed into the kept state, otherwise the series is analysed
 /// whole (and kept for the next run).
-pub fn analyse(key: &HistoryKey, positions: &[i64], values: &[f64]) -> anyhow::Result<SeriesAnalysis> {
+pub fn analyse(
+    key: &HistoryKey,
+    positions: &[i64],
+    values: &[f64],
+) -> anyhow::Result<SeriesAnalysis> {
     let settings = DetectSettings::default();
-    let mut cache = cache().lock().map_err(|_| anyhow::anyhow!("detector cache poisoned"))?;
+    let mut cache = cache()
+        .lock()
+        .map_err(|_| anyhow::anyhow!("detector cache poisoned"))?;
     if let Some(h) = cache.get_mut(key) {
         let (done_pos, done_vals) = h.samples();
         let prefix = done_vals.len();

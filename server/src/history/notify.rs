@@ -57,7 +57,9 @@ pub async fn send_pending(
                     sent += 1;
                     break;
                 }
-                Ok(r) => tracing::warn!(group = id, attempt, status = %r.status(), "webhook refused"),
+                Ok(r) => {
+                    tracing::warn!(group = id, attempt, status = %r.status(), "webhook refused")
+                }
                 Err(e) => tracing::warn!(group = id, attempt, "webhook failed: {e}"),
             }
             if attempt < attempts {
@@ -137,7 +139,11 @@ pub fn atom(groups: &[GroupPayload], base: &str) -> String {
             xml(&g.build),
             xml(&g.branch)
         ));
-        out.push_str(&format!("<id>{}/alerts#group-{}</id>\n", xml(base), g.group_id));
+        out.push_str(&format!(
+            "<id>{}/alerts#group-{}</id>\n",
+            xml(base),
+            g.group_id
+        ));
         out.push_str(&format!(
             "<link href=\"{}/alerts?group={}\"/>\n",
             xml(base),
@@ -213,7 +219,10 @@ pub fn email(g: &GroupPayload, base: &str) -> String {
         ));
     }
     out.push('\n');
-    out.push_str(&wrap(&format!("Details: {base}/alerts?group={}", g.group_id), ""));
+    out.push_str(&wrap(
+        &format!("Details: {base}/alerts?group={}", g.group_id),
+        "",
+    ));
     out
 }
 

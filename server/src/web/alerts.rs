@@ -100,7 +100,10 @@ impl AlertsPage {
     }
 }
 
-async fn page(State(st): State<AppState>, Query(q): Query<AlertQuery>) -> Result<AlertsPage, AppError> {
+async fn page(
+    State(st): State<AppState>,
+    Query(q): Query<AlertQuery>,
+) -> Result<AlertsPage, AppError> {
     let alerts = st.store.alerts(&q.filter()?).await?;
     let groups = st.store.alert_groups(20).await?;
     Ok(AlertsPage {
@@ -163,8 +166,7 @@ async fn triage_form(
     let given = nonempty(&body.token).ok_or_else(|| {
         AppError::Unauthorized("triage needs an upload token (quiescent token create)".into())
     })?;
-    let token =
-        crate::tokens::authenticate(&st.pool, Some(&format!("Bearer {given}"))).await?;
+    let token = crate::tokens::authenticate(&st.pool, Some(&format!("Bearer {given}"))).await?;
     st.store.triage_alert(id, &body.triage(token.name)).await?;
     Ok(Redirect::to("/alerts"))
 }
@@ -174,7 +176,10 @@ fn base_url(headers: &HeaderMap) -> String {
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
-        .filter(|h| h.chars().all(|c| c.is_ascii_alphanumeric() || ".-:[]".contains(c)))
+        .filter(|h| {
+            h.chars()
+                .all(|c| c.is_ascii_alphanumeric() || ".-:[]".contains(c))
+        })
         .unwrap_or("localhost");
     format!("http://{host}")
 }

@@ -32,7 +32,9 @@ pub struct HistoryQuery {
 }
 
 fn nonempty(s: &Option<String>) -> Option<String> {
-    s.as_ref().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    s.as_ref()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 /// One series drawn.
@@ -76,7 +78,10 @@ fn is_generated(key: &HistoryKey) -> bool {
     key.machine.contains("generated")
 }
 
-async fn page(State(st): State<AppState>, Query(q): Query<HistoryQuery>) -> Result<HistoryPage, AppError> {
+async fn page(
+    State(st): State<AppState>,
+    Query(q): Query<HistoryQuery>,
+) -> Result<HistoryPage, AppError> {
     let benchmark = nonempty(&q.benchmark)
         .ok_or_else(|| AppError::BadRequest("missing benchmark: give benchmark=NAME".into()))?;
     let metric = nonempty(&q.metric)
@@ -89,7 +94,10 @@ async fn page(State(st): State<AppState>, Query(q): Query<HistoryQuery>) -> Resu
             benchmark: Some(benchmark.clone()),
             metric: Some(metric.clone()),
             machine: nonempty(&q.machine),
-            params_key: q.params.clone().filter(|_| q.params.as_deref().is_some_and(|p| !p.is_empty())),
+            params_key: q
+                .params
+                .clone()
+                .filter(|_| q.params.as_deref().is_some_and(|p| !p.is_empty())),
         })
         .await?;
     if keys.is_empty() {
@@ -109,16 +117,24 @@ async fn page(State(st): State<AppState>, Query(q): Query<HistoryQuery>) -> Resu
     for key in keys.iter().take(20) {
         let loaded = history::load(&st.store, key).await?;
         let (pos, vals) = loaded.flat();
-        let summaries = aggregate::per_build(&pos, &vals)
-            .map_err(|e| AppError::Anyhow(anyhow::anyhow!("summarising builds: {e}")))?;
+        let summaries = aggregate::per_build_blocking(pos, vals)
+            .await
+            .map_err(|e| AppError::Anyhow(e.context("summarising builds")))?;
         let mine = alerts_of(&alerts, key);
         let marks: Vec<history_chart::MarkSpec> = mine
             .iter()
             .filter_map(|a| {
-                let pos = loaded.points.iter().find(|p| p.label == a.build_after)?.position;
+                let pos = loaded
+                    .points
+                    .iter()
+                    .find(|p| p.label == a.build_after)?
+                    .position;
                 Some((
                     pos,
-                    format!("{} → {}: {:+.1}% ({}), alert {}", a.build_before, a.build_after, a.change_pct, a.kind, a.id),
+                    format!(
+                        "{} → {}: {:+.1}% ({}), alert {}",
+                        a.build_before, a.build_after, a.change_pct, a.kind, a.id
+                    ),
                     a.kind == "regression",
                 ))
             })
@@ -195,12 +211,19 @@ async fn benchmark(
     for key in keys.iter().take(200) {
         let loaded = history::load(&st.store, key).await?;
         let (pos, vals) = loaded.flat();
-        let summaries = aggregate::per_build(&pos, &vals)
-            .map_err(|e| AppError::Anyhow(anyhow::anyhow!("summarising builds: {e}")))?;
+        let summaries = aggregate::per_build_blocking(pos, vals)
+            .await
+            .map_err(|e| AppError::Anyhow(e.context("summarising builds")))?;
         let mine = alerts_of(&alerts, key);
         let mark_pos: Vec<i64> = mine
             .iter()
-            .filter_map(|a| loaded.points.iter().find(|p| p.label == a.build_after).map(|p| p.position))
+            .filter_map(|a| {
+                loaded
+                    .points
+                    .iter()
+                    .find(|p| p.label == a.build_after)
+                    .map(|p| p.position)
+            })
             .collect();
         let (points, marks) = history_chart::sparkline(&summaries, &mark_pos, 240.0, 48.0);
         sparks.push(Spark {

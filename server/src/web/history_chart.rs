@@ -54,7 +54,13 @@ pub struct Chart {
 pub type MarkSpec = (i64, String, bool);
 
 /// Lays out `loaded` with its per-build summaries in a `w` x `h` box.
-pub fn chart(loaded: &Loaded, summaries: &[BuildSummary], marks: &[MarkSpec], w: f64, h: f64) -> Chart {
+pub fn chart(
+    loaded: &Loaded,
+    summaries: &[BuildSummary],
+    marks: &[MarkSpec],
+    w: f64,
+    h: f64,
+) -> Chart {
     let unit = loaded.unit().to_string();
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in loaded.values.iter().flatten() {
@@ -98,7 +104,9 @@ pub fn chart(loaded: &Loaded, summaries: &[BuildSummary], marks: &[MarkSpec], w:
     // Repeated samples of one run spread a little sideways so they stay visible.
     let spread = (plot_w / n as f64 * 0.3).min(6.0);
     for (p, vals) in loaded.points.iter().zip(&loaded.values) {
-        let Some(&i) = index.get(&p.position) else { continue };
+        let Some(&i) = index.get(&p.position) else {
+            continue;
+        };
         let c = &mut columns[i];
         c.label = p.label.clone();
         let k = vals.len().max(1) as f64;
@@ -159,16 +167,24 @@ pub fn chart(loaded: &Loaded, summaries: &[BuildSummary], marks: &[MarkSpec], w:
 
 /// A sparkline: the per-build medians as a polyline in a `w` x `h` box, and the x of marks.
 pub fn sparkline(summaries: &[BuildSummary], marks: &[i64], w: f64, h: f64) -> (String, Vec<f64>) {
-    let (lo, hi) = summaries.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), s| {
-        (l.min(s.median), h.max(s.median))
-    });
+    let (lo, hi) = summaries
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), s| {
+            (l.min(s.median), h.max(s.median))
+        });
     let span = if hi > lo { hi - lo } else { 1.0 };
     let n = summaries.len().max(2) - 1;
     let x = |i: usize| 2.0 + (w - 4.0) * i as f64 / n as f64;
     let points = summaries
         .iter()
         .enumerate()
-        .map(|(i, s)| format!("{:.1},{:.1}", x(i), 2.0 + (h - 4.0) * (1.0 - (s.median - lo) / span)))
+        .map(|(i, s)| {
+            format!(
+                "{:.1},{:.1}",
+                x(i),
+                2.0 + (h - 4.0) * (1.0 - (s.median - lo) / span)
+            )
+        })
         .collect::<Vec<_>>()
         .join(" ");
     let xs = marks
