@@ -378,3 +378,44 @@ fn key_of(r: &sqlx::sqlite::SqliteRow) -> Result<HistoryKey, Error> {
         metric: r.try_get(6)?,
     })
 }
+
+/// A whole-run series of one run: id, metric, unit and direction (samples through
+/// [`crate::series_values`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSeries {
+    pub series_id: i64,
+    pub run_id: i64,
+    pub benchmark: String,
+    pub metric: String,
+    pub unit: String,
+    pub direction: String,
+    pub n: i64,
+}
+
+impl Store {
+    /// Every whole-run series with at least `min_n` samples, by run id then metric.
+    pub async fn whole_run_series(&self, min_n: i64) -> Result<Vec<RunSeries>, Error> {
+        let sql = format!(
+            "SELECT s.id, r.id, r.benchmark, s.metric, s.unit, s.direction, s.n \
+             FROM runs r JOIN series s ON s.run_id = r.id \
+             WHERE {HISTORY_SERIES} AND s.n >= $1 ORDER BY r.id, s.metric"
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(min_n)
+            .fetch_all(self.sqlite_pool())
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(RunSeries {
+                    series_id: r.try_get(0)?,
+                    run_id: r.try_get(1)?,
+                    benchmark: r.try_get(2)?,
+                    metric: r.try_get(3)?,
+                    unit: r.try_get(4)?,
+                    direction: r.try_get(5)?,
+                    n: r.try_get(6)?,
+                })
+            })
+            .collect()
+    }
+}

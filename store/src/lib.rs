@@ -23,7 +23,7 @@ mod write;
 
 pub use alerts::{ALERT_STATES, Alert, AlertFilter, AlertGroup, NewAlert, Triage};
 pub use error::{Error, Result};
-pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement};
+pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement, RunSeries};
 pub use meta::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source, params_key, safe_file_name};
 pub use open::SQLITE_MIGRATOR;
 pub use read::{run_values, series_values};

@@ -10,6 +10,7 @@ mod bisect;
 mod bisect_db;
 mod compare_cmd;
 pub mod demo;
+mod demo_history;
 mod detect;
 mod history_cmd;
 mod ingest_cmd;
