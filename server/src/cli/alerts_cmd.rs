@@ -42,6 +42,8 @@ pub enum AlertsAction {
         /// Who decided.
         #[arg(long, default_value = "local")]
         who: String,
+        #[command(flatten)]
+        db: DbArgs,
     },
     /// Print an alert group as plain-text email (72 columns).
     Email {
@@ -49,11 +51,12 @@ pub enum AlertsAction {
         /// The server's address, for the link.
         #[arg(long, default_value = "http://127.0.0.1:8080")]
         base_url: String,
+        #[command(flatten)]
+        db: DbArgs,
     },
 }
 
 pub async fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
-    let store = super::open_store(&args.db).await?;
     match args.action {
         Some(AlertsAction::Triage {
             id,
@@ -61,7 +64,9 @@ pub async fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
             note,
             fixed_by,
             who,
+            db,
         }) => {
+            let store = super::open_store(&db).await?;
             store
                 .triage_alert(
                     id,
@@ -76,7 +81,12 @@ pub async fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
             println!("alert {id}: {state}");
             return Ok(ExitCode::SUCCESS);
         }
-        Some(AlertsAction::Email { group, base_url }) => {
+        Some(AlertsAction::Email {
+            group,
+            base_url,
+            db,
+        }) => {
+            let store = super::open_store(&db).await?;
             let g = notify::group(&store, group)
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("no alert group {group}"))?;
@@ -85,6 +95,7 @@ pub async fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
         }
         None => {}
     }
+    let store = super::open_store(&args.db).await?;
     if let Some(s) = &args.state
         && !store::ALERT_STATES.contains(&s.as_str())
     {

@@ -341,3 +341,125 @@ async fn builds_follow_their_parent_and_commit_time() {
         .collect();
     assert_eq!(order, ["x3", "x2", "x1"]);
 }
+
+fn bin() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_quiescent"));
+    c.env_remove("QUIESCENT_DB").env("QUIESCENT_LOG", "error");
+    c
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = bin().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn cli_ingest_raises_alerts_and_history_alerts_triage_show_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db").display().to_string();
+    let mut raised = Vec::new();
+    for (b, level) in step_levels().iter().enumerate() {
+        let f = dir.path().join(format!("b{b}.csv"));
+        std::fs::write(&f, samples(b, *level)).unwrap();
+        let label = format!("b{b:02}");
+        let out = ok(&[
+            "ingest",
+            f.to_str().unwrap(),
+            "--db",
+            &db,
+            "--build",
+            &label,
+            "--machine",
+            "rig1",
+            "--benchmark",
+            "hb",
+            "--branch",
+            "main",
+        ]);
+        if out.contains("alerts at build") {
+            raised.push((b, out));
+        }
+    }
+    assert_eq!(raised.len(), 1, "{raised:?}");
+    assert!(raised[0].1.contains("alerts at build b15 (main): 1"));
+
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["alerts", "--db", &db, "--json"])).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 1);
+    let id = json[0]["id"].as_i64().unwrap().to_string();
+
+    let table = ok(&[
+        "history",
+        "--db",
+        &db,
+        "--benchmark",
+        "hb",
+        "--metric",
+        "time",
+    ]);
+    assert!(table.contains("b15"));
+    assert!(table.contains("<- change +"));
+    let h: serde_json::Value = serde_json::from_str(&ok(&[
+        "history",
+        "--db",
+        &db,
+        "--benchmark",
+        "hb",
+        "--metric",
+        "time",
+        "--machine",
+        "rig1",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(h[0]["builds"].as_array().unwrap().len(), 30);
+    assert_eq!(h[0]["builds"][0]["n"], 5);
+    assert_eq!(h[0]["change_points"][0]["build_after"], "b15");
+
+    ok(&[
+        "alerts",
+        "triage",
+        &id,
+        "--state",
+        "invalid",
+        "--note",
+        "rig rebooted",
+        "--db",
+        &db,
+    ]);
+    let invalid: serde_json::Value = serde_json::from_str(&ok(&[
+        "alerts", "--db", &db, "--state", "invalid", "--json",
+    ]))
+    .unwrap();
+    assert_eq!(invalid[0]["who"], "local");
+    assert_eq!(invalid[0]["note"], "rig rebooted");
+    let bad = bin()
+        .args(["alerts", "triage", &id, "--state", "maybe", "--db", &db])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown state \"maybe\""));
+
+    let mail = ok(&["alerts", "email", "1", "--db", &db]);
+    assert!(mail.lines().all(|l| l.len() <= 72), "{mail}");
+
+    let missing = bin()
+        .args([
+            "history",
+            "--db",
+            &db,
+            "--benchmark",
+            "hb",
+            "--metric",
+            "nope",
+        ])
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no history of benchmark \"hb\""));
+}
