@@ -231,3 +231,10 @@ pub async fn after_upload(
     }
     Ok(())
 }
+
+/// Drops the detector state kept between imports (the next analysis of each series is whole).
+pub fn forget_state() {
+    if let Ok(mut c) = cache().lock() {
+        c.clear();
+    }
+}
