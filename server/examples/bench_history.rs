@@ -70,7 +70,7 @@ async fn store_build(
         .await?;
         runs.push(run);
         for m in 0..metrics.len() {
-            let stepped = (k * metrics.len() + m) % 5 == 0 && b >= step_at;
+            let stepped = (k * metrics.len() + m).is_multiple_of(5) && b >= step_at;
             let level = if stepped { 110.0 } else { 100.0 };
             values.push(
                 (0..3)

@@ -120,13 +120,16 @@ pub async fn after_import(
     detect_keys(store, &keys).await
 }
 
+/// A re-analysed series: its history series id, what was read and the analysis.
+type Analysed = (i64, Loaded, SeriesAnalysis);
+
 /// Re-analyses `keys` and records new alerts, with q-values across every series of each
 /// benchmark on the branch.
 pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<i64>> {
     let settings = DetectSettings::default();
     let mut groups = Vec::new();
     // Per (branch, benchmark): the analyses of the keys re-analysed.
-    let mut by_bench: HashMap<(i64, String), Vec<(i64, Loaded, SeriesAnalysis)>> = HashMap::new();
+    let mut by_bench: HashMap<(i64, String), Vec<Analysed>> = HashMap::new();
     for key in keys {
         let loaded = load(store, key).await?;
         let (pos, vals) = loaded.flat();
