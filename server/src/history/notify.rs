@@ -164,13 +164,15 @@ pub fn atom(groups: &[GroupPayload], base: &str) -> String {
 /// Wraps `text` at 72 columns, continuation lines indented by `indent`.
 fn wrap(text: &str, indent: &str) -> String {
     let mut out = String::new();
-    let mut line = String::new();
+    // The text's own leading spaces are kept on its first line.
+    let lead = &text[..text.len() - text.trim_start().len()];
+    let mut line = lead.to_string();
     for word in text.split_whitespace() {
-        if !line.is_empty() && line.len() + 1 + word.len() > 72 {
+        if !line.trim().is_empty() && line.len() + 1 + word.len() > 72 {
             out.push_str(&line);
             out.push('\n');
             line = indent.to_string();
-        } else if !line.is_empty() && line != indent {
+        } else if !line.trim().is_empty() {
             line.push(' ');
         }
         line.push_str(word);

@@ -561,8 +561,14 @@ impl UploadForm {
             })?),
             None => None,
         };
+        let branch = self.branch.clone().unwrap_or_else(|| "main".into());
+        if branch.len() > 200 {
+            return Err(AppError::BadRequest(
+                "field branch: at most 200 bytes".into(),
+            ));
+        }
         Ok(store::Placement {
-            branch: self.branch.clone().unwrap_or_else(|| "main".into()),
+            branch,
             parent: self.parent.clone(),
             commit_time,
         })

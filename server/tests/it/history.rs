@@ -463,3 +463,114 @@ fn cli_ingest_raises_alerts_and_history_alerts_triage_show_them() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no history of benchmark \"hb\""));
 }
+
+/// A multipart upload body: metadata fields and one CSV file.
+fn multipart(fields: &[(&str, &str)], csv: &str) -> (String, Vec<u8>) {
+    let boundary = "quiescent-history-test";
+    let mut body = String::new();
+    for (k, v) in fields {
+        body.push_str(&format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{v}\r\n"
+        ));
+    }
+    body.push_str(&format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"run.csv\"\r\nContent-Type: text/csv\r\n\r\n{csv}\r\n--{boundary}--\r\n"
+    ));
+    (
+        format!("multipart/form-data; boundary={boundary}"),
+        body.into_bytes(),
+    )
+}
+
+#[tokio::test]
+async fn uploads_on_a_branch_raise_alerts_and_the_server_posts_them_to_its_webhook() {
+    let seen: Arc<Mutex<Vec<serde_json::Value>>> = Arc::default();
+    let s2 = seen.clone();
+    let receiver = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(v): axum::Json<serde_json::Value>| {
+            let seen = s2.clone();
+            async move {
+                seen.lock().unwrap().push(v);
+                StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, receiver).await });
+
+    let app = common::app_with(quiescent::config::ServeArgs {
+        webhook: Some(format!("http://{addr}/hook")),
+        ..Default::default()
+    })
+    .await;
+    let token = quiescent::tokens::create(&app.pool, "rig-b").await.unwrap();
+    for (b, level) in step_levels().iter().enumerate() {
+        let label = format!("u{b:02}");
+        let (ct, body) = multipart(
+            &[
+                ("build", &label),
+                ("machine", "rig2"),
+                ("benchmark", "up"),
+                ("branch", "next"),
+            ],
+            &samples(b, *level),
+        );
+        let r = app
+            .request(
+                Request::post("/api/v1/runs")
+                    .header("authorization", format!("Bearer {token}"))
+                    .header("content-type", ct)
+                    .body(Body::from(body))
+                    .unwrap(),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    }
+    let alerts = app.get("/api/v1/alerts?branch=next").await.json();
+    assert_eq!(alerts.as_array().unwrap().len(), 1, "{alerts}");
+    assert_eq!(alerts[0]["build_after"], "u15");
+    assert_eq!(
+        app.get("/api/v1/alerts?branch=main")
+            .await
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    // The post happens in the background: wait for it.
+    for _ in 0..100 {
+        if !seen.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let got = seen.lock().unwrap().clone();
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["branch"], "next");
+    assert_eq!(got[0]["build"], "u15");
+
+    // A bad commit time is refused before anything is stored.
+    let (ct, body) = multipart(
+        &[
+            ("build", "u99"),
+            ("machine", "rig2"),
+            ("benchmark", "up"),
+            ("commit_time", "yesterday"),
+        ],
+        &samples(99, 10.0),
+    );
+    let r = app
+        .request(
+            Request::post("/api/v1/runs")
+                .header("authorization", format!("Bearer {token}"))
+                .header("content-type", ct)
+                .body(Body::from(body))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert!(r.text().contains("commit_time"), "{}", r.text());
+}
