@@ -574,3 +574,109 @@ async fn uploads_on_a_branch_raise_alerts_and_the_server_posts_them_to_its_webho
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert!(r.text().contains("commit_time"), "{}", r.text());
 }
+
+#[test]
+fn commits_import_orders_builds_by_first_parent_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("linux");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    git(&["init", "-q"]);
+    let mut shas = Vec::new();
+    for i in 0..3 {
+        git(&["commit", "-q", "--allow-empty", "-m", &format!("c{i}")]);
+        shas.push(git(&["rev-parse", "HEAD"]));
+    }
+    let db = dir.path().join("c.db").display().to_string();
+    // Stored newest first: arrival order is the reverse of git's.
+    for (i, sha) in shas.iter().enumerate().rev() {
+        let f = dir.path().join(format!("r{i}.csv"));
+        std::fs::write(&f, samples(i, 10.0)).unwrap();
+        ok(&[
+            "ingest",
+            f.to_str().unwrap(),
+            "--db",
+            &db,
+            "--build",
+            &format!("k{i}"),
+            "--commit",
+            sha,
+            "--machine",
+            "m",
+            "--benchmark",
+            "gitorder",
+        ]);
+    }
+    let before: serde_json::Value = serde_json::from_str(&ok(&[
+        "history",
+        "--db",
+        &db,
+        "--benchmark",
+        "gitorder",
+        "--metric",
+        "time",
+        "--json",
+    ]))
+    .unwrap();
+    let order = |v: &serde_json::Value| -> Vec<String> {
+        v[0]["builds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["build"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(order(&before), ["k2", "k1", "k0"]);
+    let out = ok(&[
+        "commits",
+        "import",
+        "--repo",
+        repo.to_str().unwrap(),
+        "--db",
+        &db,
+    ]);
+    assert!(
+        out.contains("3 commits read; 3 builds of branch main are in git order"),
+        "{out}"
+    );
+    let after: serde_json::Value = serde_json::from_str(&ok(&[
+        "history",
+        "--db",
+        &db,
+        "--benchmark",
+        "gitorder",
+        "--metric",
+        "time",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(order(&after), ["k0", "k1", "k2"]);
+
+    let bad = bin()
+        .args([
+            "commits",
+            "import",
+            "--repo",
+            dir.path().join("nope").to_str().unwrap(),
+            "--db",
+            &db,
+        ])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("git log --first-parent HEAD in"));
+}
