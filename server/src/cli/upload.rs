@@ -59,7 +59,10 @@ fn fields(args: &UploadArgs) -> Vec<(String, String)> {
             out.push((k.to_string(), v.clone()));
         }
     }
-    out.push(("branch".to_string(), args.run.branch.clone()));
+    // `main` is the server's default: left out, so older servers accept the upload.
+    if args.run.branch != "main" {
+        out.push(("branch".to_string(), args.run.branch.clone()));
+    }
     if let Some(t) = args.run.commit_time {
         out.push(("commit_time".to_string(), t.to_string()));
     }
