@@ -36,6 +36,7 @@ CREATE TABLE history_series (
     params_key  TEXT NOT NULL,
     metric      TEXT NOT NULL,
     direction   TEXT NOT NULL,
+    unit        TEXT NOT NULL DEFAULT '',
     tested_p    TEXT NOT NULL DEFAULT '[]',
     updated_at  INTEGER NOT NULL,
     UNIQUE (branch_id, machine_id, benchmark, params_key, metric)

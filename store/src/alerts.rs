@@ -52,6 +52,8 @@ pub struct Alert {
     pub fixed_by: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Unit of the medians (canonical: s, bytes, count...).
+    pub unit: String,
 }
 
 /// Which alerts to list; `None` matches every value.
@@ -81,15 +83,16 @@ impl Store {
         &self,
         key: &HistoryKey,
         direction: &str,
+        unit: &str,
         tested_p: &[f64],
     ) -> Result<i64, Error> {
         let json = serde_json::to_string(tested_p)
             .map_err(|e| Error::Invalid(format!("p-values: {e}")))?;
         Ok(sqlx::query_scalar(
-            "INSERT INTO history_series (branch_id, machine_id, benchmark, params_key, metric, direction, tested_p, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+            "INSERT INTO history_series (branch_id, machine_id, benchmark, params_key, metric, direction, tested_p, updated_at, unit) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
              ON CONFLICT (branch_id, machine_id, benchmark, params_key, metric) \
-             DO UPDATE SET direction = excluded.direction, tested_p = excluded.tested_p, updated_at = excluded.updated_at \
+             DO UPDATE SET direction = excluded.direction, unit = excluded.unit, tested_p = excluded.tested_p, updated_at = excluded.updated_at \
              RETURNING id",
         )
         .bind(key.branch_id)
@@ -100,6 +103,7 @@ impl Store {
         .bind(direction)
         .bind(json)
         .bind(now())
+        .bind(unit)
         .fetch_one(self.sqlite_pool())
         .await?)
     }
@@ -193,7 +197,7 @@ impl Store {
         let rows = sqlx::query(
             "SELECT a.id, a.group_id, br.name, hs.benchmark, hs.params_key, hs.metric, m.name, \
                     bb.label, ba.label, a.before_median, a.after_median, a.change_pct, a.low_pct, \
-                    a.high_pct, a.p, a.q, a.kind, a.state, a.note, a.who, bf.label, a.created_at, a.updated_at \
+                    a.high_pct, a.p, a.q, a.kind, a.state, a.note, a.who, bf.label, a.created_at, a.updated_at, hs.unit \
              FROM alerts a JOIN history_series hs ON hs.id = a.history_series_id \
              JOIN branches br ON br.id = hs.branch_id JOIN machines m ON m.id = hs.machine_id \
              JOIN builds bb ON bb.id = a.build_before_id JOIN builds ba ON ba.id = a.build_after_id \
@@ -237,6 +241,7 @@ impl Store {
                     fixed_by: r.try_get(20)?,
                     created_at: r.try_get(21)?,
                     updated_at: r.try_get(22)?,
+                    unit: r.try_get(23)?,
                 })
             })
             .collect()

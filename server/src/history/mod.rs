@@ -143,7 +143,7 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
             .map_or("lower_is_better", |p| p.direction.as_str())
             .to_string();
         let hs = store
-            .save_history_series(key, &direction, &analysis.tested_p)
+            .save_history_series(key, &direction, loaded.unit(), &analysis.tested_p)
             .await?;
         by_bench
             .entry((key.branch_id, key.benchmark.clone()))

@@ -211,8 +211,8 @@ pub fn email(g: &GroupPayload, base: &str) -> String {
                 "  {} -> {}: median {} -> {}, interval {:+.1}% to {:+.1}%, p={:.2e}",
                 a.build_before,
                 a.build_after,
-                crate::format::sig(a.before_median),
-                crate::format::sig(a.after_median),
+                crate::format::human(a.before_median, &a.unit),
+                crate::format::human(a.after_median, &a.unit),
                 a.low_pct,
                 a.high_pct,
                 a.p

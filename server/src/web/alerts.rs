@@ -95,8 +95,8 @@ impl AlertsPage {
     pub fn pv(&self, v: &f64) -> String {
         crate::format::p_value(Some(*v))
     }
-    pub fn num(&self, v: &f64) -> String {
-        crate::format::sig(*v)
+    pub fn num(&self, v: &f64, unit: &str) -> String {
+        crate::format::human(*v, unit)
     }
 }
 
