@@ -340,6 +340,38 @@ async fn builds_follow_their_parent_and_commit_time() {
         .map(|b| b.label)
         .collect();
     assert_eq!(order, ["x3", "x2", "x1"]);
+
+    // Commit times: a build goes before the first one committed later.
+    for (label, t) in [("t1", 100), ("t3", 300), ("t2", 200)] {
+        let meta = store::RunMeta {
+            build: store::BuildMeta {
+                label: label.into(),
+                ..Default::default()
+            },
+            machine: "m".into(),
+            benchmark: "ord".into(),
+            ..Default::default()
+        };
+        let f = store::InputFile::bytes("r.csv", samples(t as usize, 1.0).into_bytes(), None);
+        let run = store.import_run(&meta, &[f], None).await.unwrap().run_ids[0];
+        let placement = store::Placement {
+            branch: "timed".into(),
+            parent: None,
+            commit_time: Some(t),
+        };
+        quiescent::history::after_import(&store, &[run], &placement)
+            .await
+            .unwrap();
+    }
+    let order: Vec<String> = store
+        .branch_builds("timed", 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .rev()
+        .map(|b| b.label)
+        .collect();
+    assert_eq!(order, ["t1", "t2", "t3"]);
 }
 
 fn bin() -> std::process::Command {
