@@ -2,16 +2,20 @@
 # Compare benchmark: `quiescent compare` on 1,000,000 vs 1,000,000 numbers, and on a
 # 19,043-function x 64-CPU trace_stat pair, side by side in the same run with ministat
 # (Debian package `ministat`) and an equivalent numpy/scipy script on the same inputs.
-# Prints wall time and peak RSS of each and the ratios. Needs: ministat, python3 with numpy
-# and scipy, GNU time. Usage: bench/compare.sh [OUTDIR]
+# The 1M pair is timed RUNS times (default 5), ministat and quiescent alternating, and the
+# medians of wall time and peak RSS give the ratios (targets: wall <= 0.5x ministat, memory
+# <= 2.5x). Needs: ministat, python3 with numpy and scipy ($PYTHON, default python3), GNU time.
+# Usage: bench/compare.sh [OUTDIR]   (RUNS=5, TRACE_STAT=0 skips the trace_stat pair)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench-out/compare}
+runs=${RUNS:-5}
+py=${PYTHON:-python3}
 mkdir -p "$out"
 cargo build --release -q -p quiescent
-q=target/release/quiescent
+q=${CARGO_TARGET_DIR:-target}/release/quiescent
 
-[ -f "$out/ts_head.txt" ] || python3 - "$out" <<'PY'
+[ -f "$out/ts_head.txt" ] || "$py" - "$out" <<'PY'
 import sys, numpy as np, os
 out = sys.argv[1]
 rng = np.random.default_rng(42)
@@ -76,18 +80,28 @@ measure() { # label, command...: prints "label seconds maxrss_kib"
   rm -f "$tf"
 }
 
-echo "== 1,000,000 vs 1,000,000 numbers"
-r1=$(measure ministat ministat "$out/a.txt" "$out/b.txt")
-r2=$(measure quiescent "$q" compare "$out/a.txt" "$out/b.txt" --json)
-r3=$(measure scipy python3 "$out/scipy_compare.py" "$out/a.txt" "$out/b.txt")
-printf '%-10s %8s %10s\n' tool "wall s" "peak MiB"
-for r in "$r1" "$r2" "$r3"; do set -- $r; printf '%-10s %8s %10.1f\n' "$1" "$2" "$(echo "$3/1024" | bc -l)"; done
-set -- $r1; m_s=$2; set -- $r2; q_s=$2; q_m=$3; set -- $r3; s_s=$2
-echo "quiescent/ministat wall time: $(echo "scale=3; $q_s/$m_s" | bc -l) (target <= 0.5); quiescent/scipy: $(echo "scale=3; $q_s/$s_s" | bc -l); quiescent peak $(echo "scale=1; $q_m/1024" | bc -l) MiB (target < 64)"
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
+echo "== 1,000,000 vs 1,000,000 numbers: $runs runs, ministat and quiescent alternating"
+: > "$out/runs.txt"
+for i in $(seq "$runs"); do
+  measure ministat ministat "$out/a.txt" "$out/b.txt" | tee -a "$out/runs.txt"
+  measure quiescent "$q" compare "$out/a.txt" "$out/b.txt" --json | tee -a "$out/runs.txt"
+done
+r3=$(measure scipy "$py" "$out/scipy_compare.py" "$out/a.txt" "$out/b.txt")
+col() { awk -v t="$1" -v c="$2" '$1 == t {print $c}' "$out/runs.txt" | median; }
+m_s=$(col ministat 2); m_k=$(col ministat 3); q_s=$(col quiescent 2); q_k=$(col quiescent 3)
+set -- $r3; s_s=$2; s_k=$3
+printf '%-10s %14s %16s\n' tool "median wall s" "median peak MiB"
+printf '%-10s %14s %16.1f\n' ministat "$m_s" "$(echo "$m_k/1024" | bc -l)"
+printf '%-10s %14s %16.1f\n' quiescent "$q_s" "$(echo "$q_k/1024" | bc -l)"
+printf '%-10s %14s %16.1f   (one run)\n' scipy "$s_s" "$(echo "$s_k/1024" | bc -l)"
+echo "quiescent/ministat wall time: $(echo "scale=3; $q_s/$m_s" | bc -l) (target <= 0.5); peak memory: $(echo "scale=2; $q_k/$m_k" | bc -l) (target <= 2.5); quiescent/scipy wall time: $(echo "scale=3; $q_s/$s_s" | bc -l)"
+
+[ "${TRACE_STAT:-1}" = 0 ] && exit 0
 echo "== trace_stat pair: 19,043 functions x 64 CPUs"
 r4=$(measure quiescent "$q" compare "$out/ts_base.txt" "$out/ts_head.txt" --json --metric '*.hit')
-r5=$(measure scipy python3 "$out/scipy_trace_stat.py" "$out/ts_base.txt" "$out/ts_head.txt")
+r5=$(measure scipy "$py" "$out/scipy_trace_stat.py" "$out/ts_base.txt" "$out/ts_head.txt")
 for r in "$r4" "$r5"; do set -- $r; printf '%-10s %8s %10.1f\n' "$1" "$2" "$(echo "$3/1024" | bc -l)"; done
 set -- $r4; a_s=$2; set -- $r5; b_s=$2
 echo "quiescent/scipy wall time: $(echo "scale=3; $a_s/$b_s" | bc -l)"

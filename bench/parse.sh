@@ -56,12 +56,15 @@ PY
 
 # Median wall seconds and peak RSS (KiB) of RUNS runs of a command; output to /dev/null.
 measure() {
-    local t rss walls=() peak=0
+    local t rss walls=() peak=0 tf
+    tf=$(mktemp)
     for _ in $(seq "$runs"); do
-        read -r t rss < <({ /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+        /usr/bin/time -o "$tf" -f "%e %M" "$@" >/dev/null 2>/dev/null || true
+        read -r t rss <"$tf"
         walls+=("$t")
         [ "$rss" -gt "$peak" ] && peak=$rss
     done
+    rm -f "$tf"
     local med
     med=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
     echo "$med $peak"

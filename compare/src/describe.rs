@@ -62,32 +62,72 @@ fn radix_sort(keys: &mut Vec<u64>) {
     }
 }
 
-/// Arithmetic mean, refined by a second pass over the residuals so that large offsets
-/// (timestamps, values near 1e9) do not cost precision. None for an empty slice.
+/// The power of two that brings the samples' largest magnitude near 1, when it lies outside
+/// [2^-256, 2^256]; 1 otherwise. Sums of squares of values scaled so cannot overflow or
+/// underflow for any n below 2^400, and multiplying by a power of two is exact, so ordinary
+/// data never takes a scaled path and extreme data (1e308, 1e-300) keeps every statistic
+/// finite. The samples are sorted ascending: the largest magnitude is at one end.
+pub(crate) fn scale_for(sorted: &[f64]) -> f64 {
+    let ends = [sorted.first(), sorted.last()];
+    scale_for_magnitude(
+        ends.into_iter()
+            .flatten()
+            .fold(0.0f64, |m, x| m.max(x.abs())),
+    )
+}
+
+pub(crate) fn scale_for_magnitude(max_abs: f64) -> f64 {
+    const LIMIT: i32 = 256;
+    if !(max_abs.is_finite() && max_abs > 0.0) {
+        return 1.0;
+    }
+    // The binary exponent of max_abs (subnormals count as the smallest normal exponent).
+    let exponent = ((max_abs.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    if (-LIMIT..=LIMIT).contains(&exponent) {
+        1.0
+    } else {
+        2f64.powi(-exponent.max(-1022))
+    }
+}
+
+/// Arithmetic mean of sorted samples, refined by a second pass over the residuals so that large
+/// offsets (timestamps, values near 1e9) do not cost precision. Finite for any finite samples (sums
+/// of extreme values are taken over scaled values). None for an empty slice.
 pub(crate) fn mean(xs: &[f64]) -> Option<f64> {
+    mean_scaled(xs, scale_for(xs)).map(|(m, f)| m / f)
+}
+
+/// The mean of the samples times `f`, and `f`.
+fn mean_scaled(xs: &[f64], f: f64) -> Option<(f64, f64)> {
     if xs.is_empty() {
         return None;
     }
     let n = xs.len() as f64;
-    let m = xs.iter().sum::<f64>() / n;
-    let correction = xs.iter().map(|x| x - m).sum::<f64>() / n;
-    Some(m + correction)
+    let m = xs.iter().map(|x| x * f).sum::<f64>() / n;
+    let correction = xs.iter().map(|x| x * f - m).sum::<f64>() / n;
+    Some((m + correction, f))
 }
 
-/// Sample variance (n-1) by the two-pass formula around `mean`, with the compensation term
-/// of Chan, Golub and LeVeque (the sum of residuals, zero in exact arithmetic).
-pub(crate) fn variance(xs: &[f64], mean: f64) -> Option<f64> {
+/// Sample standard deviation (n-1) of sorted samples by the two-pass formula around `mean`, with
+/// the compensation term of Chan, Golub and LeVeque (the sum of residuals, zero in exact
+/// arithmetic). Extreme
+/// values are scaled first (see [`scale_for`]); None for fewer than 2 values or when the
+/// standard deviation itself is beyond f64 (samples spanning -f64::MAX to f64::MAX).
+pub(crate) fn std_dev(xs: &[f64], mean: f64) -> Option<f64> {
     if xs.len() < 2 {
         return None;
     }
+    let f = scale_for(xs);
+    let mean = mean * f;
     let (mut ss, mut s) = (0.0, 0.0);
     for &x in xs {
-        let d = x - mean;
+        let d = x * f - mean;
         ss += d * d;
         s += d;
     }
     let n = xs.len() as f64;
-    Some(((ss - s * s / n) / (n - 1.0)).max(0.0))
+    let sd = ((ss - s * s / n) / (n - 1.0)).max(0.0).sqrt() / f;
+    sd.is_finite().then_some(sd)
 }
 
 /// Quantile `q` in [0, 1] of sorted samples by numpy's default (`linear`, Hyndman-Fan 7),
@@ -111,8 +151,13 @@ pub(crate) fn quantile_sorted(s: &[f64], q: f64) -> Option<f64> {
 }
 
 /// numpy's `_lerp`: interpolates from the nearer end to keep monotonicity and exactness.
+/// When b - a overflows (a and b of opposite signs near f64::MAX), the weighted sum, whose
+/// terms cannot.
 pub(crate) fn lerp(a: f64, b: f64, t: f64) -> f64 {
     let diff = b - a;
+    if !diff.is_finite() {
+        return a * (1.0 - t) + b * t;
+    }
     if t >= 0.5 {
         b - diff * (1.0 - t)
     } else {
@@ -136,13 +181,24 @@ pub(crate) fn midpoint(a: f64, b: f64) -> f64 {
     if m.is_finite() { m } else { a / 2.0 + b / 2.0 }
 }
 
+/// The change from `base` to `head` in percent of |base|, 100 (head - base) / |base|; when
+/// head - base overflows (opposite signs near f64::MAX), from the halves, which cannot.
+pub(crate) fn change_pct(base: f64, head: f64) -> f64 {
+    let d = head - base;
+    if d.is_finite() {
+        d / base.abs() * 100.0
+    } else {
+        (head / 2.0 - base / 2.0) / base.abs() * 200.0
+    }
+}
+
 /// Descriptive statistics of samples already sorted ascending.
 pub(crate) fn describe_sorted(s: &[f64]) -> Describe {
     let n = s.len();
     let mean = mean(s);
-    let std = mean.and_then(|m| variance(s, m)).map(f64::sqrt);
+    let std = mean.and_then(|m| std_dev(s, m));
     let cv_pct = match (std, mean) {
-        (Some(sd), Some(m)) if m != 0.0 => Some(sd / m.abs() * 100.0),
+        (Some(sd), Some(m)) if m != 0.0 => Some(sd / m.abs() * 100.0).filter(|c| c.is_finite()),
         _ => None,
     };
     Describe {

@@ -3,7 +3,7 @@
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-use crate::describe::{midpoint, quantile_sorted};
+use crate::describe::{change_pct, midpoint, quantile_sorted};
 use crate::tests::{Ranks, normal_quantile, u_cdf_table};
 use crate::{Interval, Settings};
 
@@ -103,9 +103,38 @@ fn count_below(
     total
 }
 
+/// Rows from which [`count_pair`] splits its pass over two threads.
+const PARALLEL_ROWS: usize = 1 << 17;
+
 /// Both counts of a round in one pass: per row, #(d <= a) into `le_a` and #(d < b) into `lt_b`,
-/// for L < a < b < R. Returns the two totals.
+/// for L < a < b < R. Returns the two totals. Many rows are counted in two halves on two
+/// threads (rows are independent; each half starts from its own candidate bounds).
 fn count_pair(
+    (x, y): (&[f64], &[f64]),
+    (lo, hi): (&[u32], &[u32]),
+    (a, b): (f64, f64),
+    le_a: &mut [u32],
+    lt_b: &mut [u32],
+) -> (u64, u64) {
+    if x.len() < PARALLEL_ROWS {
+        return count_pair_rows((x, y), (lo, hi), (a, b), le_a, lt_b);
+    }
+    let mid = x.len() / 2;
+    let (x1, x2) = x.split_at(mid);
+    let ((lo1, lo2), (hi1, hi2)) = (lo.split_at(mid), hi.split_at(mid));
+    let ((le1, le2), (lt1, lt2)) = (le_a.split_at_mut(mid), lt_b.split_at_mut(mid));
+    let ((a1, b1), (a2, b2)) = std::thread::scope(|s| {
+        let second = s.spawn(|| count_pair_rows((x2, y), (lo2, hi2), (a, b), le2, lt2));
+        let first = count_pair_rows((x1, y), (lo1, hi1), (a, b), le1, lt1);
+        let second = second
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (first, second)
+    });
+    (a1 + a2, b1 + b2)
+}
+
+fn count_pair_rows(
     (x, y): (&[f64], &[f64]),
     (lo, hi): (&[u32], &[u32]),
     (a, b): (f64, f64),
@@ -267,7 +296,28 @@ fn kth_rows(
 /// Median of all pairwise differences head_j - base_i, both samples sorted: one selection
 /// for the lower middle rank, its successor from the same pass.
 pub(crate) fn hodges_lehmann_sorted(base: &[f64], head: &[f64]) -> Option<f64> {
-    hodges_lehmann_with(base, head, MATERIALIZE_MAX)
+    match halved_if_huge(base, head) {
+        Some((b, h)) => twice(hodges_lehmann_with(&b, &h, MATERIALIZE_MAX)?),
+        None => hodges_lehmann_with(base, head, MATERIALIZE_MAX),
+    }
+}
+
+/// Both sorted samples halved when a pairwise difference could overflow (a magnitude of 2^1023
+/// or more): the differences of the halves are the halves of the differences, and finite.
+fn halved_if_huge(base: &[f64], head: &[f64]) -> Option<(Vec<f64>, Vec<f64>)> {
+    let ends = [base.first(), base.last(), head.first(), head.last()];
+    let max_abs = ends
+        .into_iter()
+        .flatten()
+        .fold(0.0f64, |m, x| m.max(x.abs()));
+    let half = |xs: &[f64]| xs.iter().map(|x| x / 2.0).collect();
+    (max_abs >= 2f64.powi(1023)).then(|| (half(base), half(head)))
+}
+
+/// A statistic of halved samples back in the unit of the samples; None beyond f64.
+fn twice(v: f64) -> Option<f64> {
+    let v = v * 2.0;
+    v.is_finite().then_some(v)
 }
 
 fn hodges_lehmann_with(base: &[f64], head: &[f64], materialize_max: u64) -> Option<f64> {
@@ -314,7 +364,7 @@ pub(crate) fn shift_interval(
     head: &[f64],
     r: &Ranks,
     level: f64,
-) -> Option<(f64, f64, f64, &'static str)> {
+) -> Option<ShiftBounds> {
     let (n1, n2) = (base.len(), head.len());
     if n1 == 0 || n2 == 0 || !(level > 0.0 && level < 1.0) {
         return None;
@@ -345,9 +395,37 @@ pub(crate) fn shift_interval(
         };
         (qu, level, "hodges_lehmann_asymptotic")
     };
-    let low = kth_difference(base, head, qu - 1)?;
-    let high = kth_difference(base, head, nm - qu)?;
-    Some((low, high, achieved, method))
+    // Bounds of halved samples stay halves until the caller divides them by the base median:
+    // an interval in percent can be finite where the shift itself is beyond f64.
+    let (low, high, unit) = match halved_if_huge(base, head) {
+        Some((b, h)) => (
+            kth_difference(&b, &h, qu - 1)?,
+            kth_difference(&b, &h, nm - qu)?,
+            2.0,
+        ),
+        None => (
+            kth_difference(base, head, qu - 1)?,
+            kth_difference(base, head, nm - qu)?,
+            1.0,
+        ),
+    };
+    Some(ShiftBounds {
+        low,
+        high,
+        unit,
+        level: achieved,
+        method,
+    })
+}
+
+/// An interval of the shift: the bounds are `low * unit` and `high * unit` (unit 2 when the
+/// samples were halved to keep differences finite).
+pub(crate) struct ShiftBounds {
+    pub low: f64,
+    pub high: f64,
+    pub unit: f64,
+    pub level: f64,
+    pub method: &'static str,
 }
 
 /// Uniform in (0, 1), 53 random bits, never 0 or 1.
@@ -429,7 +507,7 @@ pub(crate) fn bootstrap_change(
         let mb = resampled_median(&mut rng, base);
         let mh = resampled_median(&mut rng, head);
         if mb != 0.0 {
-            let c = (mh - mb) / mb.abs() * 100.0;
+            let c = change_pct(mb, mh);
             if c.is_finite() {
                 stats.push(c);
             }
@@ -556,6 +634,41 @@ mod unit {
                 }
             }
             assert!(lt <= k && k < le, "k={k} v={v} lt={lt} le={le}");
+        }
+    }
+
+    #[test]
+    fn counts_on_two_threads_agree_with_one() {
+        // Enough rows for the split pass; the rows' bounds as after a first round.
+        let n = PARALLEL_ROWS + 1001;
+        let mut st = 5;
+        let mut x: Vec<f64> = (0..n).map(|_| (lcg(&mut st) % 5000) as f64).collect();
+        let mut y: Vec<f64> = (0..n / 3)
+            .map(|_| (lcg(&mut st) % 5000) as f64 + 7.5)
+            .collect();
+        x.sort_by(f64::total_cmp);
+        y.sort_by(f64::total_cmp);
+        let mut lo = vec![0u32; n];
+        let mut hi = vec![y.len() as u32; n];
+        count_pair_rows(
+            (&x, &y),
+            (&vec![0; n], &hi.clone()),
+            (-100.0, 200.0),
+            &mut lo,
+            &mut hi,
+        );
+        let (a, b) = (-20.0, 30.5);
+        let (mut le1, mut lt1) = (vec![0u32; n], vec![0u32; n]);
+        let (mut le2, mut lt2) = (vec![0u32; n], vec![0u32; n]);
+        let one = count_pair_rows((&x, &y), (&lo, &hi), (a, b), &mut le1, &mut lt1);
+        let two = count_pair((&x, &y), (&lo, &hi), (a, b), &mut le2, &mut lt2);
+        assert_eq!(one, two);
+        assert!(le1 == le2 && lt1 == lt2);
+        // And by counting directly, for a few rows.
+        for i in [0, n / 2 - 1, n / 2, n - 1] {
+            let le = y.iter().filter(|&&v| v - x[i] <= a).count();
+            let lt = y.iter().filter(|&&v| v - x[i] < b).count();
+            assert_eq!((le2[i] as usize, lt2[i] as usize), (le, lt), "row {i}");
         }
     }
 

@@ -5,8 +5,13 @@
 //! sets the verdicts.
 //!
 //! Samples are finite numbers (the store rejects NaN and infinities); nothing here panics on
-//! other input, but results for it are unspecified. Every function is O((n + m) log(n + m)) or
-//! better in time and linear in memory, so a million samples a side is fine.
+//! other input, but results for it are unspecified. For any finite input, however extreme
+//! (+-f64::MAX, 1e-320), every statistic is finite: sums and squares of extreme values are
+//! taken over values scaled by a power of two, and a statistic whose value lies beyond f64 (the
+//! shift between -1e308 and 1e308) is None, never NaN or infinite.
+//!
+//! Every function is O((n + m) log(n + m)) or better in time and linear in memory, so a million
+//! samples a side is fine; from 200,000 samples, [`compare_series`] uses two threads.
 
 pub mod bisect;
 pub mod changepoint;
@@ -72,6 +77,34 @@ pub fn change_interval(base: &[f64], head: &[f64], settings: &Settings) -> Optio
     interval_sorted(&b, &h, &tests::ranks(&b, &h), settings)
 }
 
+/// A distribution-free interval of the shift head - base, in the unit of the samples.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShiftInterval {
+    pub low: f64,
+    pub high: f64,
+    /// The requested level, or for `hodges_lehmann_exact` the level the exact distribution
+    /// achieves.
+    pub level: f64,
+    /// `hodges_lehmann_exact` or `hodges_lehmann_asymptotic`.
+    pub method: &'static str,
+}
+
+/// The Hodges-Lehmann (Moses) interval of the shift head - base at `level`: what
+/// [`change_interval`] divides by the base median when a side has fewer than 10 values. Exact
+/// without ties and with both sides under 50 values, else the normal approximation. None when a
+/// side is empty or the level is outside (0, 1).
+pub fn shift_interval(base: &[f64], head: &[f64], level: f64) -> Option<ShiftInterval> {
+    let (b, h) = (sorted(base), sorted(head));
+    let s = effect::shift_interval(&b, &h, &tests::ranks(&b, &h), level)?;
+    let (low, high) = (s.low * s.unit, s.high * s.unit);
+    (low.is_finite() && high.is_finite()).then_some(ShiftInterval {
+        low,
+        high,
+        level: s.level,
+        method: s.method,
+    })
+}
+
 fn interval_sorted(
     b: &[f64],
     h: &[f64],
@@ -89,13 +122,20 @@ fn interval_sorted(
     if bootstrap.is_some() {
         return bootstrap;
     }
-    let (low, high, level, method) = effect::shift_interval(b, h, r, settings.ci_level)?;
-    let scale = 100.0 / base_median.abs();
-    Some(Interval {
-        low: low * scale,
-        high: high * scale,
-        level,
-        method: method.to_string(),
+    let s = effect::shift_interval(b, h, r, settings.ci_level)?;
+    let scale = 100.0 * s.unit / base_median.abs();
+    // Dividing first keeps a finite percentage finite when 100 / |median| is not (1e-320).
+    let percent = |v: f64| {
+        Some(v * scale)
+            .filter(|p| p.is_finite())
+            .unwrap_or(v / base_median.abs() * 100.0 * s.unit)
+    };
+    let (low, high) = (percent(s.low), percent(s.high));
+    (low.is_finite() && high.is_finite()).then(|| Interval {
+        low,
+        high,
+        level: s.level,
+        method: s.method.to_string(),
     })
 }
 
@@ -111,7 +151,7 @@ fn change(base_median: Option<f64>, head_median: Option<f64>) -> (Option<f64>, O
     match (base_median, head_median) {
         (Some(b), Some(h)) if b != 0.0 => {
             let finite = |v: f64| v.is_finite().then_some(v);
-            (finite(h / b), finite((h - b) / b.abs() * 100.0))
+            (finite(h / b), finite(describe::change_pct(b, h)))
         }
         _ => (None, None),
     }
@@ -132,10 +172,45 @@ pub fn compare_series(
     settings: &Settings,
     per_cpu: bool,
 ) -> SeriesComparison {
-    let (b, h) = (sorted(base), sorted(head));
-    let (bd, hd) = (describe_sorted(&b), describe_sorted(&h));
+    let (b, h) = both(base.len() + head.len(), || sorted(base), || sorted(head));
+    // The Hodges-Lehmann selection is the longest part for large samples: it runs beside the
+    // rest.
+    let (shift, mut item) = both(
+        b.len() + h.len(),
+        || effect::hodges_lehmann_sorted(&b, &h),
+        || compare_sorted(&b, &h, direction, settings, per_cpu),
+    );
+    item.hodges_lehmann = shift.map(|shift| HodgesLehmann { shift });
+    item
+}
+
+/// Total samples from which two independent parts of a comparison run on two threads.
+const PARALLEL_MIN: usize = 200_000;
+
+/// Runs `f` and `g`, on two threads when `n` reaches [`PARALLEL_MIN`].
+fn both<A: Send, B>(n: usize, f: impl FnOnce() -> A + Send, g: impl FnOnce() -> B) -> (A, B) {
+    if n < PARALLEL_MIN {
+        return (f(), g());
+    }
+    std::thread::scope(|s| {
+        let a = s.spawn(f);
+        let b = g();
+        let a = a.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (a, b)
+    })
+}
+
+/// [`compare_series`] of sorted samples, without the Hodges-Lehmann shift.
+fn compare_sorted(
+    b: &[f64],
+    h: &[f64],
+    direction: Direction,
+    settings: &Settings,
+    per_cpu: bool,
+) -> SeriesComparison {
+    let (bd, hd) = (describe_sorted(b), describe_sorted(h));
     let (ratio, change_pct) = change(bd.median, hd.median);
-    let r = tests::ranks(&b, &h);
+    let r = tests::ranks(b, h);
 
     let mut flags = Vec::new();
     if r.ties {
@@ -151,8 +226,8 @@ pub fn compare_series(
     let enough = b.len() >= settings.min_n.max(1) && h.len() >= settings.min_n.max(1);
     let (mut mann_whitney, mut welch, mut p, mut test) = (None, None, None, TestUsed::None);
     if enough {
-        mann_whitney = tests::mann_whitney_sorted(&b, &h, &r);
-        welch = tests::welch_samples(&b, &h);
+        mann_whitney = tests::mann_whitney_sorted(b, h, &r);
+        welch = tests::welch_samples(b, h);
         if tests::min_exact_p(b.len(), h.len()) >= settings.alpha {
             flags.push(Flag::WelchFallback);
             (p, test) = match (&welch, &mann_whitney) {
@@ -177,7 +252,7 @@ pub fn compare_series(
 
     // An interval from fewer than min_n values per side would only restate the point estimate.
     let ci = if enough {
-        interval_sorted(&b, &h, &r, settings)
+        interval_sorted(b, h, &r, settings)
     } else {
         None
     };
@@ -191,7 +266,7 @@ pub fn compare_series(
     }
 
     let mut item = SeriesComparison {
-        hodges_lehmann: effect::hodges_lehmann_sorted(&b, &h).map(|shift| HodgesLehmann { shift }),
+        hodges_lehmann: None,
         cliffs_delta: effect::cliffs_delta_from(&r, b.len(), h.len()),
         base: bd,
         head: hd,

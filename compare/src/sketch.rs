@@ -1,6 +1,6 @@
 //! A ministat-like text picture of two distributions.
 
-use crate::describe::{mean, median_sorted, sorted, variance};
+use crate::describe::{mean, median_sorted, sorted, std_dev};
 
 /// At most this many rows of stacked points; taller columns are scaled down.
 const MAX_ROWS: usize = 10;
@@ -21,7 +21,7 @@ pub fn text_sketch(base: &[f64], head: &[f64], width: usize) -> String {
         .iter()
         .map(|s| {
             let m = mean(s)?;
-            let sd = variance(s, m).map_or(0.0, f64::sqrt);
+            let sd = std_dev(s, m).unwrap_or(0.0);
             Some((m, sd, median_sorted(s)?))
         })
         .collect();

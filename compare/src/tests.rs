@@ -3,6 +3,7 @@
 use statrs::distribution::{ContinuousCDF, Normal};
 use statrs::function::beta::checked_beta_reg;
 
+use crate::describe::scale_for_magnitude;
 use crate::{MannWhitney, Welch};
 
 /// Rank statistics of two sorted samples, from one merge pass.
@@ -193,15 +194,19 @@ pub(crate) fn welch_samples(b: &[f64], h: &[f64]) -> Option<Welch> {
     if b.len() < 2 || h.len() < 2 {
         return None;
     }
+    // t, df and p do not change when every value is multiplied by the same factor: extreme
+    // magnitudes (1e308, 1e-300) are brought near 1 by a power of two so that no square
+    // overflows or underflows; ordinary data is left as it is (f = 1).
+    let f = scale_for_magnitude(b.iter().chain(h).fold(0.0f64, |m, x| m.max(x.abs())));
     // Moments of the samples minus a common shift: the difference of the means stays exact
     // when the values sit far from zero (1e9 + small spread), where f64 means would not.
-    let shift = b[0];
+    let shift = b[0] * f;
     let moments = |xs: &[f64]| {
-        let m = xs.iter().map(|x| x - shift).sum::<f64>() / xs.len() as f64;
-        let m = m + xs.iter().map(|x| (x - shift) - m).sum::<f64>() / xs.len() as f64;
+        let m = xs.iter().map(|x| x * f - shift).sum::<f64>() / xs.len() as f64;
+        let m = m + xs.iter().map(|x| (x * f - shift) - m).sum::<f64>() / xs.len() as f64;
         let (mut ss, mut s) = (0.0, 0.0);
         for x in xs {
-            let d = (x - shift) - m;
+            let d = (x * f - shift) - m;
             ss += d * d;
             s += d;
         }

@@ -247,6 +247,11 @@ pub fn parse_file(path: &Path, format: Option<&str>) -> Result<ParsedFile, Error
 pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     let mut out = Vec::new();
     for p in paths {
+        // Standard input only when asked for by name; the caller reads it.
+        if p.as_os_str() == "-" {
+            out.push(p.clone());
+            continue;
+        }
         let md = std::fs::metadata(p).map_err(|source| Error::Io {
             path: p.clone(),
             source,
@@ -256,8 +261,14 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
             walk(p, &mut files)?;
             files.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
             out.extend(files);
-        } else {
+        } else if md.is_file() {
             out.push(p.clone());
+        } else {
+            // A FIFO would block forever and a device like /dev/zero never ends.
+            return Err(Error::Invalid(format!(
+                "{}: not a regular file or directory (a FIFO, device or socket); to read standard input pass -",
+                p.display()
+            )));
         }
     }
     Ok(out)

@@ -34,8 +34,7 @@ impl Encoding {
 /// (`Name: value` lines up to a blank line).
 fn header_block(head: &[u8]) -> Option<&[u8]> {
     let mut end = 0;
-    let mut lines = 0;
-    for line in head.split_inclusive(|&b| b == b'\n') {
+    for (lines, line) in head.split_inclusive(|&b| b == b'\n').enumerate() {
         let text = trim_eol(line);
         if text.is_empty() {
             return (lines > 0).then_some(&head[..end]);
@@ -50,7 +49,6 @@ fn header_block(head: &[u8]) -> Option<&[u8]> {
         if !(field || continuation && lines > 0) {
             return None;
         }
-        lines += 1;
         end += line.len();
     }
     None

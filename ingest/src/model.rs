@@ -320,7 +320,16 @@ pub struct Ctx<'a> {
     pub file_name: Option<String>,
     samples: u64,
     warnings: u64,
+    /// Metadata and extras passed on so far: both are capped so that a file of many blocks or
+    /// traces cannot make memory grow without bound (samples are the data; these are detail).
+    metas: usize,
+    extras: usize,
 }
+
+/// Most metadata values and extras kept per input, and most warnings.
+pub const MAX_METAS: usize = 10_000;
+pub const MAX_EXTRAS: usize = 100;
+pub const MAX_WARNINGS: usize = 10_000;
 
 impl<'a> Ctx<'a> {
     pub fn new(sink: &'a mut dyn Sink, file_name: Option<String>) -> Self {
@@ -332,6 +341,8 @@ impl<'a> Ctx<'a> {
             file_name,
             samples: 0,
             warnings: 0,
+            metas: 0,
+            extras: 0,
         }
     }
 
@@ -383,7 +394,14 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn meta(&mut self, key: &str, value: impl Into<String>) {
-        self.sink.meta(key, value.into());
+        self.metas += 1;
+        if self.metas <= MAX_METAS {
+            self.sink.meta(key, value.into());
+        } else if self.metas == MAX_METAS + 1 {
+            self.warn(format!(
+                "more than {MAX_METAS} metadata values: the rest are not kept"
+            ));
+        }
     }
 
     /// A line that was not understood: reported, never silently dropped.
@@ -393,14 +411,28 @@ impl<'a> Ctx<'a> {
 
     pub fn warn_at(&mut self, line: u64, message: impl Into<String>) {
         self.warnings += 1;
-        self.sink.warning(Warning {
-            line,
-            message: message.into(),
-        });
+        if self.warnings as usize <= MAX_WARNINGS {
+            self.sink.warning(Warning {
+                line,
+                message: message.into(),
+            });
+        } else if self.warnings as usize == MAX_WARNINGS + 1 {
+            self.sink.warning(Warning {
+                line,
+                message: format!("more than {MAX_WARNINGS} warnings: the rest are not listed"),
+            });
+        }
     }
 
     pub fn extra(&mut self, key: &str, value: serde_json::Value) {
-        self.sink.extra(key, value);
+        self.extras += 1;
+        if self.extras <= MAX_EXTRAS {
+            self.sink.extra(key, value);
+        } else if self.extras == MAX_EXTRAS + 1 {
+            self.warn(format!(
+                "more than {MAX_EXTRAS} detail records (traces, blocks): the rest are not kept"
+            ));
+        }
     }
 
     pub fn samples(&self) -> u64 {

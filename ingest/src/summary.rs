@@ -21,10 +21,18 @@ struct Interner {
 
 impl Interner {
     fn id(&mut self, s: &str) -> u32 {
-        if let Some(l) = self.last
-            && &*self.strings[l as usize] == s
-        {
-            return l;
+        if let Some(l) = self.last {
+            if &*self.strings[l as usize] == s {
+                return l;
+            }
+            // Tables repeat their rows in the same order (one trace_stat table per CPU): the
+            // string after the last one is the likely next.
+            if let Some(next) = self.strings.get(l as usize + 1)
+                && &**next == s
+            {
+                self.last = Some(l + 1);
+                return l + 1;
+            }
         }
         let id = match self.ids.get(s) {
             Some(&id) => id,
@@ -68,6 +76,13 @@ pub struct SeriesTable {
     params_ids: FastMap<BTreeMap<String, String>, u32>,
     units: Vec<Unit>,
     keys: Vec<CompactKey>,
+    /// Series ids by context (scope, label, statistic, params) and metric id: a direct index
+    /// for the common shape of many metrics under few contexts (functions x CPUs). Bounded;
+    /// series that do not fit go to the hash index.
+    contexts: FastMap<[u32; 4], u32>,
+    last_context: Option<([u32; 4], u32)>,
+    dense: Vec<Vec<u32>>,
+    dense_slots: usize,
     /// Per series: index into `units`, and the direction.
     kinds: Vec<(u16, u8)>,
     index: HashTable<u32>,
@@ -96,6 +111,10 @@ impl Default for SeriesTable {
             params_ids: FastMap::default(),
             units: Vec::new(),
             keys: Vec::new(),
+            contexts: FastMap::default(),
+            last_context: None,
+            dense: Vec::new(),
+            dense_slots: 0,
             kinds: Vec::new(),
             index: HashTable::new(),
             hasher: foldhash::fast::RandomState::default(),
@@ -214,6 +233,29 @@ impl SeriesTable {
         }
     }
 
+    /// Where a key lives in the direct index: (context, metric), or None when giving it a
+    /// slot would make the index much larger than the series it holds.
+    fn dense_slot(&mut self, key: CompactKey) -> Option<(usize, usize)> {
+        let ck = [key.scope, key.label, key.statistic, key.params];
+        let c = match self.last_context {
+            Some((k, c)) if k == ck => c,
+            _ => {
+                let next = self.dense.len() as u32;
+                let c = *self.contexts.entry(ck).or_insert(next);
+                if c == next {
+                    self.dense.push(Vec::new());
+                }
+                self.last_context = Some((ck, c));
+                c
+            }
+        };
+        let m = key.metric as usize;
+        let have = self.dense[c as usize].len();
+        let grow = (m + 1).saturating_sub(have);
+        (grow == 0 || self.dense_slots + grow <= 4 * self.keys.len() + (1 << 16))
+            .then_some((c as usize, m))
+    }
+
     fn kind(&mut self, spec: &SeriesSpec) -> (u16, u8) {
         let unit = match self.units.iter().position(|u| *u == spec.unit) {
             Some(i) => i as u16,
@@ -253,10 +295,19 @@ impl SeriesTable {
 impl Sink for SeriesTable {
     fn series(&mut self, spec: &SeriesSpec) -> SeriesId {
         let key = self.compact(spec);
-        let hash = self.hasher.hash_one(key);
-        let keys = &self.keys;
-        if let Some(&id) = self.index.find(hash, |&i| keys[i as usize] == key) {
+        let slot = self.dense_slot(key);
+        if let Some((c, m)) = slot
+            && let Some(&id) = self.dense[c].get(m)
+            && id != NONE
+        {
             return id as usize;
+        }
+        let hash = self.hasher.hash_one(key);
+        if !self.index.is_empty() {
+            let keys = &self.keys;
+            if let Some(&id) = self.index.find(hash, |&i| keys[i as usize] == key) {
+                return id as usize;
+            }
         }
         let id = self.keys.len() as u32;
         let kind = self.kind(spec);
@@ -265,9 +316,21 @@ impl Sink for SeriesTable {
         self.counts.push(0);
         self.first.push(0.0);
         self.more_idx.push(NONE);
-        let (keys, hasher) = (&self.keys, &self.hasher);
-        self.index
-            .insert_unique(hash, id, |&i| hasher.hash_one(keys[i as usize]));
+        match slot {
+            Some((c, m)) => {
+                let v = &mut self.dense[c];
+                if v.len() <= m {
+                    self.dense_slots += m + 1 - v.len();
+                    v.resize(m + 1, NONE);
+                }
+                v[m] = id;
+            }
+            None => {
+                let (keys, hasher) = (&self.keys, &self.hasher);
+                self.index
+                    .insert_unique(hash, id, |&i| hasher.hash_one(keys[i as usize]));
+            }
+        }
         id as usize
     }
 
@@ -355,6 +418,31 @@ impl serde::Serialize for AllSeries<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sparse_contexts_fall_back_to_the_hash_index_and_stay_unique() {
+        let mut t = SeriesTable::new();
+        let spec = |m: usize, scope: usize| {
+            SeriesSpec::count(SeriesKey::new(format!("m{m}")).scope(format!("s{scope}")))
+        };
+        for m in 0..100_000 {
+            t.series(&spec(m, 0));
+        }
+        // Each further scope holds only the last metric: a direct slot would cost 100,000.
+        let ids: Vec<SeriesId> = (1..200).map(|s| t.series(&spec(99_999, s))).collect();
+        assert!(
+            t.dense_slots <= 4 * t.len() + (1 << 16),
+            "{}",
+            t.dense_slots
+        );
+        assert!(!t.index.is_empty());
+        for (s, id) in (1..200).zip(&ids) {
+            assert_eq!(t.series(&spec(99_999, s)), *id);
+        }
+        assert_eq!(t.series(&spec(5, 0)), 5);
+        assert_eq!(t.len(), 100_000 + 199);
+        assert_eq!(t.get(ids[3]).scope, "s4");
+    }
 
     #[test]
     fn same_key_same_id_and_samples_in_order() {

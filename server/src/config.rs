@@ -36,6 +36,28 @@ pub struct ServeArgs {
     /// URL that each new alert group is POSTed to as JSON (retried with backoff).
     #[arg(long, env = "QUIESCENT_WEBHOOK")]
     pub webhook: Option<String>,
+    /// Bytes (MiB) all uploads in flight may hold together; an upload beyond it waits
+    /// `--upload-wait-secs`, then gets 503 with Retry-After.
+    #[arg(long, env = "QUIESCENT_UPLOAD_BUDGET_MIB", default_value_t = 1024)]
+    pub upload_budget_mib: u64,
+
+    /// Seconds an upload waits for room in `--upload-budget-mib` before it is answered 503.
+    #[arg(long, env = "QUIESCENT_UPLOAD_WAIT_SECS", default_value_t = 30)]
+    pub upload_wait_secs: u64,
+
+    /// Directory for upload files being received (the server owns it and empties it on
+    /// start); defaults to `DB-spool` beside the database.
+    #[arg(long, env = "QUIESCENT_SPOOL_DIR")]
+    pub spool_dir: Option<PathBuf>,
+
+    /// Anonymous writes (`POST /share`) each client address (the TCP peer) may make per
+    /// minute; 0 refuses them all.
+    #[arg(long, env = "QUIESCENT_ANON_WRITES_PER_MINUTE", default_value_t = 30)]
+    pub anon_writes_per_minute: u32,
+
+    /// Only holders of an upload token (`Authorization: Bearer`) may share comparisons.
+    #[arg(long, env = "QUIESCENT_SHARE_REQUIRES_TOKEN")]
+    pub share_requires_token: bool,
 }
 
 impl DbArgs {
@@ -45,6 +67,28 @@ impl DbArgs {
         store::Store::open(&self.db.display().to_string())
             .await
             .with_context(|| format!("opening database {}", self.db.display()))
+    }
+
+    /// Opens the store for a command that only reads: a missing database is an error (instead
+    /// of a new empty one), and a database that cannot be written (a read-only filesystem) is
+    /// opened read-only.
+    pub async fn open_existing_store(&self) -> anyhow::Result<store::Store> {
+        use anyhow::Context;
+        let path = self.db.display().to_string();
+        if !path.starts_with("sqlite:") && !self.db.exists() {
+            anyhow::bail!(
+                "database {} does not exist (check --db or QUIESCENT_DB; `quiescent ingest`, `quiescent demo` or `quiescent token create` create one)",
+                self.db.display()
+            );
+        }
+        match store::Store::open(&path).await {
+            Ok(s) => Ok(s),
+            Err(e) if read_only_error(&e) => store::Store::open_read_only(&path)
+                .await
+                .with_context(|| format!("opening database {} read-only", self.db.display())),
+            Err(e) => Err(anyhow::Error::new(e))
+                .with_context(|| format!("opening database {}", self.db.display())),
+        }
     }
 
     /// The pool of [`DbArgs::open_store`], for the queries that have not moved into the store yet.
@@ -74,6 +118,17 @@ impl Default for ServeArgs {
             header_timeout_secs: 30,
             static_dir: None,
             webhook: None,
+            upload_budget_mib: 1024,
+            upload_wait_secs: 30,
+            spool_dir: None,
+            anon_writes_per_minute: 30,
+            share_requires_token: false,
         }
     }
+}
+
+/// Whether opening failed because the database (or its directory) cannot be written.
+fn read_only_error(e: &store::Error) -> bool {
+    let text = format!("{e}").to_ascii_lowercase();
+    text.contains("readonly") || text.contains("read-only") || text.contains("unable to open")
 }

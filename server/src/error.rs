@@ -27,6 +27,14 @@ pub enum AppError {
         file: Option<String>,
         line: Option<u64>,
     },
+    /// The request is fine but the server cannot take it now (429 rate limit, 503 busy): the
+    /// answer carries `Retry-After`.
+    #[error("{detail}")]
+    RetryLater {
+        status: StatusCode,
+        detail: String,
+        retry_after_secs: u64,
+    },
     #[error("database error")]
     Sqlx(#[from] sqlx::Error),
     #[error("internal error")]
@@ -43,6 +51,7 @@ impl AppError {
             AppError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::Unprocessable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            AppError::RetryLater { status, .. } => *status,
             AppError::Sqlx(_) | AppError::Anyhow(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -56,6 +65,10 @@ impl AppError {
             AppError::PayloadTooLarge(_) => "payload too large",
             AppError::UnsupportedMediaType(_) => "unsupported media type",
             AppError::Unprocessable { .. } => "unprocessable input",
+            AppError::RetryLater { status, .. } if *status == StatusCode::TOO_MANY_REQUESTS => {
+                "too many requests"
+            }
+            AppError::RetryLater { .. } => "busy",
             AppError::Sqlx(_) | AppError::Anyhow(_) => "internal error",
         }
     }
@@ -85,7 +98,21 @@ impl AppError {
     /// Answers as JSON (for `/api/...`).
     pub fn into_json_response(self) -> Response {
         self.log_internal();
-        (self.status(), Json(self.to_json())).into_response()
+        let mut r = (self.status(), Json(self.to_json())).into_response();
+        self.add_retry_after(&mut r);
+        r
+    }
+
+    fn add_retry_after(&self, r: &mut Response) {
+        if let AppError::RetryLater {
+            retry_after_secs, ..
+        } = self
+        {
+            r.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from(*retry_after_secs),
+            );
+        }
     }
 }
 
@@ -140,10 +167,12 @@ impl IntoResponse for AppError {
                 _ => None,
             },
         };
-        match page.render() {
+        let mut r = match page.render() {
             Ok(html) => (status, Html(html)).into_response(),
             Err(_) => (status, self.to_string()).into_response(),
-        }
+        };
+        self.add_retry_after(&mut r);
+        r
     }
 }
 

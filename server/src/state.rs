@@ -17,6 +17,12 @@ pub struct AppState {
     /// Serialises this process's write transactions (uploads): waiting on it is cheaper and
     /// fairer than polling SQLite's busy handler.
     pub writer: Arc<tokio::sync::Mutex<()>>,
+    /// Bytes all uploads in flight may hold together.
+    pub upload_budget: Arc<crate::web::limits::UploadBudget>,
+    /// Anonymous writes (shares) per client and minute.
+    pub anon_writes: Arc<crate::web::limits::RateLimiter>,
+    /// Where uploads are received: one directory per upload under it.
+    pub spool_dir: std::path::PathBuf,
 }
 
 impl AppState {
@@ -24,9 +30,20 @@ impl AppState {
         AppState {
             pool: store.sqlite_pool().clone(),
             store,
-            config: Arc::new(config),
             cache: Arc::default(),
             writer: Arc::new(tokio::sync::Mutex::new(())),
+            upload_budget: Arc::new(crate::web::limits::UploadBudget::new(
+                config.upload_budget_mib,
+                config.upload_wait_secs,
+            )),
+            anon_writes: Arc::new(crate::web::limits::RateLimiter::new(
+                config.anon_writes_per_minute,
+            )),
+            spool_dir: config
+                .spool_dir
+                .clone()
+                .unwrap_or_else(|| std::env::temp_dir().join("quiescent-spool")),
+            config: Arc::new(config),
         }
     }
 }

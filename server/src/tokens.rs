@@ -16,6 +16,43 @@ const MAX_NAME: usize = 64;
 pub struct Token {
     pub id: i64,
     pub name: String,
+    /// The machines and build labels it may write (globs); `None` means any.
+    pub scopes: store::TokenScopes,
+}
+
+impl Token {
+    /// 403 unless the token may write runs of `machine` for the build `build`.
+    pub fn check_scope(&self, machine: &str, build: &str) -> Result<(), AppError> {
+        for (what, glob, value) in [
+            ("machine", &self.scopes.machines, machine),
+            ("build", &self.scopes.builds, build),
+        ] {
+            if let Some(g) = glob
+                && !glob_matches(g, value)
+            {
+                return Err(AppError::Forbidden(format!(
+                    "token {:?} may upload only for {what}s matching {g:?}, not {value:?}",
+                    self.name
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether `value` matches the shell-style glob `pattern` (`*`, `?`, `[...]`).
+pub fn glob_matches(pattern: &str, value: &str) -> bool {
+    glob::Pattern::new(pattern).is_ok_and(|p| p.matches(value))
+}
+
+/// Checks a scope glob given to `token create`.
+pub fn check_glob(what: &str, pattern: &str) -> Result<(), TokenError> {
+    if pattern.trim().is_empty() {
+        return Err(TokenError::Invalid(format!("--{what} must not be empty")));
+    }
+    glob::Pattern::new(pattern)
+        .map(|_| ())
+        .map_err(|e| TokenError::Invalid(format!("--{what} {pattern:?} is not a valid glob: {e}")))
 }
 
 /// A stored token, as `quiescent token list` shows it.
@@ -85,13 +122,33 @@ fn check_name(name: &str) -> Result<(), TokenError> {
 
 /// Creates a token named `name` and returns it: the only time it is visible.
 pub async fn create(pool: &SqlitePool, name: &str) -> Result<String, TokenError> {
+    create_scoped(pool, name, &store::TokenScopes::default()).await
+}
+
+/// Creates a token named `name` that may write only the machines and builds of `scopes`.
+pub async fn create_scoped(
+    pool: &SqlitePool,
+    name: &str,
+    scopes: &store::TokenScopes,
+) -> Result<String, TokenError> {
     check_name(name)?;
+    if let Some(g) = &scopes.machines {
+        check_glob("machines", g)?;
+    }
+    if let Some(g) = &scopes.builds {
+        check_glob("builds", g)?;
+    }
     let token = generate();
     if !Store::from_sqlite_pool(pool.clone())
         .insert_token(name, &hash(&token))
         .await?
     {
         return Err(TokenError::Exists(name.to_string()));
+    }
+    if scopes != &store::TokenScopes::default() {
+        Store::from_sqlite_pool(pool.clone())
+            .set_token_scopes(name, scopes)
+            .await?;
     }
     Ok(token)
 }
@@ -166,7 +223,14 @@ pub async fn authenticate(
             "token {name:?} was revoked; ask for a new one (`quiescent token create`)"
         )));
     }
-    Ok(Token { id: row.id, name })
+    let scopes = Store::from_sqlite_pool(pool.clone())
+        .token_scopes(row.id)
+        .await?;
+    Ok(Token {
+        id: row.id,
+        name,
+        scopes,
+    })
 }
 
 /// The name of the token (the rig) that uploaded run `run_id`, if it was uploaded.
@@ -206,6 +270,21 @@ mod tests {
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"ab"));
         assert!(constant_time_eq(b"", b""));
+    }
+
+    #[test]
+    fn scopes_match_globs() {
+        let t = Token {
+            id: 1,
+            name: "rig".into(),
+            scopes: store::TokenScopes {
+                machines: Some("rig-*".into()),
+                builds: None,
+            },
+        };
+        assert!(t.check_scope("rig-7", "v6.9").is_ok());
+        assert!(t.check_scope("other", "v6.9").is_err());
+        assert!(check_glob("builds", "[").is_err());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 mod alerts;
 mod artifacts;
 mod error;
+mod hardening;
 mod history;
 mod idempotency;
 mod import;
@@ -23,8 +24,12 @@ mod write;
 
 pub use alerts::{ALERT_STATES, Alert, AlertFilter, AlertGroup, NewAlert, Triage};
 pub use error::{Error, Result};
+pub use hardening::{KeyUse, TokenScopes};
 pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement, RunSeries};
-pub use meta::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source, params_key, safe_file_name};
+pub use meta::{
+    BuildMeta, ImportOutcome, InputFile, RunMeta, Source, escape_bidi, find_bidi, is_bidi_control,
+    params_key, safe_file_name,
+};
 pub use open::SQLITE_MIGRATOR;
 pub use read::{run_values, series_values};
 pub use series::NewSeries;

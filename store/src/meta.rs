@@ -59,7 +59,8 @@ impl InputFile {
     pub fn path(path: impl Into<PathBuf>, format: Option<String>) -> Self {
         let path = path.into();
         InputFile {
-            name: path.display().to_string(),
+            // Shown on pages and in listings: bidirectional controls appear escaped.
+            name: escape_bidi(&path.display().to_string()),
             source: Source::Path(path),
             format,
         }
@@ -129,6 +130,11 @@ pub(crate) fn validate_meta(meta: &RunMeta) -> Result<(), Error> {
             Err(Error::Invalid(format!(
                 "{what} must not contain control characters"
             )))
+        } else if let Some((at, c)) = find_bidi(v) {
+            Err(Error::Invalid(format!(
+                "{what} must not contain bidirectional control characters (U+{:04X} at byte {at}): they make text display in another order than it is stored",
+                c as u32
+            )))
         } else {
             Ok(())
         }
@@ -136,8 +142,26 @@ pub(crate) fn validate_meta(meta: &RunMeta) -> Result<(), Error> {
     check("build label", &meta.build.label)?;
     check("machine name", &meta.machine)?;
     check("benchmark name", &meta.benchmark)?;
+    for (what, v) in [
+        ("commit", &meta.build.commit),
+        ("kernel version", &meta.build.kernel_version),
+        ("block", &meta.block),
+    ] {
+        if let Some((at, c)) = v.as_deref().and_then(find_bidi) {
+            return Err(Error::Invalid(format!(
+                "{what} must not contain bidirectional control characters (U+{:04X} at byte {at})",
+                c as u32
+            )));
+        }
+    }
     for (k, v) in meta.params.iter().chain(meta.machine_facts.iter()) {
         check("parameter name", k)?;
+        if let Some((at, c)) = find_bidi(v) {
+            return Err(Error::Invalid(format!(
+                "value of {k} must not contain bidirectional control characters (U+{:04X} at byte {at})",
+                c as u32
+            )));
+        }
         if v.len() > 4096 {
             return Err(Error::Invalid(format!(
                 "value of {k} is longer than 4096 bytes"
@@ -145,6 +169,30 @@ pub(crate) fn validate_meta(meta: &RunMeta) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Whether `c` is a bidirectional embedding, override or isolate control (U+202A-U+202E,
+/// U+2066-U+2069): text holding one displays in another order than it is stored.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The first bidirectional control character of `s` and its byte offset.
+pub fn find_bidi(s: &str) -> Option<(usize, char)> {
+    s.char_indices().find(|&(_, c)| is_bidi_control(c))
+}
+
+/// `s` with every bidirectional control character written as `\u{202E}`, for display.
+pub fn escape_bidi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if is_bidi_control(c) {
+            out.push_str(&format!("\\u{{{:04X}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 pub(crate) fn import_hash(meta: &RunMeta, files: &[InputFile], artifacts: &[i64]) -> String {

@@ -339,6 +339,27 @@ try {
     await p.close();
   });
 
+  await test("pasting seed 004 into /paste shows the 2.9x claim checked, without JavaScript too", async () => {
+    const mail = readFileSync(join(here, "../../server/tests/fixtures/mails/004_2ad225cb2cb455b9.txt"), "utf8");
+    for (const ctx of [js, nojs]) {
+      const p = await ctx.newPage();
+      await p.goto(base + "/");
+      await Promise.all([p.waitForNavigation(), p.click("a[href='/paste']")]);
+      await p.fill("textarea[name=mail]", mail);
+      await Promise.all([p.waitForNavigation(), p.click("form.paste-form button[type=submit]")]);
+      const claim = p.locator("#claims tr.claim", { hasText: "2.9x reduction" });
+      check(await claim.count() === 1, "no 2.9x claim in the panel");
+      const text = await claim.innerText();
+      check(text.includes("claimed -65.5%") && text.includes("measured -65.1%"), `claim row: ${text}`);
+      check((await claim.locator(".verdict").innerText()).trim() === "consistent", `status: ${text}`);
+      const reply = await p.locator("#reply-text").innerText();
+      check(reply.includes("> base: original") && reply.includes("> head: apply patch"), "reply does not quote the labels");
+      check(reply.split("\n").every((l) => l.length <= 72), "reply wider than 72 columns");
+      if (ctx === js) await p.screenshot({ path: join(out, "paste-result.png"), fullPage: true });
+      await p.close();
+    }
+  });
+
   await test("no script errors on the pages", async () => {
     check(errors.length === 0, errors.join("; "));
   });

@@ -188,7 +188,8 @@ pub fn analyse(
 }
 
 /// Benjamini-Hochberg across every tested candidate of `analyses`: sets each change point's q
-/// and drops those above `settings.fdr`.
+/// and drops those above `settings.fdr`. The segments of the change points kept still end at
+/// the dropped ones (they describe the series as the merge step at `alpha` split it).
 pub fn adjust(analyses: &mut [SeriesAnalysis], settings: &DetectSettings) {
     let all_p: Vec<f64> = analyses
         .iter()

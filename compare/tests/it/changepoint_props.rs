@@ -1,8 +1,9 @@
 //! Properties of change-point detection over random series: constant and pure-noise input
 //! raise no more change points than the expected rate, an outlier build alone is never one,
-//! and steps under skewed (lognormal) noise are still found.
+//! steps under skewed (lognormal) noise are still found, the unit of the values changes nothing,
+//! and a history fed run by run agrees with a full analysis.
 
-use compare::changepoint::{DetectSettings, detect, detect_many};
+use compare::changepoint::{DetectSettings, History, analyse, detect, detect_many};
 use proptest::prelude::*;
 
 use super::changepoint::{Noise, series, steps};
@@ -79,5 +80,33 @@ proptest! {
         let tol = 2.max(len / 100) as i64;
         prop_assert!(found.len() == 1 && (found[0] - at as i64).abs() <= tol,
             "step at {}, found {:?}", at, found);
+    }
+
+    /// Positive values are analysed on a log scale: the unit (ns or s) changes nothing.
+    #[test]
+    fn change_points_do_not_depend_on_the_unit(
+        (len, runs, noise, seed) in layout(), at in 0.2f64..0.8, step in 0.02f64..0.3,
+        scale in prop_oneof![Just(1e-9), Just(1e3), 0.5f64..2.0],
+    ) {
+        let (p, v) = series(&steps(len, &[(len as f64 * at) as usize], step), runs, noise, seed);
+        let scaled: Vec<f64> = v.iter().map(|x| x * scale).collect();
+        let s = DetectSettings::default();
+        let a: Vec<i64> = detect(&p, &v, &s).unwrap().change_points.iter().map(|c| c.position).collect();
+        let b: Vec<i64> = detect(&p, &scaled, &s).unwrap().change_points.iter().map(|c| c.position).collect();
+        prop_assert_eq!(a, b);
+    }
+
+    /// A history fed run by run ends where an analysis of the whole series ends.
+    #[test]
+    fn history_matches_a_full_analysis(
+        (len, runs, noise, seed) in layout(), at in 0.2f64..0.8, tail in 1usize..40,
+    ) {
+        let (p, v) = series(&steps(len, &[(len as f64 * at) as usize], 0.05), runs, noise, seed);
+        let start = p.len().saturating_sub(tail * runs);
+        let mut h = History::new(&p[..start], &v[..start], DetectSettings::default()).unwrap();
+        for i in start..p.len() {
+            h.push(p[i], v[i]).unwrap();
+        }
+        prop_assert_eq!(h.analysis(), &analyse(&p, &v, &DetectSettings::default()).unwrap());
     }
 }

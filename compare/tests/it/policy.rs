@@ -32,7 +32,7 @@ fn idle_real_time_is_a_regression_by_welch() {
     assert!(c.flags.contains(&Flag::WelchFallback), "{:?}", c.flags);
     assert!(!c.flags.contains(&Flag::PerCpu));
     // scipy.stats.ttest_ind(base, head, equal_var=False): p = 8.216088250788639e-06.
-    assert_close("p", c.p.unwrap(), 8.216088250788639e-06, 1e-6);
+    assert_close("p", c.p.unwrap(), 8.216088250788639e-06, 1e-9);
     assert_eq!(c.q, c.p);
     // Exact Mann-Whitney of 3 vs 3 cannot go below 0.1: it is reported, not used.
     assert_close("MW p", c.mann_whitney.as_ref().unwrap().p, 0.1, 1e-12);
@@ -292,18 +292,17 @@ fn finish_uses_q_values_across_series() {
     // An exact 5 vs 5 test: p = 2/252 for the regression alone.
     assert_close("p0", items[0].p.unwrap(), 2.0 / 252.0, 1e-12);
     items.push(summary_only(Some(1.0), Some(3.0), Direction::LowerIsBetter));
+    // The four unchanged series compare identical samples: U = nm/2, p = 1.
     let ps: Vec<f64> = items.iter().filter_map(|c| c.p).collect();
     assert_eq!(ps.len(), 5);
+    assert!(ps[1..].iter().all(|&p| p == 1.0), "{ps:?}");
     finish(&mut items, |_| Direction::LowerIsBetter, &s);
+    // By hand: ranks 1..5 of p = (2/252, 1, 1, 1, 1); q_(5) = 1 * 5/5 = 1, the three below it
+    // min(1 * 5/k, 1) = 1, and q_(1) = 2/252 * 5/1 = 0.0397 < 0.05: still a regression.
     let qs: Vec<f64> = items.iter().filter_map(|c| c.q).collect();
-    assert_eq!(qs, benjamini_hochberg(&ps));
-    for c in &items {
-        if let (Some(p), Some(q)) = (c.p, c.q) {
-            assert!(q >= p);
-        }
-    }
-    // q = 5 * 2/252 = 0.0397 < 0.05: still a regression.
-    assert_close("q0", items[0].q.unwrap(), 10.0 / 252.0, 1e-12);
+    assert_eq!(qs.len(), 5);
+    assert_close("q0", qs[0], 10.0 / 252.0, 1e-12);
+    assert_eq!(&qs[1..], &[1.0; 4]);
     assert_eq!(items[0].verdict, Verdict::Regression);
     assert!(
         items[1..5]
@@ -331,6 +330,29 @@ fn finish_uses_q_values_across_series() {
     finish(&mut many, |_| Direction::LowerIsBetter, &s);
     assert!(many[0].q.unwrap() > 0.05);
     assert_eq!(many[0].verdict, Verdict::NoSignificantChange);
+}
+
+#[test]
+fn benjamini_hochberg_by_hand() {
+    // p sorted: 0.005 (rank 1), 0.01 (2), 0.03 (3), 0.04 (4), 0.2 (5); p m / rank: 0.025, 0.025,
+    // 0.05, 0.05, 0.2; the running minimum from the top changes none of them.
+    let q = benjamini_hochberg(&[0.01, 0.04, 0.03, 0.005, 0.2]);
+    let want = [0.025, 0.05, 0.05, 0.025, 0.2];
+    for (g, w) in q.iter().zip(want) {
+        assert_close("q", *g, w, 1e-15);
+    }
+    // A larger p with a smaller p m / rank lowers the q of the p below it (step-up):
+    // 0.04 * 3/2 = 0.06 > 0.045 * 3/3 = 0.045, so q(0.04) = 0.045; 0.001 * 3 = 0.003.
+    let q = benjamini_hochberg(&[0.045, 0.04, 0.001]);
+    for (g, w) in q.iter().zip([0.045, 0.045, 0.003]) {
+        assert_close("q", *g, w, 1e-15);
+    }
+    // Ties share a q; q never exceeds 1; nothing in, nothing out.
+    let q = benjamini_hochberg(&[0.02, 0.02, 0.9, 1.0]);
+    for (g, w) in q.iter().zip([0.04, 0.04, 1.0, 1.0]) {
+        assert_close("q", *g, w, 1e-15);
+    }
+    assert!(benjamini_hochberg(&[]).is_empty());
 }
 
 #[test]

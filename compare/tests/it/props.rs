@@ -1,7 +1,8 @@
 //! Properties over arbitrary samples: no panics, consistent orderings.
 
 use compare::{
-    Direction, Settings, benjamini_hochberg, compare_series, describe, finish, text_sketch,
+    Describe, Direction, SeriesComparison, Settings, benjamini_hochberg, compare_series, describe,
+    finish, text_sketch,
 };
 use proptest::prelude::*;
 
@@ -16,6 +17,62 @@ fn samples(max_len: usize) -> impl Strategy<Value = Vec<f64>> {
             0..max_len
         ),
     ]
+}
+
+/// Finite samples at the ends of the f64 range: near +-f64::MAX, 1e308, tiny, zero, ordinary.
+fn extreme_samples(max_len: usize) -> impl Strategy<Value = Vec<f64>> {
+    let value = prop_oneof![
+        Just(f64::MAX),
+        Just(-f64::MAX),
+        Just(1e308),
+        Just(-1e308),
+        1e300f64..f64::MAX,
+        -f64::MAX..-1e300f64,
+        1e-320f64..1e-290,
+        Just(0.0),
+        -1e3f64..1e3,
+    ];
+    prop::collection::vec(value, 0..max_len)
+}
+
+/// Every number of a comparison, with its name.
+fn numbers_of(c: &SeriesComparison) -> Vec<(String, f64)> {
+    let side = |name: &str, d: &Describe| {
+        let fields = [
+            ("min", d.min),
+            ("max", d.max),
+            ("mean", d.mean),
+            ("median", d.median),
+            ("std", d.std),
+            ("p25", d.p25),
+            ("p75", d.p75),
+            ("p90", d.p90),
+            ("p99", d.p99),
+            ("cv_pct", d.cv_pct),
+        ];
+        fields
+            .into_iter()
+            .filter_map(|(f, v)| v.map(|v| (format!("{name}.{f}"), v)))
+            .collect::<Vec<_>>()
+    };
+    let mut out = side("base", &c.base);
+    out.extend(side("head", &c.head));
+    let mut add = |name: &str, v: Option<f64>| out.extend(v.map(|v| (name.to_string(), v)));
+    add("change_pct", c.change_pct);
+    add("ratio", c.ratio);
+    add("ci.low", c.ci.as_ref().map(|ci| ci.low));
+    add("ci.high", c.ci.as_ref().map(|ci| ci.high));
+    add("ci.level", c.ci.as_ref().map(|ci| ci.level));
+    add("mann_whitney.u", c.mann_whitney.as_ref().map(|m| m.u));
+    add("mann_whitney.p", c.mann_whitney.as_ref().map(|m| m.p));
+    add("welch.t", c.welch.as_ref().map(|w| w.t));
+    add("welch.df", c.welch.as_ref().map(|w| w.df));
+    add("welch.p", c.welch.as_ref().map(|w| w.p));
+    add("hodges_lehmann", c.hodges_lehmann.as_ref().map(|h| h.shift));
+    add("cliffs_delta", c.cliffs_delta);
+    add("p", c.p);
+    add("q", c.q);
+    out
 }
 
 fn direction() -> impl Strategy<Value = Direction> {
@@ -90,6 +147,44 @@ proptest! {
     }
 
     #[test]
+    fn extreme_finite_samples_give_finite_statistics(
+        b in extreme_samples(40),
+        h in extreme_samples(40),
+    ) {
+        let s = Settings::default();
+        let mut items = vec![compare_series(&b, &h, Direction::LowerIsBetter, &s, false)];
+        // Undefined statistics are None; none is NaN or infinite, before or after finish.
+        for c in &items {
+            for (name, v) in numbers_of(c) {
+                prop_assert!(v.is_finite(), "{} = {} for {:?} vs {:?}", name, v, b, h);
+            }
+        }
+        items.push(compare_series(&h, &b, Direction::Neutral, &s, false));
+        finish(&mut items, |_| Direction::Neutral, &s);
+        for c in &items {
+            for (name, v) in numbers_of(c) {
+                prop_assert!(v.is_finite(), "{} = {} after finish", name, v);
+            }
+        }
+        // Within +-1e308 the mean, the standard deviation and every percentile are representable,
+        // so they must be given, and lie in [min, max].
+        for xs in [&b, &h] {
+            if xs.is_empty() || xs.iter().any(|x| x.abs() > 1e308) {
+                continue;
+            }
+            let d = describe(xs);
+            let (min, max) = (d.min.unwrap(), d.max.unwrap());
+            for v in [d.mean, d.median, d.p25, d.p75, d.p90, d.p99] {
+                let v = v.unwrap();
+                prop_assert!(min <= v && v <= max, "{} outside [{}, {}]: {:?}", v, min, max, d);
+            }
+            prop_assert_eq!(d.std.is_some(), xs.len() >= 2, "{:?}", d);
+        }
+        let sketch = text_sketch(&b, &h, 50);
+        prop_assert!(sketch.lines().all(|l| l.chars().count() == 50));
+    }
+
+    #[test]
     fn q_values_bound_p_values(ps in prop::collection::vec(0.0f64..=1.0, 0..50)) {
         let qs = benjamini_hochberg(&ps);
         prop_assert_eq!(qs.len(), ps.len());
@@ -102,4 +197,58 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn samples_of_1e308_give_finite_statistics() {
+    // Sums and squares of these overflow f64: the statistics scale them first.
+    let base = [1e308, 1.2e308, 0.9e308, 1.1e308, 1e308];
+    let head = [-1e308, 1.5e308, 1.7e308, -1.6e308, 1.3e308, 1.4e308];
+    let c = compare_series(
+        &base,
+        &head,
+        Direction::LowerIsBetter,
+        &Settings::default(),
+        false,
+    );
+    for (name, v) in numbers_of(&c) {
+        assert!(v.is_finite(), "{name} = {v}");
+    }
+    // numpy: mean 1.04e308, std(ddof=1) 1.1401754250991379e307.
+    let b = &c.base;
+    assert!(
+        (b.mean.unwrap() - 1.04e308).abs() <= 1e-15 * 1.04e308,
+        "{b:?}"
+    );
+    assert!(
+        (b.std.unwrap() / 1.1401754250991379e307 - 1.0).abs() < 1e-12,
+        "{b:?}"
+    );
+    // scipy on the same values divided by 1e308 (t, df and p do not depend on the unit):
+    // head mean 0.55, std 1.4515508947329405, ttest_ind(head, base, equal_var=False) t =
+    // -0.8238300425104722, df 5.073965327622265, p 0.4470167287050428; numpy's median of the
+    // pairwise differences 0.3.
+    let h = &c.head;
+    assert!((h.mean.unwrap() / 0.55e308 - 1.0).abs() < 1e-12, "{h:?}");
+    assert!(
+        (h.std.unwrap() / 1.4515508947329405e308 - 1.0).abs() < 1e-12,
+        "{h:?}"
+    );
+    let welch = c.welch.as_ref().expect("defined");
+    assert!(
+        (welch.t / -0.8238300425104722 - 1.0).abs() < 1e-9,
+        "{welch:?}"
+    );
+    assert!(
+        (welch.df / 5.073965327622265 - 1.0).abs() < 1e-9,
+        "{welch:?}"
+    );
+    assert!(
+        (welch.p / 0.4470167287050428 - 1.0).abs() < 1e-9,
+        "{welch:?}"
+    );
+    // The Hodges-Lehmann shift, from differences up to 3.3e308: computed on halves.
+    let shift = c.hodges_lehmann.as_ref().expect("defined").shift;
+    assert!((shift / 0.3e308 - 1.0).abs() < 1e-12, "{shift}");
+    assert!(c.ci.is_some());
 }

@@ -1,28 +1,49 @@
 #!/usr/bin/env python3
 """Reference values for the compare crate, from numpy and scipy.
 
-Run from this directory: python3 gen.py  (writes cases.json next to it).
+Run from this directory with scipy 1.17.1 and numpy 2.4.6 (pinned below; e.g. in a venv:
+python3 -m venv .venv && .venv/bin/pip install scipy==1.17.1 numpy==2.4.6 && .venv/bin/python
+gen.py). Writes cases.json next to it. Only scipy's public API is used.
 Conventions checked by compare/tests/it/reference.rs:
 - describe: numpy mean, median, std(ddof=1), percentile (default 'linear'), cv = std/|mean|*100;
-- mannwhitneyu(base, head, alternative='two-sided', method='auto'): U of base, p, and which
-  method scipy's auto rule picked;
+- mannwhitneyu(base, head, alternative='two-sided', method='auto'): U of base, p, and the method
+  scipy's documented auto rule picks (checked against the p of that method asked for by name);
 - ttest_ind(base, head, equal_var=False) with t negated (the crate reports head - base);
   null when a side has < 2 values or both variances are 0;
 - Hodges-Lehmann shift: median of all head_j - base_i (numpy);
 - Cliff's delta: P(head > base) - P(head < base);
 - the exact distribution-free interval of the shift, R's wilcox.test(x=head, y=base,
-  conf.int=TRUE) convention, with qwilcox from scipy's exact Mann-Whitney null distribution
-  (only cases with no ties and both n < 50);
+  conf.int=TRUE) convention, with qwilcox from the exact null distribution of U counted here
+  (cases with no ties and both n < 50), else the normal-approximation order statistics;
+- the seeded percentile bootstrap of the change of medians (both sides >= 10 values), the
+  crate's generator (rand_pcg Pcg64) and draws reproduced here, plus scipy.stats.bootstrap's
+  percentile interval of the same statistic for a Monte Carlo tolerance check;
+- `policy`: the test, p, interval, inconclusive flag and verdict (per direction) that the
+  README's policy gives from these numbers, and `finish`: q-values of all cases as one
+  comparison and the verdicts they give;
 - false_discovery_control(p) (Benjamini-Hochberg) on p vectors.
 """
-
 import json
+import math
 import os
 
 import numpy as np
 import scipy
 from scipy import stats
-from scipy.stats import _mannwhitneyu as mwu_impl
+
+# The versions the stored numbers come from. Only public scipy API is used; the pin keeps the
+# documented behaviour the script relies on (mannwhitneyu's `auto` rule, false_discovery_control).
+SCIPY = "1.17.1"
+NUMPY = "2.4.6"
+
+# The crate's defaults (compare::Settings::default()).
+ALPHA = 0.05
+THRESHOLD_PCT = 1.0
+MIN_N = 3
+LEVEL = 0.95
+RESAMPLES = 2000
+SEED = 0x5EED
+DIRECTIONS = ("lower_is_better", "higher_is_better", "neutral")
 
 
 def describe(xs):
@@ -53,9 +74,19 @@ def pooled_ties(b, h):
     return bool((counts > 1).any())
 
 
+def mwu_method(b, h):
+    """scipy's documented `auto` rule: 'exact' when one sample has at most 8 values and the
+    pooled sample has no ties, else 'asymptotic'."""
+    exact = min(len(b), len(h)) <= 8 and not pooled_ties(b, h)
+    return "exact" if exact else "asymptotic"
+
+
 def mann_whitney(b, h):
+    method = mwu_method(b, h)
     r = stats.mannwhitneyu(b, h, alternative="two-sided", method="auto")
-    method = mwu_impl._mwu_choose_method(len(b), len(h), pooled_ties(b, h))
+    # The rule above is what `auto` picked: the same test asked for by name gives the same p.
+    named = stats.mannwhitneyu(b, h, alternative="two-sided", method=method)
+    assert r.pvalue == named.pvalue, (method, r.pvalue, named.pvalue)
     return dict(u=float(r.statistic), p=float(r.pvalue), method=method)
 
 
@@ -77,19 +108,244 @@ def cliffs_delta(b, h):
     return float((less.sum() - greater.sum()) / (len(b) * len(h)))
 
 
-def hl_interval(b, h, level=0.95):
+def u_null_cdf(n1, n2):
+    """P(U <= u), u = 0..n1*n2, of the Mann-Whitney U without ties, by counting arrangements:
+    N(m, n, u) = N(m - 1, n, u - n) + N(m, n - 1, u), in exact integers."""
+    table = {}
+
+    def count(m, n):
+        if (m, n) in table:
+            return table[(m, n)]
+        if m == 0 or n == 0:
+            c = [1]
+        else:
+            a, b = count(m - 1, n), count(m, n - 1)
+            c = [0] * (m * n + 1)
+            for u, v in enumerate(a):
+                c[u + n] += v
+            for u, v in enumerate(b):
+                c[u] += v
+        table[(m, n)] = c
+        return c
+
+    counts = count(n1, n2)
+    total = math.comb(n1 + n2, n1)
+    assert sum(counts) == total
+    acc, out = 0, []
+    for v in counts:
+        acc += v
+        out.append(acc / total)
+    return out
+
+
+def differences(b, h):
+    return np.sort(np.subtract.outer(np.asarray(h), np.asarray(b)).ravel())
+
+
+def hl_interval(b, h, level=LEVEL):
     """R: qu <- qwilcox(alpha/2, n.x, n.y); if (qu == 0) qu <- 1; ql <- n.x*n.y - qu;
     achieved.alpha <- 2*pwilcox(trunc(qu)-1, n.x, n.y); c(diffs[qu], diffs[ql + 1])."""
     nx, ny = len(h), len(b)
-    dist = mwu_impl._MWU(nx, ny)
+    cdf = u_null_cdf(nx, ny)
     alpha = 1 - level
     q = 0
-    while dist.cdf(np.asarray(q)) < alpha / 2 - 10 * np.finfo(float).eps:
+    while cdf[q] < alpha / 2 - 10 * np.finfo(float).eps:
         q += 1
     qu = max(q, 1)
-    achieved = 1 - 2 * float(dist.cdf(np.asarray(qu - 1)))
-    diffs = np.sort(np.subtract.outer(np.asarray(h), np.asarray(b)).ravel())
+    achieved = 1 - 2 * cdf[qu - 1]
+    diffs = differences(b, h)
     return dict(low=float(diffs[qu - 1]), high=float(diffs[nx * ny - qu]), level=achieved)
+
+
+def hl_interval_asymptotic(b, h, level=LEVEL):
+    """The normal-approximation order statistics: qu = ceil(nm/2 - 1/2 - z sigma), sigma with the
+    tie correction, clamped to [1, ceil(nm/2)]."""
+    n1, n2 = len(b), len(h)
+    nm, n = n1 * n2, n1 + n2
+    _, counts = np.unique(np.concatenate([b, h]), return_counts=True)
+    tie_term = float(np.sum(counts.astype(float) ** 3 - counts))
+    sigma = math.sqrt(max(nm / 12 * ((n + 1) - tie_term / (n * (n - 1))), 0.0))
+    z = stats.norm.ppf(1 - (1 - level) / 2)
+    q = math.ceil(nm / 2 - 0.5 - z * sigma)
+    qu = min(q, -(-nm // 2)) if q >= 1 else 1
+    diffs = differences(b, h)
+    return dict(low=float(diffs[qu - 1]), high=float(diffs[nm - qu]), level=level)
+
+
+M64 = (1 << 64) - 1
+M128 = (1 << 128) - 1
+
+
+class Pcg64:
+    """rand_pcg 0.10's Pcg64 (Lcg128Xsl64) seeded by rand_core 0.10's `seed_from_u64`: the
+    generator the crate's bootstrap draws from, so the same seed gives the same resamples."""
+
+    MUL = 0x2360_ED05_1FC6_5DA4_4385_DF64_9FCC_F645
+
+    def __init__(self, seed):
+        # seed_from_u64: 32 seed bytes from a PCG32 stream over the u64 state.
+        words, state = [], seed
+        for _ in range(8):
+            state = (state * 0x5851_F42D_4C95_7F2D + 0xA176_54E4_6FBE_17F3) & M64
+            x = (((state >> 18) ^ state) >> 27) & 0xFFFF_FFFF
+            rot = state >> 59
+            words.append(((x >> rot) | (x << ((32 - rot) & 31))) & 0xFFFF_FFFF)
+        raw = b"".join(w.to_bytes(4, "little") for w in words)
+        s = [int.from_bytes(raw[8 * i : 8 * i + 8], "little") for i in range(4)]
+        # from_seed: state, increment | 1, then one step past the state plus increment.
+        self.inc = (s[2] | s[3] << 64) | 1
+        self.state = ((s[0] | s[1] << 64) + self.inc) & M128
+        self.state = (self.state * self.MUL + self.inc) & M128
+
+    def next_u64(self):
+        self.state = (self.state * self.MUL + self.inc) & M128
+        rot = self.state >> 122
+        xsl = ((self.state >> 64) ^ self.state) & M64
+        return ((xsl >> rot) | (xsl << ((64 - rot) & 63))) & M64
+
+    def uniform(self):
+        """(0, 1) from 53 random bits, never 0 or 1."""
+        return (float(self.next_u64() >> 11) + 0.5) * (1.0 / float(1 << 53))
+
+    def normal(self):
+        u, v = self.uniform(), self.uniform()
+        return math.sqrt(-2.0 * math.log(u)) * math.cos(math.tau * v)
+
+    def gamma(self, shape):
+        """Marsaglia and Tsang (2000), shape >= 1."""
+        d = shape - 1.0 / 3.0
+        c = 1.0 / math.sqrt(9.0 * d)
+        while True:
+            x = self.normal()
+            v = 1.0 + c * x
+            if v <= 0.0:
+                continue
+            v = v * v * v
+            u = self.uniform()
+            if math.log(u) < 0.5 * x * x + d - d * v + d * math.log(v):
+                return d * v
+
+    def beta(self, a, b):
+        x = self.gamma(a)
+        y = self.gamma(b)
+        return x / (x + y)
+
+
+def resampled_median(rng, s):
+    """The median of n values drawn with replacement from sorted s: the k-th smallest of n
+    uniform indices is floor(n U) with U ~ Beta(k, n - k + 1); for even n the next one is
+    U + (1 - U)(1 - W^(1/(n - k))), W uniform (the minimum of the n - k indices above)."""
+    n = len(s)
+    index = lambda u: min(int(n * u), n - 1)
+    if n % 2 == 1:
+        k = (n + 1) // 2
+        return float(s[index(rng.beta(float(k), float(n - k + 1)))])
+    k = n // 2
+    u1 = rng.beta(float(k), float(n - k + 1))
+    v = 1.0 - rng.uniform() ** (1.0 / float(n - k))
+    u2 = u1 + (1.0 - u1) * v
+    return (float(s[index(u1)]) + float(s[index(u2)])) / 2.0
+
+
+def bootstrap_interval(b, h, level=LEVEL):
+    """Seeded percentile bootstrap of 100 (median head - median base) / |median base|: resamples
+    with a zero base median skipped, None when more than half are."""
+    rng = Pcg64(SEED)
+    sb, sh = np.sort(b), np.sort(h)
+    changes = []
+    for _ in range(RESAMPLES):
+        mb = resampled_median(rng, sb)
+        mh = resampled_median(rng, sh)
+        if mb != 0.0:
+            c = (mh - mb) / abs(mb) * 100.0
+            if math.isfinite(c):
+                changes.append(c)
+    if 2 * len(changes) < RESAMPLES:
+        return None
+    lo, hi = np.quantile(changes, [(1 - level) / 2, (1 + level) / 2])
+    return dict(low=float(lo), high=float(hi), level=level, method="bootstrap_ratio_of_medians")
+
+
+def scipy_bootstrap(b, h, level=LEVEL):
+    """scipy's own percentile bootstrap of the same statistic (resampling indices), for a
+    tolerance check of the seeded one: both estimate the same quantiles of the same bootstrap
+    distribution, so they differ only by Monte Carlo error."""
+    def change(x, y, axis=-1):
+        mb = np.median(x, axis=axis)
+        return (np.median(y, axis=axis) - mb) / np.abs(mb) * 100.0
+
+    r = stats.bootstrap((np.asarray(b), np.asarray(h)), change, n_resamples=20000,
+                        confidence_level=level, method="percentile", vectorized=True,
+                        batch=200, rng=np.random.default_rng(1))
+    return dict(low=float(r.confidence_interval.low), high=float(r.confidence_interval.high))
+
+
+def change_interval(b, h, ties):
+    """The interval compare_series reports (README: exact HL interval for small samples, the
+    bootstrap from 10 values a side), in percent of the base median. None when a side has fewer
+    than MIN_N values or the base median is 0."""
+    if len(b) < MIN_N or len(h) < MIN_N:
+        return None
+    mb = float(np.median(b))
+    if mb == 0.0:
+        return None
+    if len(b) >= 10 and len(h) >= 10:
+        boot = bootstrap_interval(b, h)
+        if boot is not None:
+            return boot
+    if not ties and len(b) < 50 and len(h) < 50:
+        iv, method = hl_interval(b, h), "hodges_lehmann_exact"
+    else:
+        iv, method = hl_interval_asymptotic(b, h), "hodges_lehmann_asymptotic"
+    scale = 100.0 / abs(mb)
+    return dict(low=iv["low"] * scale, high=iv["high"] * scale, level=iv["level"], method=method)
+
+
+def primary_p(c):
+    """README step 2: Welch's t when even the most extreme exact Mann-Whitney outcome,
+    2 / C(N, n_base), does not reach alpha (Mann-Whitney's p when Welch is undefined)."""
+    nb, nh = len(c["base"]), len(c["head"])
+    if nb < MIN_N or nh < MIN_N:
+        return None, "none"
+    if 2 / math.comb(nb + nh, nb) >= ALPHA:
+        if c["welch"] is not None:
+            return c["welch"]["p"], "welch"
+    return c["mann_whitney"]["p"], "mann_whitney"
+
+
+def verdict(c, stat, direction):
+    """README steps 1, 3 and 4, from scipy's p (or q) and numpy's medians."""
+    if stat is None:
+        return "not_enough_data"
+    if not stat < ALPHA:
+        return "no_significant_change"
+    mb, mh = c["describe_base"]["median"], c["describe_head"]["median"]
+    large = abs((mh - mb) / abs(mb) * 100) >= THRESHOLD_PCT if mb != 0 else mh != mb
+    if not large or mh == mb:
+        return "no_significant_change"
+    up = mh > mb
+    return {
+        "lower_is_better": "regression" if up else "improvement",
+        "higher_is_better": "improvement" if up else "regression",
+        "neutral": "increase" if up else "decrease",
+    }[direction]
+
+
+def policy(c):
+    """What compare_series decides for this case alone: test, p, interval, inconclusive flag,
+    and the verdict for each direction."""
+    b, h = np.asarray(c["base"]), np.asarray(c["head"])
+    p, test = primary_p(c)
+    ci = change_interval(b, h, pooled_ties(b, h)) if b.size and h.size else None
+    t = THRESHOLD_PCT
+    spans = ci is not None and (ci["low"] < t < ci["high"] or ci["low"] < -t < ci["high"])
+    return dict(
+        p=p,
+        test=test,
+        ci=ci,
+        inconclusive=spans,
+        verdict={d: verdict(c, p, d) for d in DIRECTIONS},
+    )
 
 
 def case(name, b, h, shift=0.0):
@@ -104,7 +360,27 @@ def case(name, b, h, shift=0.0):
         c["cliffs_delta"] = cliffs_delta(ba, ha)
         if not pooled_ties(ba, ha) and len(b) < 50 and len(h) < 50:
             c["hl_interval"] = hl_interval(ba, ha)
+        else:
+            c["hl_interval_asymptotic"] = hl_interval_asymptotic(ba, ha)
+    c["policy"] = policy(c)
+    ci = c["policy"]["ci"]
+    # scipy's statistic is infinite where a resample's base median is 0 (the crate skips those).
+    if ci is not None and ci["method"] == "bootstrap_ratio_of_medians" and 0.0 not in b:
+        c["scipy_bootstrap"] = scipy_bootstrap(b, h)
     return c
+
+
+def finish(cases, direction="lower_is_better"):
+    """README step 3 over a whole comparison: every case with a p is one series; q from
+    false_discovery_control, significant when q < alpha."""
+    with_p = [c for c in cases if c["policy"]["p"] is not None]
+    qs = stats.false_discovery_control([c["policy"]["p"] for c in with_p], method="bh")
+    q_of = {c["name"]: float(q) for c, q in zip(with_p, qs)}
+    return [
+        dict(name=c["name"], q=q_of.get(c["name"]),
+             verdict=verdict(c, q_of.get(c["name"]), direction))
+        for c in cases
+    ]
 
 
 def main():
@@ -140,7 +416,16 @@ def main():
         case("n60_vs_n45", rng.gamma(2.0, 1.0, 60), rng.gamma(2.2, 1.0, 45)),
         case("huge_effect_n40", rng.normal(0, 1, 40), rng.normal(100, 1, 40)),
         case("n5000_vs_n5000", np.round(rng.lognormal(3, 0.5, 5000), 6), np.round(rng.lognormal(3.01, 0.5, 5000), 6)),
+        # Bootstrap intervals: odd and even sizes, ties, negative values, zero base medians in
+        # some resamples, an interval spanning the threshold.
+        case("n1000_vs_n1001_ties", r3(rng.lognormal(3, 0.05, 1000)), r3(rng.lognormal(3.008, 0.05, 1001))),
+        case("n11_vs_n10_negative", rng.normal(-100, 1, 11), rng.normal(-100.5, 1, 10)),
+        case("n15_zero_heavy_base", [0.0] * 7 + list(range(1, 9)), rng.integers(0, 9, 15)),
+        case("n10_zero_base_median", [-2, -1, -0.5, 0, 0, 0, 0.5, 1, 2, 3], rng.normal(0.5, 1, 10)),
+        case("n25_vs_n24_shift_3pct", rng.normal(100, 1, 25), rng.normal(103, 1, 24)),
+        case("n200_vs_n200_same", rng.normal(10, 0.5, 200), rng.normal(10, 0.5, 200)),
     ]
+    assert scipy.__version__ == SCIPY and np.__version__ == NUMPY, (scipy.__version__, np.__version__)
     p_vectors = [
         [0.01, 0.04, 0.03, 0.005, 0.2],
         [0.5],
@@ -150,7 +435,8 @@ def main():
         list(rng.uniform(0, 0.1, 200)),
     ]
     bh = [dict(p=[float(v) for v in p], q=[float(v) for v in stats.false_discovery_control(p)]) for p in p_vectors]
-    out = dict(scipy=scipy.__version__, numpy=np.__version__, cases=cases, benjamini_hochberg=bh)
+    out = dict(scipy=scipy.__version__, numpy=np.__version__, cases=cases, benjamini_hochberg=bh,
+               finish=finish(cases))
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.json")
     with open(path, "w") as f:
         json.dump(out, f, separators=(",", ":"))

@@ -264,7 +264,12 @@ fn join_continuation(anchor: &str, phrase: &str) -> String {
 pub(crate) struct BlockMeta {
     pending: BTreeMap<String, String>,
     blocks: Vec<Block>,
+    /// Whether blocks past [`MAX_BLOCKS`] were folded into the last entry.
+    truncated: bool,
 }
+
+/// Block entries kept with their own metadata.
+const MAX_BLOCKS: usize = 1000;
 
 #[derive(Debug)]
 struct Block {
@@ -303,8 +308,17 @@ impl BlockMeta {
         });
     }
 
-    /// Folds the last block into the one before it when they are alike.
+    /// Folds the last block into the one before it when they are alike; past [`MAX_BLOCKS`]
+    /// entries a block is only counted (into the last entry), so memory stays bounded.
     fn compact(&mut self) {
+        if self.blocks.len() > MAX_BLOCKS
+            && let Some(b) = self.blocks.pop()
+            && let Some(last) = self.blocks.last_mut()
+        {
+            last.count += b.count;
+            self.truncated = true;
+            return;
+        }
         if let [.., a, b] = self.blocks.as_slice()
             && a.label == b.label
             && a.meta == b.meta
@@ -344,6 +358,12 @@ impl BlockMeta {
             }
         }
         let total = self.len();
+        if self.truncated {
+            ctx.meta(
+                "blocks_note",
+                format!("the metadata of blocks after the first {MAX_BLOCKS} is not kept"),
+            );
+        }
         if total > 1 {
             ctx.meta("blocks", total.to_string());
             let list: Vec<serde_json::Value> = self

@@ -9,6 +9,8 @@ pub mod cyclictest;
 pub mod function_graph;
 pub mod hackbench;
 pub mod latency;
+pub mod lkp;
+pub mod mmtests;
 pub mod other;
 pub mod perf_stat;
 pub mod rcuscale;
@@ -43,6 +45,8 @@ pub fn all() -> &'static [&'static dyn Format] {
     &[
         &latency::Latency,
         &cyclictest::Cyclictest,
+        &mmtests::Mmtests,
+        &lkp::Lkp,
         &trace_stat::TraceStat,
         &function_graph::FunctionGraph,
         &perf_stat::PerfStat,

@@ -100,6 +100,15 @@ impl Format for PerfStat {
     }
 }
 
+/// A reusable spec (`SeriesSpec` has no natural default).
+struct Scratch(SeriesSpec);
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch(SeriesSpec::count(SeriesKey::new(String::new())))
+    }
+}
+
 /// A value waiting for its block's label and params.
 struct Item {
     metric: String,
@@ -138,6 +147,8 @@ struct Parser {
     measured: bool,
     /// Workload output read before the `perf stat` summary it belongs to.
     pending: Vec<Item>,
+    /// The spec of the value being stored, reused.
+    spec: Scratch,
     /// Between a header and the prose that follows the block.
     in_block: bool,
     in_table: bool,
@@ -152,7 +163,9 @@ impl Parser {
         if let Some(at) = line.find(HEADER) {
             return self.header(&line[at + HEADER.len()..], ctx);
         }
-        if let Some(c) = ELAPSED.captures(line) {
+        if line.contains("seconds time elapsed")
+            && let Some(c) = ELAPSED.captures(line)
+        {
             if !self.in_block {
                 self.start(None, None, ctx)?;
             }
@@ -193,6 +206,7 @@ impl Parser {
             return Ok(());
         }
         if self.in_block
+            && line.contains(" seconds ")
             && let Some(c) = USER_SYS.captures(line)
         {
             let v = value(&c[1], "CPU time", ctx.line)?;
@@ -261,7 +275,9 @@ impl Parser {
             }
             return Ok(());
         }
-        if let Some(c) = KEY_VALUE.captures(line) {
+        if line.contains(':')
+            && let Some(c) = KEY_VALUE.captures(line)
+        {
             self.labels.side_data();
             self.in_block = false;
             self.meta.next(c[1].trim(), c[2].trim());
@@ -365,35 +381,51 @@ impl Parser {
                 }
                 Ok(())
             }
-            Some(_) => match self.blocks.last() {
-                Some(b) => self.emit(b, &item, ctx),
+            Some(_) => match self.blocks.pop() {
+                Some(b) => {
+                    let r = self.emit(&b, &item, ctx);
+                    self.blocks.push(b);
+                    r
+                }
                 None => Ok(()),
             },
         }
     }
 
-    fn emit(&self, b: &Block, it: &Item, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let mut key = SeriesKey::new(it.metric.clone()).label(b.label.clone());
-        if let Some(s) = &it.scope {
-            key = key.scope(s.clone());
-        }
-        if let Some(s) = it.statistic {
-            key = key.statistic(s);
-        }
+    fn emit(&mut self, b: &Block, it: &Item, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let param = match self.by_command {
             Some(true) => b.command.is_some(),
             _ => b.command.is_some() && b.command != self.first_command,
         };
-        if param && let Some(c) = &b.command {
-            key = key.param("command", c.clone());
+        // One spec reused for every value: only a new series costs an allocation.
+        let spec = &mut self.spec.0;
+        let key = &mut spec.key;
+        key.metric.clear();
+        key.metric.push_str(&it.metric);
+        key.scope.clear();
+        key.scope.push_str(it.scope.as_deref().unwrap_or("all"));
+        if key.label != b.label {
+            key.label.clone_from(&b.label);
         }
+        if key.statistic.as_deref() != it.statistic {
+            key.statistic = it.statistic.map(str::to_string);
+        }
+        let command = b.command.as_ref().filter(|_| param);
+        if key.params.get("command") != command {
+            key.params.clear();
+            if let Some(c) = command {
+                key.params.insert("command".into(), c.clone());
+            }
+        }
+        if spec.unit != it.unit {
+            spec.unit = it.unit.clone();
+        }
+        spec.direction = it.direction;
         // Errors name the value's own line, which for held-back items is an earlier one.
         let current = ctx.line;
         ctx.line = it.line;
-        let r = ctx.push(
-            SeriesSpec::new(key, it.unit.clone(), it.direction),
-            it.value,
-        );
+        let id = ctx.series_ref(spec);
+        let r = ctx.sample(id, it.value);
         ctx.line = current;
         r
     }

@@ -7,6 +7,8 @@ mod function_graph;
 mod hackbench;
 mod latency;
 mod limits;
+mod lkp;
+mod mmtests;
 mod perf_stat;
 mod props;
 mod rcuscale;

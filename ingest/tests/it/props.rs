@@ -242,14 +242,46 @@ proptest! {
     }
 }
 
+/// Detection answers every fixture and every prefix of it (a file cut short) without panicking:
+/// a format, or an error that says what was expected. A whole fixture in a folder named after a
+/// format is detected as that format.
 #[test]
 fn detect_handles_every_fixture_and_its_prefixes() {
+    let names: Vec<&str> = ingest::formats::all().iter().map(|f| f.name()).collect();
+    let (mut whole, mut prefixes) = (0, 0);
     for f in all_fixtures() {
         let text = std::fs::read_to_string(&f).unwrap();
-        for end in (0..text.len()).step_by(97) {
-            if text.is_char_boundary(end) {
-                let _ = ingest::formats::detect(&text[..end]);
+        let folder = f.parent().unwrap().file_name().unwrap().to_string_lossy();
+        let shown = f.display();
+        for end in (0..text.len()).step_by(97).chain([text.len()]) {
+            if !text.is_char_boundary(end) {
+                continue;
             }
+            match ingest::formats::detect(&text[..end]) {
+                Ok(format) => assert!(names.contains(&format.name()), "{shown}"),
+                Err(e) if text[..end].trim().is_empty() => assert!(e.contains("empty"), "{e}"),
+                Err(e) => assert!(
+                    e.contains("supported formats:") && names.iter().all(|n| e.contains(n)),
+                    "{shown} cut at {end}: {e}"
+                ),
+            }
+            prefixes += 1;
+        }
+        // A whole message is decoded (quoted-printable, base64) before detection, as parsing does.
+        let decoded = match ingest::mail::sniff(text.as_bytes()) {
+            Some(enc) => {
+                String::from_utf8_lossy(&ingest::mail::decode(text.as_bytes(), &enc)).into_owned()
+            }
+            None => text.clone(),
+        };
+        let detected = ingest::formats::detect(&decoded).map(|f| f.name());
+        if names.contains(&&*folder) {
+            assert_eq!(detected, Ok(&*folder), "{shown}");
+            whole += 1;
         }
     }
+    assert!(
+        whole >= 30 && prefixes >= 900,
+        "{whole} fixtures, {prefixes} prefixes"
+    );
 }

@@ -20,7 +20,7 @@ pub struct ArtifactArgs {
 }
 
 pub async fn run(args: ArtifactArgs) -> anyhow::Result<ExitCode> {
-    let store = super::open_store(&args.db).await?;
+    let store = args.db.open_existing_store().await?;
     let pool = store.sqlite_pool().clone();
     let rows = sqlx::query(
         "SELECT ra.artifact_id, ra.file_name, a.size FROM run_artifacts ra \

@@ -1,4 +1,5 @@
-//! `quiescent compare A B`: two builds from the database, or two files.
+//! `quiescent compare A B`: two builds from the database, or two files; `quiescent compare
+//! MAIL`: the before/after blocks of one email, with the author's claims checked.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -20,8 +21,15 @@ pub enum FailOn {
 pub struct CompareArgs {
     /// Base: a build label or commit id in the database, or a file.
     pub base: String,
-    /// Head: a build label or commit id in the database, or a file.
-    pub head: String,
+    /// Head: a build label or commit id in the database, or a file. Without it, BASE is one
+    /// email whose labelled blocks are compared with each other.
+    pub head: Option<String>,
+    /// With one file: the block to take as the base (a part of its label).
+    #[arg(long, value_name = "TEXT")]
+    pub base_block: Option<String>,
+    /// With one file: the block to take as the head (a part of its label).
+    #[arg(long, value_name = "TEXT")]
+    pub head_block: Option<String>,
     /// Print the comparison as JSON.
     #[arg(long, group = "out")]
     pub json: bool,
@@ -94,20 +102,34 @@ impl CompareArgs {
 pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let settings = args.settings()?;
     let direction = args.direction;
-    let (a, b) = (Path::new(&args.base), Path::new(&args.head));
+    let Some(head) = args.head.clone() else {
+        return run_mail(&args, settings);
+    };
+    if args.base_block.is_some() || args.head_block.is_some() {
+        anyhow::bail!("--base-block and --head-block choose blocks of one mail: give one file");
+    }
+    let (a, b) = (Path::new(&args.base), Path::new(&head));
     let report = if a.is_file() || b.is_file() {
         if !(a.is_file() && b.is_file()) {
             anyhow::bail!(
                 "compare either two files or two builds; {} is a file but {} is not",
-                if a.is_file() { &args.base } else { &args.head },
-                if a.is_file() { &args.head } else { &args.base }
+                if a.is_file() { &args.base } else { &head },
+                if a.is_file() { &head } else { &args.base }
             );
         }
-        let da = parse_filtered(a, args.format.as_deref(), args.metric.as_deref())?;
-        let db = parse_filtered(b, args.format.as_deref(), args.metric.as_deref())?;
+        // The two files parse at once: with a million values a side, parsing is a third of
+        // the work.
+        let (format, metric) = (args.format.as_deref(), args.metric.as_deref());
+        let (da, db) = std::thread::scope(|s| {
+            let base = s.spawn(|| parse_filtered(a, format, metric));
+            let db = parse_filtered(b, format, metric);
+            (base.join(), db)
+        });
+        let da = da.map_err(|_| anyhow::anyhow!("parsing {} panicked", a.display()))??;
+        let db = db?;
         report::from_datasets(
             &args.base,
-            &args.head,
+            &head,
             da,
             db,
             direction,
@@ -119,14 +141,14 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!(
                 "{:?} and {:?} are not files, and there is no database at {} to look builds up in",
                 args.base,
-                args.head,
+                head,
                 args.db.db.display()
             );
         }
-        let pool = super::open_db(&args.db).await?;
+        let pool = args.db.open_existing_store().await?.sqlite_pool().clone();
         let sel = Selection {
             base: args.base.clone(),
-            head: args.head.clone(),
+            head: head.clone(),
             benchmark: args.benchmark.clone(),
             machine: args.machine.clone(),
             metric: args.metric.clone(),
@@ -147,15 +169,81 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         );
     }
     print(&args, &report).context("writing the report")?;
+    Ok(exit_code(&args, &report))
+}
+
+fn exit_code(args: &CompareArgs, report: &Report) -> ExitCode {
     let regressed = report
         .comparisons
         .iter()
         .any(|r| r.cmp.verdict == Verdict::Regression);
-    Ok(if args.fail_on == Some(FailOn::Regression) && regressed {
+    if args.fail_on == Some(FailOn::Regression) && regressed {
         ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
-    })
+    }
+}
+
+/// `quiescent compare MAIL`: the blocks of one file paired and compared, claims checked.
+fn run_mail(args: &CompareArgs, settings: Settings) -> anyhow::Result<ExitCode> {
+    let path = Path::new(&args.base);
+    if !path.is_file() {
+        anyhow::bail!(
+            "{:?} is not a file: compare one mail, two files, or two builds",
+            args.base
+        );
+    }
+    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", args.base))?;
+    if meta.len() > crate::mail::MAX_MAIL_BYTES as u64 {
+        anyhow::bail!(
+            "{}: {} bytes is not a mail (at most {} MiB)",
+            args.base,
+            meta.len(),
+            crate::mail::MAX_MAIL_BYTES >> 20
+        );
+    }
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", args.base))?;
+    let opts = crate::mail::Options {
+        base_block: args.base_block.clone(),
+        head_block: args.head_block.clone(),
+        direction: args.direction,
+        settings,
+        format: args.format.clone(),
+    };
+    let mut mail = crate::mail::compare_mail(&args.base, &bytes, &opts)?;
+    if let Some(glob) = &args.metric {
+        mail.report
+            .comparisons
+            .retain(|r| report::glob_match(glob, &r.metric));
+    }
+    print_mail(args, &mail).context("writing the report")?;
+    Ok(exit_code(args, &mail.report))
+}
+
+fn print_mail(args: &CompareArgs, mail: &crate::mail::MailReport) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, mail)?;
+        writeln!(out)?;
+    } else if args.csv {
+        write!(out, "{}", export::csv::text(&mail.report))?;
+    } else if args.markdown {
+        write!(out, "{}", export::markdown::text(&mail.report))?;
+        write!(out, "{}", export::claims::markdown(mail))?;
+    } else if args.email {
+        write!(out, "{}", export::claims::email(mail))?;
+    } else {
+        write!(out, "{}", export::claims::pairs_text(mail))?;
+        write!(
+            out,
+            "{}",
+            export::terminal::text(&mail.report, terminal_width())
+        )?;
+        write!(out, "{}", export::claims::plain(mail))?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// Parses a file keeping only the series whose metric matches `glob` (a 64-CPU trace_stat
@@ -226,12 +314,17 @@ fn print(args: &CompareArgs, report: &Report) -> anyhow::Result<()> {
     } else if args.email {
         write!(out, "{}", export::email::text(report))?;
     } else {
-        let width = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.parse::<usize>().ok())
-            .unwrap_or(120);
+        let width = terminal_width();
         write!(out, "{}", export::terminal::text(report, width))?;
     }
     out.flush()?;
     Ok(())
+}
+
+/// `$COLUMNS`, or 120.
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<usize>().ok())
+        .unwrap_or(120)
 }

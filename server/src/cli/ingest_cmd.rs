@@ -19,8 +19,26 @@ pub struct IngestArgs {
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub run: RunFlags,
+    /// Largest file (or standard input, `-`) read, in MiB.
+    #[arg(long, default_value_t = 16384)]
+    pub max_file_mib: u64,
     #[command(flatten)]
     pub db: DbArgs,
+}
+
+/// Standard input, at most `cap` bytes.
+fn read_stdin(cap: u64) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(cap + 1)
+        .read_to_end(&mut buf)
+        .context("reading standard input")?;
+    if buf.len() as u64 > cap {
+        anyhow::bail!("standard input: more than --max-file-mib allows ({cap} bytes)");
+    }
+    Ok(buf)
 }
 
 /// What a run is: shared by `ingest` and `upload`.
@@ -116,16 +134,33 @@ impl RunFlags {
 pub async fn run(args: IngestArgs) -> anyhow::Result<ExitCode> {
     let meta = args.run.run_meta()?;
     let paths = ingest::expand_paths(&args.files)?;
+    let cap = args.max_file_mib.saturating_mul(1 << 20);
     let mut total = 0u64;
+    let mut files: Vec<InputFile> = Vec::with_capacity(paths.len());
     for p in &paths {
-        total += std::fs::metadata(p)
+        if p.as_os_str() == "-" {
+            let bytes = read_stdin(cap)?;
+            total += bytes.len() as u64;
+            files.push(InputFile {
+                name: "stdin".into(),
+                source: store::Source::Bytes(Arc::from(bytes)),
+                format: args.run.format.clone(),
+            });
+            continue;
+        }
+        let len = std::fs::metadata(p)
             .with_context(|| format!("reading {}", p.display()))?
             .len();
+        if len > cap {
+            anyhow::bail!(
+                "{}: {len} bytes, more than --max-file-mib {} allows",
+                p.display(),
+                args.max_file_mib
+            );
+        }
+        total += len;
+        files.push(InputFile::path(p, args.run.format.clone()));
     }
-    let files: Vec<InputFile> = paths
-        .iter()
-        .map(|p| InputFile::path(p, args.run.format.clone()))
-        .collect();
     let store = super::open_store(&args.db).await?;
 
     // Progress: bytes parsed, shown for directories and large files on a terminal.

@@ -19,7 +19,7 @@ pub struct RunsArgs {
 }
 
 pub async fn run(args: RunsArgs) -> anyhow::Result<ExitCode> {
-    let pool = super::open_db(&args.db).await?;
+    let pool = args.db.open_existing_store().await?.sqlite_pool().clone();
     let rows = sqlx::query(
         "SELECT r.id, b.label, m.name, r.benchmark, r.params_key, r.created_at, \
                 (SELECT COUNT(*) FROM series s WHERE s.run_id = r.id) AS nseries, \

@@ -16,6 +16,12 @@ pub enum TokenCommand {
     /// Create a token for the rig NAME and print it (once: only its hash is stored).
     Create {
         name: String,
+        /// Machines it may upload for (a glob such as 'rig-*'); any when not given.
+        #[arg(long)]
+        machines: Option<String>,
+        /// Build labels it may upload for (a glob such as 'v6.*'); any when not given.
+        #[arg(long)]
+        builds: Option<String>,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -45,8 +51,15 @@ impl TokenCommand {
 pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
     let pool = super::open_db(args.command.db()).await?;
     match args.command {
-        TokenCommand::Create { name, .. } => {
-            let token = tokens::create(&pool, &name).await?;
+        TokenCommand::Create {
+            name,
+            machines,
+            builds,
+            ..
+        } => {
+            let token =
+                tokens::create_scoped(&pool, &name, &store::TokenScopes { machines, builds })
+                    .await?;
             // The token alone on stdout so that scripts can capture it; the advice on stderr.
             println!("{token}");
             eprintln!(

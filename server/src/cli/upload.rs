@@ -150,6 +150,53 @@ fn form(
     form
 }
 
+/// Refuses, before sending anything, an upload the server would refuse for its size: the
+/// server closes the connection on a body over its limits, which the client would only see as
+/// a broken pipe. A server without `/api/v1/limits` is not checked.
+async fn check_limits(
+    client: &reqwest::Client,
+    base: &str,
+    files: &[Payload],
+    config: Option<&[u8]>,
+) -> anyhow::Result<()> {
+    let url = format!("{base}/api/v1/limits");
+    let Ok(resp) = client.get(&url).send().await else {
+        return Ok(());
+    };
+    if !resp.status().is_success() {
+        return Ok(());
+    }
+    let Ok(limits) = resp.json::<serde_json::Value>().await else {
+        return Ok(());
+    };
+    if let Some(max) = limits["max_files"].as_u64()
+        && files.len() as u64 > max
+    {
+        bail!(
+            "{} files, but the server accepts at most {max} per upload ({url}); upload them in several runs or as fewer, larger files",
+            files.len()
+        );
+    }
+    let bytes: u64 = files.iter().map(|f| f.bytes.len() as u64).sum::<u64>()
+        + config.map_or(0, |c| c.len() as u64);
+    if let Some(max) = limits["max_upload_bytes"].as_u64()
+        && bytes > max
+    {
+        bail!(
+            "the files hold {bytes} bytes, but the server accepts at most {max} per upload ({url}, the server's --max-upload-mib)"
+        );
+    }
+    if let (Some(max), Some(c)) = (limits["max_config_bytes"].as_u64(), config)
+        && c.len() as u64 > max
+    {
+        bail!(
+            "the kernel config is {} bytes, but the server accepts at most {max}",
+            c.len()
+        );
+    }
+    Ok(())
+}
+
 /// What one attempt came to.
 enum Attempt {
     Done(reqwest::StatusCode, serde_json::Value),
@@ -280,6 +327,8 @@ pub async fn run(args: UploadArgs) -> anyhow::Result<ExitCode> {
         .timeout(Duration::from_secs(args.timeout))
         .build()
         .context("building the HTTP client")?;
+
+    check_limits(&client, &base, &files, config.as_deref()).await?;
 
     let mut tries = 0u32;
     loop {

@@ -1,6 +1,7 @@
 //! Renderers of a comparison report, one file per format (JSON, CSV, Markdown, email text,
 //! terminal text), all printing numbers through [`crate::format`].
 
+pub mod claims;
 pub mod csv;
 pub mod email;
 pub mod json;

@@ -27,7 +27,10 @@ pub mod headers;
 pub mod history;
 pub mod history_chart;
 pub mod home;
+pub mod limits;
 pub mod machines;
+pub mod paste;
+mod paste_db;
 pub mod runs;
 pub mod share;
 pub mod upload;
@@ -49,10 +52,12 @@ pub fn app(state: AppState) -> Router {
         .merge(runs::routes())
         .merge(compare::routes())
         .merge(share::routes())
+        .merge(paste::routes())
         .merge(api::routes())
         .merge(upload::routes())
         .merge(alerts::routes())
         .merge(history::routes())
+        .merge(limits::routes())
         .merge(statics)
         .fallback(not_found)
         .layer(CompressionLayer::new())
@@ -79,8 +84,11 @@ async fn not_found(uri: axum::http::Uri) -> AppError {
 }
 
 /// Opens the database and serves until Ctrl-C.
-pub async fn serve(db: &DbArgs, config: ServeArgs) -> anyhow::Result<()> {
-    let store = db.open_store().await?;
+pub async fn serve(db: &DbArgs, mut config: ServeArgs) -> anyhow::Result<()> {
+    let store = db.open_existing_store().await?;
+    if config.spool_dir.is_none() {
+        config.spool_dir = Some(limits::default_spool_dir(&db.db));
+    }
     serve_pool(store, config, |addr| {
         println!(
             "quiescent is serving http://{addr}/ (database {})",
@@ -99,9 +107,32 @@ pub async fn serve_pool(
     let listener = tokio::net::TcpListener::bind(&config.bind)
         .await
         .with_context(|| format!("binding {}", config.bind))?;
+    serve_on(store, config, listener, ready).await
+}
+
+/// Serves `store` on a listener already bound (`config.bind` is not used).
+pub async fn serve_on(
+    store: store::Store,
+    config: ServeArgs,
+    listener: tokio::net::TcpListener,
+    ready: impl FnOnce(SocketAddr),
+) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let header_timeout = Duration::from_secs(config.header_timeout_secs.max(1));
     let state = AppState::new(store.clone(), config);
+    // Emptied only when it is this server's own (configured, or beside its database): the
+    // shared default under the temporary directory may belong to other servers too.
+    let spool = if state.config.spool_dir.is_some() {
+        limits::prepare_spool(&state.spool_dir)
+    } else {
+        std::fs::create_dir_all(&state.spool_dir)
+    };
+    spool.with_context(|| {
+        format!(
+            "preparing the upload spool directory {}",
+            state.spool_dir.display()
+        )
+    })?;
     ready(addr);
     let app = app(state);
     // hyper is driven directly (not `axum::serve`) for its header read timeout: a client that
@@ -111,7 +142,7 @@ pub async fn serve_pool(
         let _ = tokio::signal::ctrl_c().await;
     });
     loop {
-        let (tcp, _peer) = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(conn) => conn,
                 Err(e) => {
@@ -126,7 +157,16 @@ pub async fn serve_pool(
         // Without TCP_NODELAY a response written in two pieces (headers, then body) waits for
         // the client's delayed ACK: 40 ms per request on Linux.
         let _ = tcp.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        // The peer address, for per-client limits (`ConnectInfo`, as `axum::serve` gives it).
+        let app = tower::ServiceExt::map_request(
+            app.clone(),
+            move |mut req: hyper::Request<hyper::body::Incoming>| {
+                req.extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                req
+            },
+        );
+        let service = hyper_util::service::TowerToHyperService::new(app);
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(header_timeout)

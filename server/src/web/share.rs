@@ -25,7 +25,10 @@ use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/share", post(share))
+        .route(
+            "/share",
+            post(share).layer(axum::extract::DefaultBodyLimit::max(MAX_SHARE_BODY)),
+        )
         .route("/c/{id}", get(page))
         .route("/c/{id}/csv", get(csv))
         .route("/c/{id}/json", get(json))
@@ -49,6 +52,11 @@ pub struct Frozen {
     pub head_runs: Vec<i64>,
     pub created_at: i64,
 }
+
+/// Bytes of a `POST /share` body: a comparison's fields are labels and a few numbers.
+pub const MAX_SHARE_BODY: usize = 16 * 1024;
+/// Bytes of one field of a shared comparison (labels are at most 256 bytes when stored).
+pub const MAX_SHARE_FIELD: usize = 256;
 
 const ID_LEN: usize = 10;
 const BASE62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -83,19 +91,36 @@ pub async fn freeze(
         serde_json::to_string(&r.base.run_ids).map_err(|e| AppError::Anyhow(e.into()))?;
     let head_runs =
         serde_json::to_string(&r.head.run_ids).map_err(|e| AppError::Anyhow(e.into()))?;
+    // The same comparison (settings, filters and runs) shared twice is one row, one id.
+    let content_hash = {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        for part in [&settings_json, &base_runs, &head_runs] {
+            h.update(part.as_bytes());
+            h.update([0u8]);
+        }
+        hex::encode(h.finalize())
+    };
+    let store = Store::from_sqlite_pool(pool.clone());
+    if let Some(id) = store.share_by_content(&content_hash).await? {
+        return Ok(id);
+    }
     for _ in 0..5 {
         let id = new_id();
-        let done = Store::from_sqlite_pool(pool.clone())
-            .insert_share(&NewShare {
-                id: &id,
-                base_label: &spec.selection.base,
-                head_label: &spec.selection.head,
-                settings_json: &settings_json,
-                base_runs_json: &base_runs,
-                head_runs_json: &head_runs,
-            })
+        let done = store
+            .insert_share_once(
+                &NewShare {
+                    id: &id,
+                    base_label: &spec.selection.base,
+                    head_label: &spec.selection.head,
+                    settings_json: &settings_json,
+                    base_runs_json: &base_runs,
+                    head_runs_json: &head_runs,
+                },
+                &content_hash,
+            )
             .await?;
-        if done {
+        if let Some(id) = done {
             return Ok(id);
         }
     }
@@ -150,11 +175,54 @@ pub async fn frozen_report(st: &AppState, f: &Frozen) -> PageResult<Arc<Report>>
     Ok(r)
 }
 
-async fn share(State(st): State<AppState>, Form(q): Form<CompareQuery>) -> PageResult<Response> {
+async fn share(
+    State(st): State<AppState>,
+    headers: axum::http::HeaderMap,
+    ext: axum::http::Extensions,
+    Form(q): Form<CompareQuery>,
+) -> PageResult<Response> {
+    if st.config.share_requires_token {
+        crate::tokens::authenticate(
+            &st.pool,
+            headers
+                .get(axum::http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok()),
+        )
+        .await?;
+    } else {
+        st.anon_writes.check(&ext)?;
+    }
+    check_share_fields(&q)?;
     let (sel, settings, view) = q.parse()?;
     let r = live_report(&st, &sel, &settings).await?;
     let id = freeze(&st.pool, &r, &sel, &view).await?;
     Ok(Redirect::to(&format!("/c/{id}")).into_response())
+}
+
+/// 400 naming the first field longer than a real comparison needs.
+fn check_share_fields(q: &CompareQuery) -> Result<(), AppError> {
+    for (name, v) in [
+        ("base", &q.base),
+        ("head", &q.head),
+        ("benchmark", &q.benchmark),
+        ("machine", &q.machine),
+        ("metric", &q.metric),
+        ("alpha", &q.alpha),
+        ("threshold", &q.threshold),
+        ("only", &q.only),
+        ("hide_ns", &q.hide_ns),
+        ("q", &q.q),
+    ] {
+        if let Some(v) = v
+            && v.len() > MAX_SHARE_FIELD
+        {
+            return Err(AppError::BadRequest(format!(
+                "field {name} is {} bytes; a shared comparison's fields are at most {MAX_SHARE_FIELD} bytes",
+                v.len()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The table filters of a frozen page: the stored ones unless the query gives any.
@@ -173,6 +241,9 @@ async fn page(
     RawQuery(raw): RawQuery,
     Query(q): Query<CompareQuery>,
 ) -> PageResult<Response> {
+    if let Some(pasted) = super::paste::shared_page(&st, &id).await? {
+        return Ok(pasted);
+    }
     let key = format!("/c/{id}?{}", raw.unwrap_or_default());
     cached_page(&st, key, async {
         let f = load(&st.pool, &id).await?;

@@ -127,18 +127,27 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
     .await?;
     check_multipart(&headers)?;
     let idempotency_key = idempotency_key(&headers)?;
-    if let Some(len) = headers
+    let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(len) = declared
         && len > limit
     {
         return Err(too_large(limit));
     }
+    // Room in the budget of all uploads in flight: the declared length, or the most a body
+    // may be when it does not say.
+    let _budget = state
+        .upload_budget
+        .reserve(declared.unwrap_or(limit).min(limit))
+        .await?;
 
-    let req = match content_encoding(&headers)? {
+    let encoding = content_encoding(&headers)?;
+    let gzip_body = matches!(encoding, Encoding::Gzip);
+    let req = match encoding {
         Encoding::Identity => req,
-        Encoding::Gzip => gunzip_body(req, limit).await?,
+        Encoding::Gzip => super::limits::gunzip_body(req, limit),
     };
     let (parts, body) = req.into_parts();
     let body = Body::new(http_body_util::Limited::new(body, limit as usize));
@@ -148,31 +157,55 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
     })?;
 
     // Temporary files live until the import is done.
-    let spool = tempfile::Builder::new()
-        .prefix("quiescent-upload-")
-        .tempdir()
-        .map_err(|e| anyhow::anyhow!("creating a temporary directory: {e}"))?;
+    let spool = std::fs::create_dir_all(&state.spool_dir)
+        .and_then(|()| {
+            tempfile::Builder::new()
+                .prefix(super::limits::SPOOL_PREFIX)
+                .tempdir_in(&state.spool_dir)
+        })
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "creating a spool directory under {}: {e}",
+                state.spool_dir.display()
+            )
+        })?;
     let mut form = UploadForm::default();
-    while let Some(field) = multipart
-        .next_field()
-        .await
-        .map_err(|e| multipart_error(e, limit))?
-    {
-        read_field(field, &mut form, spool.path(), limit).await?;
-    }
+    let read = async {
+        while let Some(field) = multipart
+            .next_field()
+            .await
+            .map_err(|e| multipart_error(e, limit))?
+        {
+            read_field(field, &mut form, spool.path(), limit).await?;
+        }
+        Ok::<(), AppError>(())
+    };
+    read.await.map_err(|e| match e {
+        // The generic limit error, hit while decompressing: say it was the decompressed size.
+        AppError::PayloadTooLarge(m) if gzip_body && m == too_large(limit).to_string() => {
+            AppError::PayloadTooLarge(format!(
+                "the gzip body decompresses to more than {} MiB (the server's --max-upload-mib)",
+                limit >> 20
+            ))
+        }
+        e => e,
+    })?;
     let meta = form.run_meta(token.id)?;
     let placement = form.placement()?;
+    token.check_scope(&meta.machine, &meta.build.label)?;
     let format = form.format.clone();
     let files = std::mem::take(&mut form.files);
 
-    let files = tokio::task::spawn_blocking(move || check_sizes(&files, limit).map(|()| files))
-        .await
-        .map_err(|e| anyhow::anyhow!("size check failed: {e}"))??;
+    let (files, files_hash) =
+        tokio::task::spawn_blocking(move || check_sizes(&files, limit).map(|h| (files, h)))
+            .await
+            .map_err(|e| anyhow::anyhow!("size check failed: {e}"))??;
+    let content_hash = content_hash(&meta, format.as_deref(), &files_hash);
 
     if let Some(key) = &idempotency_key
-        && let Some(outcome) = state.store.idempotent_outcome(token.id, key).await?
+        && let Some(r) = replay(state, &token, key, &content_hash).await?
     {
-        return Ok(respond(&outcome, &token));
+        return Ok(r);
     }
 
     let inputs: Vec<InputFile> = files
@@ -192,9 +225,9 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
         let _writer = state.writer.lock().await;
         // Again under the lock: a concurrent request with the same key may have just stored.
         if let Some(key) = &idempotency_key
-            && let Some(outcome) = state.store.idempotent_outcome(token.id, key).await?
+            && let Some(r) = replay(state, &token, key, &content_hash).await?
         {
-            return Ok(respond(&outcome, &token));
+            return Ok(r);
         }
         let outcome = state.store.import_run(&meta, &inputs, None).await?;
         if let Some(key) = &idempotency_key
@@ -202,7 +235,7 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
         {
             state
                 .store
-                .remember_idempotency_key(token.id, key, run_id)
+                .remember_idempotency_key_for(token.id, key, run_id, &content_hash)
                 .await?;
         }
         outcome
@@ -217,7 +250,57 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
             "upload stored"
         );
     }
-    Ok(respond(&outcome, &token))
+    respond(state, &outcome, &token).await
+}
+
+/// The answer to a request whose `Idempotency-Key` was used before: the stored run when the
+/// content is the same, 422 when it differs (the new data would otherwise be dropped silently).
+async fn replay(
+    state: &AppState,
+    token: &Token,
+    key: &str,
+    content_hash: &str,
+) -> Result<Option<Response>, AppError> {
+    let Some(used) = state.store.idempotency_key_use(token.id, key).await? else {
+        return Ok(None);
+    };
+    if let Some(h) = &used.content_hash
+        && h != content_hash
+    {
+        return Err(AppError::Unprocessable {
+            detail: format!(
+                "the Idempotency-Key {:?} was used for a different upload (run {}); send new content with a new key",
+                truncate(key, 80),
+                used.run_id
+            ),
+            file: None,
+            line: None,
+        });
+    }
+    let Some(outcome) = state.store.idempotent_outcome(token.id, key).await? else {
+        return Ok(None);
+    };
+    Ok(Some(respond(state, &outcome, token).await?))
+}
+
+/// sha256 of an upload's metadata and files, as received.
+fn content_hash(meta: &RunMeta, format: Option<&str>, files_hash: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let meta_json = serde_json::to_string(&(
+        &meta.build,
+        &meta.machine,
+        &meta.machine_facts,
+        &meta.benchmark,
+        &meta.params,
+        &meta.block,
+        format,
+    ))
+    .unwrap_or_default();
+    let mut h = Sha256::new();
+    h.update(meta_json.as_bytes());
+    h.update([0u8]);
+    h.update(files_hash.as_bytes());
+    hex::encode(h.finalize())
 }
 
 /// 415 unless the body is multipart/form-data.
@@ -284,31 +367,6 @@ fn content_encoding(headers: &HeaderMap) -> Result<Encoding, AppError> {
     }
 }
 
-/// A request whose whole body is gzip: decompressed within `limit` before the multipart parse.
-async fn gunzip_body(req: Request, limit: u64) -> Result<Request, AppError> {
-    let (mut parts, body) = req.into_parts();
-    let compressed = axum::body::to_bytes(body, limit as usize)
-        .await
-        .map_err(|e| body_error(&e, limit))?;
-    let plain = tokio::task::spawn_blocking(move || {
-        let mut dec = flate2::read::MultiGzDecoder::new(compressed.as_ref()).take(limit + 1);
-        let mut out = Vec::new();
-        dec.read_to_end(&mut out).map(|_| out)
-    })
-    .await
-    .map_err(|e| anyhow::anyhow!("decompressing the body failed: {e}"))?
-    .map_err(|e| AppError::BadRequest(format!("the body is not valid gzip data: {e}")))?;
-    if plain.len() as u64 > limit {
-        return Err(AppError::PayloadTooLarge(format!(
-            "the gzip body decompresses to more than {} MiB (the server's --max-upload-mib)",
-            limit >> 20
-        )));
-    }
-    parts.headers.remove(header::CONTENT_ENCODING);
-    parts.headers.remove(header::CONTENT_LENGTH);
-    Ok(Request::from_parts(parts, Body::from(plain)))
-}
-
 fn too_large(limit: u64) -> AppError {
     AppError::PayloadTooLarge(format!(
         "the upload is larger than {} MiB (the server's --max-upload-mib)",
@@ -323,17 +381,17 @@ fn is_length_limit(e: &(dyn std::error::Error + 'static)) -> bool {
         if err.is::<http_body_util::LengthLimitError>() {
             return true;
         }
+        // A limit hit under the gzip stream reaches here wrapped in an I/O error.
+        if let Some(inner) = err
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            && is_length_limit(inner)
+        {
+            return true;
+        }
         cur = err.source();
     }
     false
-}
-
-fn body_error(e: &axum::Error, limit: u64) -> AppError {
-    if is_length_limit(e) {
-        too_large(limit)
-    } else {
-        AppError::BadRequest(format!("cannot read the request body: {e}"))
-    }
 }
 
 fn multipart_error(e: MultipartError, limit: u64) -> AppError {
@@ -370,6 +428,13 @@ async fn read_field(
         )));
     }
     let value = read_text(&mut field, &name, MAX_FIELD_BYTES, limit).await?;
+    if let Some((at, c)) = store::find_bidi(&value).or_else(|| store::find_bidi(&name)) {
+        return Err(AppError::BadRequest(format!(
+            "field {:?} contains the bidirectional control character U+{:04X} (at byte {at}), which makes text display in another order than it is stored",
+            store::escape_bidi(&truncate(&name, 80)),
+            c as u32
+        )));
+    }
     let slot = match name.as_str() {
         "build" => &mut form.build,
         "commit" => &mut form.commit,
@@ -478,8 +543,9 @@ async fn read_file(
         )));
     }
     let index = form.files.len();
+    // Bidirectional controls would make the name display differently from what it is.
     let name = match file_name {
-        Some(n) if !n.trim().is_empty() => n,
+        Some(n) if !n.trim().is_empty() => store::escape_bidi(&n),
         _ => format!("file{index}"),
     };
     if name.chars().any(|c| c.is_control()) || name.len() > 4096 {
@@ -626,13 +692,26 @@ impl UploadForm {
 
 /// The total size of the files, gzip ones decompressed (bounded: a gzip bomb stops at the
 /// limit), must fit in `limit`.
-fn check_sizes(files: &[Upload], limit: u64) -> Result<(), AppError> {
+fn check_sizes(files: &[Upload], limit: u64) -> Result<String, AppError> {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
     let io = |name: &str, e: std::io::Error| {
         AppError::Anyhow(anyhow::anyhow!("reading spooled {name}: {e}"))
     };
     let mut total = 0u64;
     let mut buf = vec![0u8; 64 * 1024];
     for f in files {
+        hash.update(f.name.as_bytes());
+        hash.update([0u8]);
+        hash.update(f.size.to_le_bytes());
+        let mut raw = f.reader().map_err(|e| io(&f.name, e))?;
+        loop {
+            let n = raw.read(&mut buf).map_err(|e| io(&f.name, e))?;
+            if n == 0 {
+                break;
+            }
+            hash.update(&buf[..n]);
+        }
         let gzip = f.starts_with_gzip_magic().map_err(|e| io(&f.name, e))?;
         if f.declared_gzip && !gzip {
             return Err(AppError::Unprocessable {
@@ -672,12 +751,21 @@ fn check_sizes(files: &[Upload], limit: u64) -> Result<(), AppError> {
             return Err(too_large(limit));
         }
     }
-    Ok(())
+    Ok(hex::encode(hash.finalize()))
 }
 
-/// 201 with the new run, or 200 with the run stored earlier.
-fn respond(outcome: &ImportOutcome, token: &Token) -> Response {
+/// 201 with the new run, or 200 with the run stored earlier, naming who uploaded it.
+async fn respond(
+    state: &AppState,
+    outcome: &ImportOutcome,
+    token: &Token,
+) -> Result<Response, AppError> {
     let run_id = outcome.run_ids.first().copied();
+    // A run stored before was uploaded by whoever sent it first (or by no one: `ingest`).
+    let uploader = match (outcome.created, run_id) {
+        (false, Some(id)) => state.store.uploader_name(id).await?,
+        _ => Some(token.name.clone()),
+    };
     let url = run_id.map(|id| format!("/runs/{id}"));
     let body = serde_json::json!({
         "run_id": run_id,
@@ -696,7 +784,7 @@ fn respond(outcome: &ImportOutcome, token: &Token) -> Response {
             "file": file,
             "format": format,
         })).collect::<Vec<_>>(),
-        "uploader": token.name,
+        "uploader": uploader,
     });
     let status = if outcome.created {
         StatusCode::CREATED
@@ -709,7 +797,7 @@ fn respond(outcome: &ImportOutcome, token: &Token) -> Response {
     {
         response.headers_mut().insert(header::LOCATION, v);
     }
-    response
+    Ok(response)
 }
 
 fn truncate(s: &str, max: usize) -> String {

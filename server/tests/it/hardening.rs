@@ -8,6 +8,14 @@ use crate::common;
 /// `quiescent serve` started from `cwd` on an ephemeral port, its log (trace level) in `log`.
 fn serve_from(cwd: &std::path::Path, log: &std::path::Path) -> (std::process::Child, SocketAddr) {
     let db = cwd.join("q.db");
+    // `serve` reads an existing database; `token list` may create one.
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_quiescent"))
+        .env_remove("QUIESCENT_DB")
+        .args(["token", "list", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_quiescent"))
         .current_dir(cwd)
         .env_remove("QUIESCENT_DB")

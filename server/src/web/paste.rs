@@ -1,0 +1,475 @@
+//! `/paste`: a whole email pasted (or chosen as a file) is compared with itself like
+//! `quiescent compare MAIL`, shown as a comparison page with the author's claims checked and a
+//! reply text. Nothing is stored unless the user presses Share (`POST /paste/share`), which
+//! keeps the mail behind `/c/{id}` (re-parsed and compared when opened). Shares are rate
+//! limited per client address.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequest, Multipart, Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Form, Router};
+use serde::Deserialize;
+
+use super::compare::{CompareView, ViewFilter};
+use super::paste_db;
+use super::view::{PageResult, fmt_time};
+use crate::error::AppError;
+use crate::mail::{self, MailReport, claims::Status};
+use crate::report::Selection;
+use crate::state::AppState;
+
+/// The largest mail a paste takes.
+pub const MAX_PASTE_BYTES: usize = 1 << 20;
+/// The body of a paste: the mail as text or as a file (one of them), and small fields.
+const MAX_FORM_BYTES: usize = 2 * MAX_PASTE_BYTES + 64 * 1024;
+/// A shared mail comes back URL-encoded: up to three bytes per byte.
+const MAX_SHARE_BYTES: usize = 3 * MAX_PASTE_BYTES + 64 * 1024;
+
+pub fn routes() -> Router<AppState> {
+    let limiter = Arc::new(ShareLimiter::from_env());
+    Router::new()
+        .route(
+            "/paste",
+            get(form_page)
+                .post(submit)
+                .layer(DefaultBodyLimit::max(MAX_FORM_BYTES)),
+        )
+        .route(
+            "/paste/share",
+            post(share).layer(DefaultBodyLimit::max(MAX_SHARE_BYTES)),
+        )
+        .layer(Extension(limiter))
+}
+
+/// A token bucket per client address: `QUIESCENT_PASTE_SHARES_PER_HOUR` shares (default 30),
+/// at most `QUIESCENT_PASTE_SHARE_BURST` (default 5) at once.
+pub struct ShareLimiter {
+    per_sec: f64,
+    burst: f64,
+    buckets: Mutex<HashMap<Option<IpAddr>, (f64, Instant)>>,
+}
+
+impl ShareLimiter {
+    pub fn new(per_hour: f64, burst: f64) -> Self {
+        ShareLimiter {
+            per_sec: per_hour.max(0.0) / 3600.0,
+            burst: burst.max(1.0),
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn from_env() -> Self {
+        let var = |k: &str, d: f64| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .unwrap_or(d)
+        };
+        Self::new(
+            var("QUIESCENT_PASTE_SHARES_PER_HOUR", 30.0),
+            var("QUIESCENT_PASTE_SHARE_BURST", 5.0),
+        )
+    }
+
+    /// Takes a token for `client`, or says how many seconds until one is free.
+    pub fn take(&self, client: Option<IpAddr>) -> Result<(), u64> {
+        let now = Instant::now();
+        let mut map = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        // Forget full buckets now and then, so the map does not grow with every address seen.
+        if map.len() > 10_000 {
+            let (rate, burst) = (self.per_sec, self.burst);
+            map.retain(|_, (t, at)| *t + rate * now.duration_since(*at).as_secs_f64() < burst);
+        }
+        let (tokens, at) = map.entry(client).or_insert((self.burst, now));
+        *tokens = (*tokens + self.per_sec * now.duration_since(*at).as_secs_f64()).min(self.burst);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            Ok(())
+        } else if self.per_sec > 0.0 {
+            Err(((1.0 - *tokens) / self.per_sec).ceil() as u64)
+        } else {
+            Err(3600)
+        }
+    }
+}
+
+/// The paste form, empty or refilled with an error.
+#[derive(Template, WebTemplate)]
+#[template(path = "paste/form.html")]
+pub struct PasteForm {
+    pub mail: String,
+    pub base_block: String,
+    pub head_block: String,
+    pub error: Option<String>,
+}
+
+/// A claim as the panel shows it.
+pub struct ClaimView {
+    pub line: u64,
+    pub text: String,
+    pub summary: String,
+    pub series: String,
+    /// `consistent`, `overstated`... (a CSS class).
+    pub status: &'static str,
+    pub status_text: &'static str,
+}
+
+/// Which blocks were compared.
+pub struct PairView {
+    pub base: String,
+    pub head: String,
+    pub scenario: String,
+}
+
+/// The comparison of a pasted mail.
+#[derive(Template, WebTemplate)]
+#[template(path = "paste/result.html")]
+pub struct PasteResult {
+    pub v: CompareView,
+    pub format: String,
+    pub pairs: Vec<PairView>,
+    pub claims: Vec<ClaimView>,
+    pub reply: String,
+    /// The mail, for the Share form.
+    pub mail: String,
+    pub base_block: String,
+    pub head_block: String,
+    /// Set when shown from `/c/{id}`.
+    pub shared: Option<(String, String)>,
+}
+
+async fn form_page() -> PasteForm {
+    PasteForm {
+        mail: String::new(),
+        base_block: String::new(),
+        head_block: String::new(),
+        error: None,
+    }
+}
+
+fn status_class(s: Status) -> &'static str {
+    match s {
+        Status::Consistent => "consistent",
+        Status::Overstated => "overstated",
+        Status::Understated => "understated",
+        Status::NotSupported => "not_supported",
+        Status::Unmatched => "unmatched",
+    }
+}
+
+fn nonempty(s: &str) -> Option<String> {
+    let t = s.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+/// Compares a mail off the async threads (a large one takes a while).
+async fn compare_text(
+    text: Vec<u8>,
+    base_block: Option<String>,
+    head_block: Option<String>,
+) -> Result<MailReport, String> {
+    let opts = mail::Options {
+        base_block,
+        head_block,
+        ..mail::Options::default()
+    };
+    tokio::task::spawn_blocking(move || mail::compare_mail("the mail", &text, &opts))
+        .await
+        .map_err(|e| format!("comparing the mail failed: {e}"))?
+        .map_err(|e| e.to_string())
+}
+
+async fn result_page(
+    st: &AppState,
+    m: MailReport,
+    mail_text: String,
+    base_block: String,
+    head_block: String,
+    shared: Option<(String, String)>,
+) -> PageResult<PasteResult> {
+    let sel = Selection {
+        base: m.report.base.build.label.clone(),
+        head: m.report.head.build.label.clone(),
+        ..Selection::default()
+    };
+    let reply = crate::export::claims::email(&m);
+    let claims = m
+        .claims
+        .iter()
+        .map(|c| ClaimView {
+            line: c.line,
+            text: c.text.clone(),
+            summary: c.summary(),
+            series: c.matched_series.clone().unwrap_or_else(|| "-".into()),
+            status: status_class(c.status),
+            status_text: c.status.as_str(),
+        })
+        .collect();
+    let pairs = m
+        .mail
+        .pairs
+        .iter()
+        .map(|p| PairView {
+            base: p.base.clone(),
+            head: p.head.clone(),
+            scenario: p.scenario.clone().unwrap_or_default(),
+        })
+        .collect();
+    let format = m.mail.format.clone();
+    let v = CompareView::build(&st.pool, Arc::new(m.report), &sel, ViewFilter::default()).await?;
+    Ok(PasteResult {
+        v,
+        format,
+        pairs,
+        claims,
+        reply,
+        mail: mail_text,
+        base_block,
+        head_block,
+        shared,
+    })
+}
+
+/// The form again, with the reason and the status.
+fn refused(
+    status: StatusCode,
+    error: String,
+    mail: String,
+    base: String,
+    head: String,
+) -> Response {
+    let page = PasteForm {
+        mail,
+        base_block: base,
+        head_block: head,
+        error: Some(error),
+    };
+    (status, page).into_response()
+}
+
+fn too_large(what: &str) -> String {
+    format!(
+        "{what} is larger than {} MiB: paste only the mail (its text, without attachments)",
+        MAX_PASTE_BYTES >> 20
+    )
+}
+
+/// `POST /paste`: multipart with `mail` (text), `file`, `base_block`, `head_block`.
+async fn submit(State(st): State<AppState>, req: Request) -> PageResult<Response> {
+    let mut mp = match Multipart::from_request(req, &st).await {
+        Ok(m) => m,
+        Err(e) => {
+            return Ok(refused(
+                e.status(),
+                e.body_text(),
+                String::new(),
+                String::new(),
+                String::new(),
+            ));
+        }
+    };
+    let (mut text, mut file, mut base, mut head) =
+        (Vec::new(), Vec::new(), String::new(), String::new());
+    loop {
+        let field = match mp.next_field().await {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => {
+                let msg = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    too_large("the paste")
+                } else {
+                    e.body_text()
+                };
+                return Ok(refused(e.status(), msg, String::new(), base, head));
+            }
+        };
+        let name = field.name().unwrap_or("").to_string();
+        let bytes = match field.bytes().await {
+            Ok(b) => b,
+            Err(e) => {
+                let msg = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    too_large("the paste")
+                } else {
+                    e.body_text()
+                };
+                return Ok(refused(e.status(), msg, String::new(), base, head));
+            }
+        };
+        match name.as_str() {
+            "mail" => text = bytes.to_vec(),
+            "file" => file = bytes.to_vec(),
+            "base_block" => base = String::from_utf8_lossy(&bytes).trim().to_string(),
+            "head_block" => head = String::from_utf8_lossy(&bytes).trim().to_string(),
+            _ => {}
+        }
+    }
+    // A chosen (or dropped) file wins over the text box.
+    let mail_bytes = if file.is_empty() { text } else { file };
+    let shown =
+        String::from_utf8_lossy(&mail_bytes[..mail_bytes.len().min(MAX_PASTE_BYTES)]).into_owned();
+    if mail_bytes.len() > MAX_PASTE_BYTES {
+        return Ok(refused(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            too_large("the paste"),
+            String::new(),
+            base,
+            head,
+        ));
+    }
+    if mail_bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(refused(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "nothing to compare: paste a whole mail or choose a file".into(),
+            String::new(),
+            base,
+            head,
+        ));
+    }
+    match compare_text(mail_bytes, nonempty(&base), nonempty(&head)).await {
+        Ok(m) => Ok(result_page(&st, m, shown, base, head, None)
+            .await?
+            .into_response()),
+        Err(e) => Ok(refused(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            e,
+            shown,
+            base,
+            head,
+        )),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct ShareForm {
+    mail: String,
+    #[serde(default)]
+    base_block: String,
+    #[serde(default)]
+    head_block: String,
+}
+
+/// `POST /paste/share`: stores the mail (when it compares) and redirects to `/c/{id}`.
+async fn share(
+    State(st): State<AppState>,
+    Extension(limiter): Extension<Arc<ShareLimiter>>,
+    req: Request,
+) -> PageResult<Response> {
+    let client = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    let Form(f) = match Form::<ShareForm>::from_request(req, &st).await {
+        Ok(f) => f,
+        Err(e) => {
+            let status = e.status();
+            let msg = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                too_large("the shared mail")
+            } else {
+                e.body_text()
+            };
+            return Ok(refused(
+                status,
+                msg,
+                String::new(),
+                String::new(),
+                String::new(),
+            ));
+        }
+    };
+    if f.mail.len() > MAX_PASTE_BYTES {
+        return Ok(refused(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            too_large("the shared mail"),
+            String::new(),
+            f.base_block,
+            f.head_block,
+        ));
+    }
+    if let Err(wait) = limiter.take(client) {
+        return Ok((
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, wait.to_string())],
+            format!("too many shared pastes from this address; try again in {wait} s (nothing was stored)\n"),
+        )
+            .into_response());
+    }
+    let (base, head) = (nonempty(&f.base_block), nonempty(&f.head_block));
+    let m = match compare_text(f.mail.clone().into_bytes(), base.clone(), head.clone()).await {
+        Ok(m) => m,
+        Err(e) => {
+            return Ok(refused(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                e,
+                f.mail,
+                f.base_block,
+                f.head_block,
+            ));
+        }
+    };
+    let id = {
+        let _w = st.writer.lock().await;
+        paste_db::store(
+            &st.store,
+            f.mail.as_bytes(),
+            base,
+            head,
+            &m.report.base.build.label,
+            &m.report.head.build.label,
+            &m.report.settings,
+        )
+        .await?
+    };
+    Ok(Redirect::to(&format!("/c/{id}")).into_response())
+}
+
+/// `/c/{id}` of a shared paste: the mail re-parsed and compared; `None` when `id` is no paste.
+pub async fn shared_page(st: &AppState, id: &str) -> PageResult<Option<Response>> {
+    let Some(p) = paste_db::load(&st.store, id).await? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&p.text).into_owned();
+    let (base, head) = (p.spec.base_block.clone(), p.spec.head_block.clone());
+    let m = compare_text(p.text, base.clone(), head.clone())
+        .await
+        .map_err(|e| AppError::Anyhow(anyhow::anyhow!("shared paste {id}: {e}")))?;
+    let page = result_page(
+        st,
+        m,
+        text,
+        base.unwrap_or_default(),
+        head.unwrap_or_default(),
+        Some((p.id, fmt_time(p.created_at))),
+    )
+    .await?;
+    Ok(Some(page.into_response()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_refills_and_keys_by_client() {
+        let l = ShareLimiter::new(3600.0, 2.0);
+        let a = Some(IpAddr::from([10, 0, 0, 1]));
+        let b = Some(IpAddr::from([10, 0, 0, 2]));
+        assert!(l.take(a).is_ok());
+        assert!(l.take(a).is_ok());
+        // One token a second: the third at once waits one second.
+        assert_eq!(l.take(a), Err(1));
+        assert!(l.take(b).is_ok());
+        let none = ShareLimiter::new(0.0, 1.0);
+        assert!(none.take(None).is_ok());
+        assert_eq!(none.take(None), Err(3600));
+    }
+}
