@@ -33,6 +33,9 @@ pub struct ServeArgs {
     #[arg(long, env = "QUIESCENT_STATIC_DIR")]
     pub static_dir: Option<PathBuf>,
 
+    /// URL that each new alert group is POSTed to as JSON (retried with backoff).
+    #[arg(long, env = "QUIESCENT_WEBHOOK")]
+    pub webhook: Option<String>,
     /// Bytes (MiB) all uploads in flight may hold together; an upload beyond it waits
     /// `--upload-wait-secs`, then gets 503 with Retry-After.
     #[arg(long, env = "QUIESCENT_UPLOAD_BUDGET_MIB", default_value_t = 1024)]
@@ -109,6 +112,7 @@ impl Default for ServeArgs {
             request_timeout_secs: 120,
             header_timeout_secs: 30,
             static_dir: None,
+            webhook: None,
             upload_budget_mib: 1024,
             upload_wait_secs: 30,
             spool_dir: None,

@@ -8,6 +8,7 @@ pub mod config;
 pub mod error;
 pub mod export;
 pub mod format;
+pub mod history;
 pub mod mail;
 pub mod state;
 pub mod tokens;

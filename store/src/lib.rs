@@ -5,6 +5,7 @@
 //! Everything that reads or writes the database goes through [`Store`], so that another backend
 //! (PostgreSQL) can sit beside SQLite behind the same functions.
 
+mod alerts;
 mod artifacts;
 mod bisect;
 mod blocks;
@@ -12,6 +13,7 @@ mod browse;
 mod comparison;
 mod error;
 mod hardening;
+mod history;
 mod idempotency;
 mod import;
 mod meta;
@@ -25,6 +27,7 @@ mod tokens;
 mod upgrade;
 mod write;
 
+pub use alerts::{ALERT_STATES, Alert, AlertFilter, AlertGroup, NewAlert, Triage};
 pub use bisect::{NewStep, StepRow};
 pub use browse::{
     BenchmarkCount, BenchmarkSummary, Build, BuildInfoDetail, BuildSummary, MachineInfo,
@@ -33,6 +36,7 @@ pub use browse::{
 pub use comparison::{BuildInfo, BuildLookup, LatencyArtifact, SeriesRow};
 pub use error::{Error, Result};
 pub use hardening::{KeyUse, TokenScopes};
+pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement, WholeRunSeries};
 pub use meta::{
     BuildMeta, ImportOutcome, InputFile, RunMeta, Source, escape_bidi, find_bidi, is_bidi_control,
     params_key, safe_file_name,

@@ -294,6 +294,51 @@ try {
     check(got === want, `sha256 ${got} != ${want}`);
   });
 
+  // The demo's generated history: two steps on ftrace-tracer-switch `real`, found as alerts.
+  const HISTORY = "/history?benchmark=ftrace-tracer-switch&metric=real&machine=generated-rig";
+
+  await test("history page draws every build, its change points, and opens a comparison without JavaScript", async () => {
+    const p = await nojs.newPage();
+    const res = await p.goto(base + HISTORY);
+    check(res.ok(), `status ${res.status()}`);
+    check(await p.locator("svg.history-chart").isVisible(), "chart not visible");
+    check(await p.locator(".generated").isVisible(), "generated data not marked");
+    const builds = await p.locator("svg.history-chart g.build").count();
+    check(builds === 60, `${builds} build columns`);
+    const marks = await p.locator("svg.history-chart line.change").count();
+    check(marks === 2, `${marks} change marks`);
+    const titles = await p.$$eval("svg.history-chart line.change title", (t) => t.map((x) => x.textContent));
+    check(titles.some((t) => t.includes("gen-024 → gen-025")), `marks ${titles}`);
+    const run = await p.locator("svg.history-chart g.build a").first().getAttribute("href");
+    check(/^\/runs\/\d+$/.test(run), `dot link ${run}`);
+    await p.screenshot({ path: join(out, "history.png"), fullPage: true });
+    await p.selectOption("form.pick select[name=base]", "gen-024");
+    await p.selectOption("form.pick select[name=head]", "gen-025");
+    await Promise.all([p.waitForNavigation(), p.click("form.pick button[type=submit]")]);
+    check(p.url().includes("base=gen-024") && p.url().includes("head=gen-025"), `url ${p.url()}`);
+    check((await p.locator("h1").first().innerText()).includes("gen-024"), "comparison page not shown");
+    await p.close();
+  });
+
+  await test("alerts page lists the generated steps and refuses triage without a token", async () => {
+    const p = await nojs.newPage();
+    await p.goto(base + "/alerts?benchmark=ftrace-tracer-switch");
+    const rows = await p.locator("table.alerts tbody tr").count();
+    check(rows === 2, `${rows} alerts`);
+    const text = await p.locator("table.alerts").innerText();
+    check(text.includes("+8.") && text.includes("regression"), "the +8% regression is missing");
+    check(text.includes("-5.") && text.includes("improvement"), "the -5% improvement is missing");
+    await p.screenshot({ path: join(out, "alerts.png"), fullPage: true });
+    const form = p.locator("form.triage").first();
+    await form.locator("select[name=state]").selectOption("acknowledged");
+    await form.locator("input[name=token]").fill("not-a-token");
+    const [resp] = await Promise.all([p.waitForNavigation(), form.locator("button").click()]);
+    check(resp.status() === 401, `triage with a wrong token: ${resp.status()}`);
+    await p.goto(base + "/alerts?state=untriaged&benchmark=ftrace-tracer-switch");
+    check((await p.locator("table.alerts tbody tr").count()) === 2, "state changed without a token");
+    await p.close();
+  });
+
   await test("pasting seed 004 into /paste shows the 2.9x claim checked, without JavaScript too", async () => {
     const mail = readFileSync(join(here, "../../server/tests/fixtures/mails/004_2ad225cb2cb455b9.txt"), "utf8");
     for (const ctx of [js, nojs]) {

@@ -55,6 +55,11 @@ impl History {
         &self.analysis
     }
 
+    /// The samples analysed so far (positions, values), in the order given.
+    pub fn samples(&self) -> (&[i64], &[f64]) {
+        (&self.positions, &self.values)
+    }
+
     /// Number of builds.
     pub fn builds(&self) -> usize {
         self.builds.len()

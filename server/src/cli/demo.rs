@@ -598,6 +598,12 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         stored.samples,
         stored.files
     );
+    let (runs, groups) = super::demo_history::build_history(&store).await?;
+    println!(
+        "generated history: {runs} runs over {} builds on {}, {groups} alert groups (see /alerts and /benchmarks/NAME)",
+        super::demo_history::BUILDS,
+        super::demo_history::MACHINE
+    );
     if args.no_serve {
         store.close().await;
         return Ok(ExitCode::SUCCESS);

@@ -79,9 +79,27 @@ pub struct RunFlags {
     /// Force a format instead of sniffing each file.
     #[arg(long)]
     pub format: Option<String>,
+    /// Branch whose history the build belongs to.
+    #[arg(long, default_value = "main")]
+    pub branch: String,
+    /// Commit (or build label) the build follows on its branch.
+    #[arg(long)]
+    pub parent: Option<String>,
+    /// Commit time of the build, unix seconds: orders it among builds that have one.
+    #[arg(long)]
+    pub commit_time: Option<i64>,
 }
 
 impl RunFlags {
+    /// Where the build goes in its branch's history.
+    pub fn placement(&self) -> store::Placement {
+        store::Placement {
+            branch: self.branch.clone(),
+            parent: self.parent.clone(),
+            commit_time: self.commit_time,
+        }
+    }
+
     /// The run metadata these flags describe.
     pub fn run_meta(&self) -> anyhow::Result<RunMeta> {
         let config = match &self.config {
@@ -207,5 +225,17 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<ExitCode> {
         "stored run {ids}: {} series, {} samples, {} warnings",
         outcome.series, outcome.samples, outcome.warning_count
     );
+    let groups =
+        crate::history::after_import(&store, &outcome.run_ids, &args.run.placement()).await?;
+    for g in groups {
+        if let Some(g) = crate::history::notify::group(&store, g).await? {
+            println!(
+                "alerts at build {} ({}): {}",
+                g.build,
+                g.branch,
+                g.alerts.len()
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

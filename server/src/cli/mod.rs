@@ -4,12 +4,15 @@ use clap::{Parser, Subcommand};
 
 use crate::config::{DbArgs, ServeArgs};
 
+mod alerts_cmd;
 mod artifact;
 mod bisect;
 mod bisect_db;
 mod compare_cmd;
 pub mod demo;
+mod demo_history;
 mod detect;
+mod history_cmd;
 mod ingest_cmd;
 mod parse;
 pub mod runs;
@@ -40,6 +43,12 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Change points of one series given as CSV `position,value`.
     Detect(detect::DetectArgs),
+    /// One benchmark's series over its branch's builds, with their change points.
+    History(history_cmd::HistoryArgs),
+    /// List alerts (change points of stored histories), triage one, or print a group as email.
+    Alerts(alerts_cmd::AlertsArgs),
+    /// Order a branch's builds by git history.
+    Commits(history_cmd::CommitsArgs),
     /// Manage the upload tokens of test rigs.
     Token(token::TokenArgs),
     /// Send FILEs or DIRs as one run to a quiescent server (POST /api/v1/runs).
@@ -126,6 +135,9 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Compare(args) => compare_cmd::run(args).await,
         Command::Demo(args) => demo::run(args).await,
         Command::Detect(args) => detect::run(args),
+        Command::History(args) => history_cmd::run_history(args).await,
+        Command::Alerts(args) => alerts_cmd::run(args).await,
+        Command::Commits(args) => history_cmd::run_commits(args).await,
         Command::Token(args) => token::run(args).await,
         Command::Upload(args) => upload::run(args).await,
         Command::BisectStep(args) => bisect::run_step(args).await,

@@ -52,11 +52,19 @@ fn fields(args: &UploadArgs) -> Vec<(String, String)> {
         ("cmdline", &args.run.cmdline),
         ("format", &args.run.format),
         ("block", &args.run.block),
+        ("parent", &args.run.parent),
     ];
     for (k, v) in optional {
         if let Some(v) = v {
             out.push((k.to_string(), v.clone()));
         }
+    }
+    // `main` is the server's default: left out, so older servers accept the upload.
+    if args.run.branch != "main" {
+        out.push(("branch".to_string(), args.run.branch.clone()));
+    }
+    if let Some(t) = args.run.commit_time {
+        out.push(("commit_time".to_string(), t.to_string()));
     }
     let facts: BTreeMap<_, _> = args.run.machine_facts.iter().cloned().collect();
     for (k, v) in facts {

@@ -38,6 +38,9 @@ pub struct HomePage {
     pub total_runs: i64,
     pub total_samples: i64,
     pub form: CompareForm,
+    /// Recent alert groups and the newest builds of `main` in branch order.
+    pub alert_groups: Vec<store::AlertGroup>,
+    pub latest: Vec<store::BranchBuild>,
 }
 
 async fn page(State(st): State<AppState>) -> PageResult<HomePage> {
@@ -66,5 +69,7 @@ async fn page(State(st): State<AppState>) -> PageResult<HomePage> {
         benchmarks,
         total_samples,
         form,
+        alert_groups: st.store.alert_groups(8).await?,
+        latest: st.store.branch_builds("main", 12).await?,
     })
 }

@@ -16,12 +16,15 @@ use crate::config::{DbArgs, ServeArgs};
 use crate::error::AppError;
 use crate::state::AppState;
 
+pub mod alerts;
 pub mod api;
 pub mod assets;
 pub mod builds;
 pub mod charts;
 pub mod compare;
 pub mod headers;
+pub mod history;
+pub mod history_chart;
 pub mod home;
 pub mod limits;
 pub mod machines;
@@ -51,6 +54,8 @@ pub fn app(state: AppState) -> Router {
         .merge(paste::routes())
         .merge(api::routes())
         .merge(upload::routes())
+        .merge(alerts::routes())
+        .merge(history::routes())
         .merge(limits::routes())
         .merge(statics)
         .fallback(not_found)

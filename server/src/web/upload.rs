@@ -106,6 +106,9 @@ struct UploadForm {
     benchmark: Option<String>,
     format: Option<String>,
     block: Option<String>,
+    branch: Option<String>,
+    parent: Option<String>,
+    commit_time: Option<String>,
     machine_facts: BTreeMap<String, String>,
     params: BTreeMap<String, String>,
     fields: usize,
@@ -188,6 +191,7 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
         e => e,
     })?;
     let meta = form.run_meta(token.id)?;
+    let placement = form.placement()?;
     token.check_scope(&meta.machine, &meta.build.label)?;
     let format = form.format.clone();
     let files = std::mem::take(&mut form.files);
@@ -238,6 +242,7 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
     };
     drop(spool);
     if outcome.created {
+        crate::history::after_upload(state, &outcome.run_ids, &placement).await?;
         tracing::info!(
             token = %token.name,
             runs = ?outcome.run_ids,
@@ -439,6 +444,9 @@ async fn read_field(
         "benchmark" => &mut form.benchmark,
         "format" => &mut form.format,
         "block" => &mut form.block,
+        "branch" => &mut form.branch,
+        "parent" => &mut form.parent,
+        "commit_time" => &mut form.commit_time,
         _ => {
             let (map, key, value) = if let Some(k) = name.strip_prefix("machine_fact.") {
                 (&mut form.machine_facts, k.to_string(), value)
@@ -456,7 +464,7 @@ async fn read_field(
                 (map, k, v)
             } else {
                 return Err(AppError::BadRequest(format!(
-                    "unknown field {:?}; metadata fields are build, commit, kernel_version, config, cmdline, machine, machine_fact.NAME, benchmark, param.NAME, format, block, and files are parts with a file name",
+                    "unknown field {:?}; metadata fields are build, commit, branch, parent, commit_time, kernel_version, config, cmdline, machine, machine_fact.NAME, benchmark, param.NAME, format, block, and files are parts with a file name",
                     truncate(&name, 80)
                 )));
             };
@@ -608,6 +616,30 @@ async fn write_chunk(f: &mut tokio::fs::File, chunk: &[u8]) -> Result<(), AppErr
 }
 
 impl UploadForm {
+    /// Where the build goes in its branch's history (`main`, upload order by default).
+    fn placement(&self) -> Result<store::Placement, AppError> {
+        let commit_time = match &self.commit_time {
+            Some(t) => Some(t.trim().parse::<i64>().map_err(|_| {
+                AppError::BadRequest(format!(
+                    "field commit_time: expected unix seconds, found {:?}",
+                    truncate(t, 40)
+                ))
+            })?),
+            None => None,
+        };
+        let branch = self.branch.clone().unwrap_or_else(|| "main".into());
+        if branch.len() > 200 {
+            return Err(AppError::BadRequest(
+                "field branch: at most 200 bytes".into(),
+            ));
+        }
+        Ok(store::Placement {
+            branch,
+            parent: self.parent.clone(),
+            commit_time,
+        })
+    }
+
     /// The run's metadata; 400 naming every missing field.
     fn run_meta(&self, token_id: i64) -> Result<RunMeta, AppError> {
         let missing: Vec<&str> = [

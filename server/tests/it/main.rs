@@ -6,6 +6,7 @@ mod common;
 mod demo_reports;
 mod detect;
 mod hardening;
+mod history;
 mod limits;
 mod limits_cli;
 mod mail;

@@ -1,0 +1,240 @@
+//! Histories and alerts: after an import, the series it touched are re-analysed by the
+//! change-point detector and each new change point becomes an alert. Pages and commands only
+//! read what this stored; nothing is detected on page load.
+
+pub mod aggregate;
+pub mod notify;
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use compare::Direction;
+use compare::changepoint::{self, DetectSettings, History, SeriesAnalysis};
+use store::{HistoryKey, HistoryPoint, NewAlert, Placement, Store};
+
+/// One history read from the store: its runs and every run's samples, in branch order.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub key: HistoryKey,
+    pub points: Vec<HistoryPoint>,
+    /// Samples of `points[i]`.
+    pub values: Vec<Vec<f64>>,
+}
+
+impl Loaded {
+    /// (position, value) of every sample, as the detector takes them.
+    pub fn flat(&self) -> (Vec<i64>, Vec<f64>) {
+        let mut pos = Vec::new();
+        let mut vals = Vec::new();
+        for (p, v) in self.points.iter().zip(&self.values) {
+            for x in v {
+                pos.push(p.position);
+                vals.push(*x);
+            }
+        }
+        (pos, vals)
+    }
+
+    pub fn unit(&self) -> &str {
+        self.points.first().map_or("", |p| p.unit.as_str())
+    }
+
+    pub fn direction(&self) -> Direction {
+        self.points
+            .first()
+            .and_then(|p| Direction::parse(&p.direction))
+            .unwrap_or(Direction::LowerIsBetter)
+    }
+}
+
+/// Reads a history key's runs and their samples (through the store's sample reads).
+pub async fn load(store: &Store, key: &HistoryKey) -> anyhow::Result<Loaded> {
+    let points = store.history_points(key).await?;
+    let ids: Vec<i64> = points.iter().map(|p| p.series_id).collect();
+    let by_id: HashMap<i64, Vec<f64>> = store.series_values(&ids).await?.into_iter().collect();
+    let values = points
+        .iter()
+        .map(|p| by_id.get(&p.series_id).cloned().unwrap_or_default())
+        .collect();
+    Ok(Loaded {
+        key: key.clone(),
+        points,
+        values,
+    })
+}
+
+/// Detector state per history key kept between imports in this process, so a run appended at
+/// the end of a history re-analyses only the windows it falls in.
+type Cache = Mutex<HashMap<HistoryKey, History>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(Cache::default)
+}
+
+/// The analysis of one history, incremental when this process analysed its prefix before:
+/// the samples beyond it are pushed into the kept state, otherwise the series is analysed
+/// whole (and kept for the next run).
+pub fn analyse(
+    key: &HistoryKey,
+    positions: &[i64],
+    values: &[f64],
+) -> anyhow::Result<SeriesAnalysis> {
+    let settings = DetectSettings::default();
+    let mut cache = cache()
+        .lock()
+        .map_err(|_| anyhow::anyhow!("detector cache poisoned"))?;
+    if let Some(h) = cache.get_mut(key) {
+        let (done_pos, done_vals) = h.samples();
+        let prefix = done_vals.len();
+        if prefix <= values.len()
+            && done_pos == &positions[..prefix]
+            && done_vals == &values[..prefix]
+        {
+            for (p, v) in positions[prefix..].iter().zip(&values[prefix..]) {
+                h.push(*p, *v)?;
+            }
+            return Ok(h.analysis().clone());
+        }
+    }
+    let h = History::new(positions, values, settings)?;
+    let out = h.analysis().clone();
+    cache.insert(key.clone(), h);
+    Ok(out)
+}
+
+/// Places the builds of `run_ids` on the branch and re-analyses every history those runs
+/// add to. Returns the ids of the alert groups that received a new alert.
+pub async fn after_import(
+    store: &Store,
+    run_ids: &[i64],
+    placement: &Placement,
+) -> anyhow::Result<Vec<i64>> {
+    for build in store.builds_of_runs(run_ids).await? {
+        store.place_build(build, placement).await?;
+    }
+    let keys = store.history_keys_of_runs(run_ids).await?;
+    detect_keys(store, &keys).await
+}
+
+/// A re-analysed series: its history series id, what was read and the analysis.
+type Analysed = (i64, Loaded, SeriesAnalysis);
+
+/// Re-analyses `keys` and records new alerts, with q-values across every series of each
+/// benchmark on the branch.
+pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<i64>> {
+    let settings = DetectSettings::default();
+    let mut groups = Vec::new();
+    // Per (branch, benchmark): the analyses of the keys re-analysed.
+    let mut by_bench: HashMap<(i64, String), Vec<Analysed>> = HashMap::new();
+    for key in keys {
+        let loaded = load(store, key).await?;
+        let (pos, vals) = loaded.flat();
+        let analysis = {
+            let key = key.clone();
+            tokio::task::spawn_blocking(move || analyse(&key, &pos, &vals)).await??
+        };
+        let direction = loaded
+            .points
+            .first()
+            .map_or("lower_is_better", |p| p.direction.as_str())
+            .to_string();
+        let hs = store
+            .save_history_series(key, &direction, loaded.unit(), &analysis.tested_p)
+            .await?;
+        by_bench
+            .entry((key.branch_id, key.benchmark.clone()))
+            .or_default()
+            .push((hs, loaded, analysis));
+    }
+    for ((branch_id, benchmark), done) in by_bench {
+        // The family: every series of the benchmark, the re-analysed ones with their new
+        // p-values (save_history_series stored them too).
+        let family = store.benchmark_tested_p(branch_id, &benchmark).await?;
+        let mut analyses: Vec<SeriesAnalysis> = Vec::with_capacity(family.len());
+        let mut index: HashMap<i64, usize> = HashMap::new();
+        for (id, tested_p) in family {
+            index.insert(id, analyses.len());
+            analyses.push(SeriesAnalysis {
+                change_points: Vec::new(),
+                tested_p,
+            });
+        }
+        for (hs, _, a) in &done {
+            if let Some(&i) = index.get(hs) {
+                analyses[i].change_points = a.change_points.clone();
+            }
+        }
+        changepoint::adjust(&mut analyses, &settings);
+        for (hs, loaded, _) in &done {
+            let Some(&i) = index.get(hs) else { continue };
+            let build_at: HashMap<i64, i64> = loaded
+                .points
+                .iter()
+                .map(|p| (p.position, p.build_id))
+                .collect();
+            for cp in &analyses[i].change_points {
+                let (Some(&before), Some(&after)) =
+                    (build_at.get(&cp.build_before), build_at.get(&cp.position))
+                else {
+                    continue;
+                };
+                let alert = NewAlert {
+                    history_series_id: *hs,
+                    branch_id,
+                    build_before_id: before,
+                    build_after_id: after,
+                    before_median: cp.before.median,
+                    after_median: cp.after.median,
+                    change_pct: cp.change_pct,
+                    low_pct: cp.interval.low_pct,
+                    high_pct: cp.interval.high_pct,
+                    p: cp.p,
+                    q: cp.q,
+                    kind: cp.kind(loaded.direction()).to_string(),
+                };
+                if let Some(g) = store.insert_alert(&alert).await? {
+                    groups.push(g);
+                }
+            }
+        }
+    }
+    groups.sort_unstable();
+    groups.dedup();
+    Ok(groups)
+}
+
+/// [`after_import`] for the server: detection failures are logged, not turned into a failed
+/// upload (the run is stored), and new groups go to the webhook in the background.
+pub async fn after_upload(
+    state: &crate::AppState,
+    run_ids: &[i64],
+    placement: &Placement,
+) -> Result<(), crate::AppError> {
+    let store = state.store.clone();
+    if let Err(e) = after_import(&store, run_ids, placement).await {
+        if e.downcast_ref::<store::Error>()
+            .is_some_and(|e| matches!(e, store::Error::Invalid(_)))
+        {
+            return Err(crate::AppError::BadRequest(format!("{e:#}")));
+        }
+        tracing::error!("change-point detection after upload failed: {e:#}");
+    }
+    if let Some(url) = state.config.webhook.clone() {
+        tokio::spawn(async move {
+            if let Err(e) =
+                notify::send_pending(&store, &url, 5, std::time::Duration::from_millis(500)).await
+            {
+                tracing::warn!("webhook: {e:#}");
+            }
+        });
+    }
+    Ok(())
+}
+
+/// Drops the detector state kept between imports (the next analysis of each series is whole).
+pub fn forget_state() {
+    if let Ok(mut c) = cache().lock() {
+        c.clear();
+    }
+}
