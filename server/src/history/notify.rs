@@ -33,6 +33,10 @@ pub async fn group(store: &Store, group_id: i64) -> anyhow::Result<Option<GroupP
     }))
 }
 
+/// One sender at a time: uploads arriving together each start a sender, and two senders
+/// reading the same unsent group would post it twice.
+static SENDING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Posts every group not yet sent to `url`; a group is marked sent once the receiver answered
 /// 2xx. Each post is tried up to `attempts` times, waiting `backoff`, then twice as long...
 pub async fn send_pending(
@@ -41,6 +45,7 @@ pub async fn send_pending(
     attempts: u32,
     backoff: Duration,
 ) -> anyhow::Result<usize> {
+    let _one_sender = SENDING.lock().await;
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()?;
