@@ -37,6 +37,8 @@ pub struct StepRow {
     pub machine: String,
     pub benchmark: String,
     pub series: String,
+    pub good_ref: String,
+    pub bad_ref: String,
     pub runs: i64,
     pub median: Option<f64>,
     pub good_median: Option<f64>,
@@ -82,10 +84,26 @@ impl Store {
     pub async fn bisect_steps(&self, commit: Option<&str>) -> Result<Vec<StepRow>, Error> {
         Ok(sqlx::query_as::<_, StepRow>(
             "SELECT id, created_at, commit_sha AS \"commit\", build_label, machine, benchmark, series, \
-             runs, median, good_median, bad_median, p_good, p_bad, verdict, run_id FROM bisect_steps \
+             good_ref, bad_ref, runs, median, good_median, bad_median, p_good, p_bad, verdict, run_id FROM bisect_steps \
              WHERE ?1 IS NULL OR commit_sha LIKE ?1 || '%' ORDER BY id",
         )
         .bind(commit.map(str::to_ascii_lowercase))
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    /// The steps of the bisection that step `id` belongs to (same references, benchmark, series
+    /// and machine), oldest first; empty when there is no such step.
+    pub async fn bisection_of(&self, id: i64) -> Result<Vec<StepRow>, Error> {
+        Ok(sqlx::query_as::<_, StepRow>(
+            "SELECT s.id, s.created_at, s.commit_sha AS \"commit\", s.build_label, s.machine, \
+             s.benchmark, s.series, s.good_ref, s.bad_ref, s.runs, s.median, s.good_median, \
+             s.bad_median, s.p_good, s.p_bad, s.verdict, s.run_id \
+             FROM bisect_steps s JOIN bisect_steps o ON o.id = ?1 \
+             WHERE s.good_ref = o.good_ref AND s.bad_ref = o.bad_ref AND s.benchmark = o.benchmark \
+               AND s.series = o.series AND s.machine = o.machine ORDER BY s.id",
+        )
+        .bind(id)
         .fetch_all(self.pool())
         .await?)
     }

@@ -19,6 +19,7 @@ use crate::state::AppState;
 pub mod alerts;
 pub mod api;
 pub mod assets;
+pub mod bisect;
 pub mod builds;
 pub mod charts;
 pub mod compare;
@@ -52,6 +53,7 @@ pub fn app(state: AppState) -> Router {
         .merge(compare::routes())
         .merge(share::routes())
         .merge(paste::routes())
+        .merge(bisect::routes())
         .merge(api::routes())
         .merge(upload::routes())
         .merge(alerts::routes())

@@ -434,3 +434,56 @@ fn the_most_different_series_is_bisected_unless_metric_says_otherwise() {
         text(&out.stderr)
     );
 }
+
+/// `/bisect` lists a recorded bisection; `/bisect/ID` shows every step of it, in order, with
+/// the verdicts and p-values as stored; `/api/v1/bisect/ID` gives the same steps.
+#[tokio::test]
+async fn bisection_pages_show_each_step() {
+    let t = crate::common::app().await;
+    let store = store::Store::from_sqlite_pool(t.pool.clone());
+    let step =
+        |commit: &'static str, verdict: &'static str, median: f64, p_good: f64| store::NewStep {
+            commit,
+            build_label: commit,
+            machine: "<b>rig</b>",
+            benchmark: "hackbench",
+            series: "time",
+            good_ref: "good.txt",
+            bad_ref: "bad.txt",
+            runs: 5,
+            samples: 5,
+            median: Some(median),
+            good_median: Some(10.0),
+            bad_median: Some(10.5),
+            p_good: Some(p_good),
+            p_bad: Some(0.0079),
+            level: Some(0.0083),
+            verdict,
+            run_id: None,
+        };
+    let first = store
+        .insert_bisect_step(&step("aaaaaaaaaaaaaaaa", "bad", 10.49, 0.0079))
+        .await
+        .unwrap();
+    store
+        .insert_bisect_step(&step("bbbbbbbbbbbbbbbb", "good", 10.01, 0.69))
+        .await
+        .unwrap();
+    let list = t.page("/bisect").await;
+    assert!(
+        list.contains(&format!("href=\"/bisect/{first}\"")),
+        "{list}"
+    );
+    assert!(list.contains("&#60;b&#62;rig&#60;/b&#62;"), "{list}");
+    let page = t.page(&format!("/bisect/{first}")).await;
+    let a = page.find("aaaaaaaaaaaa").expect("first step");
+    let b = page.find("bbbbbbbbbbbb").expect("second step");
+    assert!(a < b, "steps out of order");
+    assert!(page.contains("data-verdict=\"bad\"") && page.contains("data-verdict=\"good\""));
+    assert!(page.contains("10.49") && page.contains("0.69"), "{page}");
+    let json = t.get(&format!("/api/v1/bisect/{first}")).await.json();
+    assert_eq!(json["steps"].as_array().unwrap().len(), 2);
+    assert_eq!(json["steps"][1]["verdict"], "good");
+    assert_eq!(t.get("/bisect/999999").await.status, 404);
+    assert_eq!(t.get("/bisect/x").await.status, 400);
+}
