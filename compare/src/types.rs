@@ -148,6 +148,9 @@ pub enum Flag {
     Inconclusive { more_runs: Option<usize> },
     /// Someone's pre-computed summary values, not samples: no test is possible.
     Summary,
+    /// A `perf stat` counter that was multiplexed (counted for less than the whole run and
+    /// scaled up): its values carry the scaling's error.
+    Multiplexed,
 }
 
 /// The comparison of one series.

@@ -34,6 +34,7 @@ pub fn flag_text(f: &compare::Flag) -> String {
         Inconclusive { more_runs: Some(n) } => format!("inconclusive (~{n} more runs)"),
         Inconclusive { more_runs: None } => "inconclusive".into(),
         Summary => "summary values, no test possible".into(),
+        Multiplexed => "counter multiplexed".into(),
     }
 }
 

@@ -347,6 +347,7 @@ fn rows_from_groups(
             }
         })
         .collect();
+    flag_multiplexed(&mut rows);
     sort_rows(&mut rows);
     let summary = summarise(&rows);
     (rows, summary)
@@ -433,6 +434,45 @@ fn is_cpu_scope(scope: &str) -> bool {
 }
 
 /// Regressions first (by q), then improvements, then increases/decreases, then the rest.
+/// Flags the rows of `perf stat` counters that were multiplexed on either side: their
+/// `EVENT.multiplex_pct` share (stored beside the counter) is below 100 somewhere.
+fn flag_multiplexed(rows: &mut [Row]) {
+    let shares: Vec<(
+        String,
+        BTreeMap<String, String>,
+        String,
+        String,
+        Option<String>,
+    )> = rows
+        .iter()
+        .filter_map(|r| {
+            let event = r.metric.strip_suffix(".multiplex_pct")?;
+            let partial = r
+                .base_samples
+                .iter()
+                .chain(&r.head_samples)
+                .any(|&v| v < 100.0);
+            partial.then(|| {
+                (
+                    r.benchmark.clone(),
+                    r.params.clone(),
+                    event.to_string(),
+                    r.scope.clone(),
+                    r.label.clone(),
+                )
+            })
+        })
+        .collect();
+    for r in rows.iter_mut() {
+        let multiplexed = shares.iter().any(|(b, p, m, s, l)| {
+            *b == r.benchmark && *p == r.params && *m == r.metric && *s == r.scope && *l == r.label
+        });
+        if multiplexed && !r.cmp.flags.contains(&compare::Flag::Multiplexed) {
+            r.cmp.flags.push(compare::Flag::Multiplexed);
+        }
+    }
+}
+
 fn sort_rows(rows: &mut [Row]) {
     let rank = |v: Verdict| match v {
         Verdict::Regression => 0,

@@ -362,3 +362,38 @@ fn compare_builds_from_the_demo_database() {
         stderr(&o)
     );
 }
+
+/// A `perf stat` counter that was multiplexed (`(50.00%)`) is flagged in the comparison; one
+/// counted all the time (`(100.00%)`) is not.
+#[test]
+fn multiplexed_counters_are_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let stat = |cycles: &str| {
+        format!(
+            "\n Performance counter stats for './bench':\n\n     {cycles}      cpu-cycles                #    1.087 GHz                      (50.00%)\n         8,578,591      instructions                                                  (100.00%)\n\n       1.900 seconds time elapsed\n\n"
+        )
+    };
+    let a = write(dir.path(), "a.txt", &stat("2,064,476,092"));
+    let b = write(dir.path(), "b.txt", &stat("2,164,476,092"));
+    let out = run(&["compare", &a, &b, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let flags_of = |metric: &str| -> Vec<String> {
+        let row = json["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["metric"] == metric)
+            .unwrap_or_else(|| panic!("no {metric} row"));
+        row["flags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["flag"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(flags_of("cpu-cycles").contains(&"multiplexed".to_string()));
+    assert!(!flags_of("instructions").contains(&"multiplexed".to_string()));
+    let text = stdout(&run(&["compare", &a, &b]));
+    assert!(text.contains("counter multiplexed"), "{text}");
+}

@@ -60,6 +60,9 @@ pub(super) fn flag_help(f: &Flag) -> &'static str {
         Flag::MeanMedianDisagree => "Mean and median moved in different directions.",
         Flag::BelowThreshold => "Significant, but the change is below the practical threshold.",
         Flag::Inconclusive { .. } => "The interval spans the threshold: more runs would settle it.",
+        Flag::Multiplexed => {
+            "perf stat multiplexed this counter (counted part of the time, scaled up): its values carry that error."
+        }
         Flag::Summary => "Pre-computed summary values, not samples: no test is possible.",
     }
 }
