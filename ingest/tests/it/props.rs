@@ -269,8 +269,9 @@ fn detect_handles_every_fixture_and_its_prefixes() {
         }
         // A whole message is decoded (quoted-printable, base64) before detection, as parsing does.
         let decoded = match ingest::mail::sniff(text.as_bytes()) {
-            Some(enc) => String::from_utf8_lossy(&ingest::mail::decode(text.as_bytes(), &enc))
-                .into_owned(),
+            Some(enc) => {
+                String::from_utf8_lossy(&ingest::mail::decode(text.as_bytes(), &enc)).into_owned()
+            }
             None => text.clone(),
         };
         let detected = ingest::formats::detect(&decoded).map(|f| f.name());
