@@ -34,6 +34,9 @@ pub(crate) struct Labeler {
     current: Option<String>,
     /// The last label that was not a continuation.
     anchor: Option<String>,
+    /// Labels found in the prose so far (bounded), each with the label in force before its
+    /// first use, to tell a heading that comes back in a new section.
+    seen: Vec<(String, Option<String>)>,
 }
 
 impl Labeler {
@@ -106,6 +109,7 @@ impl Labeler {
                     None => phrase.to_string(),
                 },
                 None => {
+                    let label = self.qualify(label);
                     self.anchor = Some(label.clone());
                     label
                 }
@@ -113,6 +117,29 @@ impl Labeler {
             self.current = Some(resolved);
         }
         self.current.clone()
+    }
+}
+
+impl Labeler {
+    /// A label already used that comes back after a label it never followed before starts a
+    /// new section (`openSUSE config:` `Patched:` `allmodconfig:` `Patched:`): it is read as
+    /// that section's, `allmodconfig: Patched`, so that the two sections' blocks are not pooled.
+    /// Labels alternating as before (`original` `patched` `original` `patched`) still pool, and
+    /// so does the mail's first label.
+    fn qualify(&mut self, label: String) -> String {
+        let first = self.seen.iter().find(|(l, _)| *l == label);
+        let out = match (first, self.current.as_deref()) {
+            (Some((_, before)), Some(section))
+                if section != label && before.as_deref().is_some_and(|b| b != section) =>
+            {
+                format!("{section}: {label}")
+            }
+            _ => label.clone(),
+        };
+        if first.is_none() && self.seen.len() < MAX_PENDING * 4 {
+            self.seen.push((label, self.current.clone()));
+        }
+        out
     }
 }
 
@@ -430,6 +457,25 @@ mod tests {
             l.label().as_deref(),
             Some("Results with 100% load on both CPUs with reverted c229828ca6bc62d")
         );
+    }
+
+    #[test]
+    fn a_heading_that_comes_back_is_read_in_its_section() {
+        let mut l = Labeler::default();
+        for (prose, want) in [
+            ("openSUSE config:", "openSUSE config"),
+            ("Patched:", "Patched"),
+            ("allmodconfig:", "allmodconfig"),
+            ("Patched:", "allmodconfig: Patched"),
+        ] {
+            l.prose(prose);
+            assert_eq!(l.label().as_deref(), Some(want));
+        }
+        let mut l = Labeler::default();
+        for prose in ["original:", "patched:", "original:", "patched:"] {
+            l.prose(prose);
+            assert_eq!(l.label().as_deref(), Some(prose.trim_end_matches(':')));
+        }
     }
 
     #[test]

@@ -439,7 +439,8 @@ fn metric_row(line: &str) -> Option<(usize, &str)> {
     starts_numeric.then_some((idx, rest))
 }
 
-/// `0m49.393s`, `0m49.359` (no `s`), `-0m1.0s` (negative: refused later with its line).
+/// `0m49.393s`, `0m49.359` (no `s`), `6m5,729s` (decimal comma), `-0m1.0s` (negative: refused
+/// later with its line).
 fn bash_token(tok: &str) -> Option<f64> {
     let (neg, t) = match tok.strip_prefix('-') {
         Some(t) => (true, t),
@@ -447,6 +448,9 @@ fn bash_token(tok: &str) -> Option<f64> {
     };
     let (min, sec) = t.split_once('m')?;
     let sec = sec.strip_suffix('s').unwrap_or(sec);
+    // A locale with a decimal comma prints `6m5,729s`; seconds never need a thousands comma.
+    let comma = sec.replacen(',', ".", 1);
+    let sec = comma.as_str();
     if min.is_empty() || !min.bytes().all(|b| b.is_ascii_digit()) || !is_decimal(sec) {
         return None;
     }
@@ -578,6 +582,8 @@ mod tests {
         assert_eq!(bash_token("0m49.359"), Some(49.359));
         assert_eq!(bash_token("4m4.969s"), Some(244.969));
         assert_eq!(bash_token("-0m1.0s"), Some(-1.0));
+        assert_eq!(bash_token("6m5,729s"), Some(365.729));
+        assert_eq!(bash_token("0m1,2,3s"), None);
         assert_eq!(bash_token("m1.0s"), None);
         assert_eq!(bash_token("1.03"), None);
         assert_eq!(plain_seconds("1.03"), Some(1.03));

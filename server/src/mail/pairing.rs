@@ -14,7 +14,8 @@
 //!    comparison, so three load levels x two kernels give three comparisons.
 //! 4. When scenarios do not line up: one base and several heads pair the base with each head;
 //!    columns of a summary table (one column per kernel) without side words take the first
-//!    column as the base, as mmtests and lkp print them.
+//!    column as the base, as mmtests and lkp print them; headings without side words each
+//!    followed by a head block (`allmodconfig:` then `Patched:`) are the bases of their sections.
 //! 5. Anything else is ambiguous: an error lists the labels and the flags that choose.
 
 use std::cmp::Ordering;
@@ -309,6 +310,9 @@ pub fn pair_quoted(
         let others: Vec<&String> = labels.iter().filter(|l| *l != bases[0]).collect();
         return Ok(one_to_many(bases[0], &others));
     }
+    if let Some(p) = heading_then_head(labels, &sides) {
+        return Ok(p);
+    }
     if heads.len() == 1 && bases.is_empty() && labels.len() == 2 {
         let other = labels.iter().find(|l| *l != heads[0]).expect("two labels");
         return Ok(one_to_many(other, &[heads[0]]));
@@ -322,6 +326,26 @@ pub fn pair_quoted(
         return Ok(one_to_many(&labels[b], &[&labels[h]]));
     }
     Err(PairingError::Ambiguous(labels.to_vec()))
+}
+
+/// Sections of a heading without side words followed by a head block (`allmodconfig:` ...
+/// `Patched:` ...): the heading's block is the base of its section, the heading its scenario.
+/// `None` unless every label is such a heading or the head right after one.
+fn heading_then_head(labels: &[String], sides: &[Option<Side>]) -> Option<Vec<Pair>> {
+    if labels.len() < 4 || !labels.len().is_multiple_of(2) {
+        return None;
+    }
+    labels
+        .chunks(2)
+        .zip(sides.chunks(2))
+        .map(|(l, s)| {
+            (s[0].is_none() && s[1] == Some(Side::Head)).then(|| Pair {
+                base: l[0].clone(),
+                head: l[1].clone(),
+                scenario: Some(l[0].clone()),
+            })
+        })
+        .collect()
 }
 
 fn one_to_many(base: &str, heads: &[&String]) -> Vec<Pair> {

@@ -318,6 +318,35 @@ fn trace_stat_original_apply_patch() {
 }
 
 #[test]
+fn decimal_comma_time_two_configs_each_with_its_patched_block() {
+    let m = compare("lkml_2024_minmax_build_time_comma_decimal.txt");
+    let suse = "openSUSE config [1] -j160 build on 160 cores on /dev/shm";
+    assert_eq!(
+        pair_sides(&m),
+        [(suse, "Patched"), ("allmodconfig", "allmodconfig: Patched")]
+    );
+    // 6m5,729s -> 6m2,908s and 7m14,514s -> 6m57,144s.
+    medians(
+        row(&m, "real", "all", &[("scenario", suse)]),
+        365.729,
+        362.908,
+    );
+    medians(
+        row(&m, "real", "all", &[("scenario", "allmodconfig")]),
+        434.514,
+        417.144,
+    );
+    // 818m34,541s -> 797m25,163s.
+    medians(
+        row(&m, "user", "all", &[("scenario", "allmodconfig")]),
+        49114.541,
+        47845.163,
+    );
+    // "there is definitely a change" states no number.
+    assert!(m.claims.is_empty(), "{:?}", m.claims);
+}
+
+#[test]
 fn json_has_the_claims_contract() {
     let m = compare("004_2ad225cb2cb455b9.txt");
     let v = serde_json::to_value(&m).unwrap();
