@@ -410,14 +410,23 @@ impl Checked {
 
 /// Words of a metric name a sentence might use (`hit` of `func.hit`, `real`).
 fn metric_words(metric: &str) -> Vec<String> {
-    metric
+    let mut words: Vec<String> = metric
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| w.len() >= 3 && w.bytes().any(|b| b.is_ascii_alphabetic()))
         .map(str::to_lowercase)
-        .collect()
+        .collect();
+    // Wall-clock time is what `time` calls real and `perf stat` elapsed.
+    if words.iter().any(|w| w == "elapsed" || w == "real") {
+        words.push("wallclock".into());
+    }
+    words
 }
 
 fn names(context: &str, metric: &str) -> bool {
+    // "wall-clock time" names the elapsed time, not perf's `cpu-clock`.
+    let context = context
+        .replace("wall-clock", "wallclock")
+        .replace("wall clock", "wallclock");
     let ctx: Vec<&str> = context
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())

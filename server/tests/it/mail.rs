@@ -347,6 +347,32 @@ fn decimal_comma_time_two_configs_each_with_its_patched_block() {
 }
 
 #[test]
+fn boxed_perf_stat_and_its_wall_clock_claims() {
+    let m = compare("lkml_2022_sched_headers_build_perf_stat_r3_boxed.txt");
+    assert_eq!(
+        pair_sides(&m),
+        [("Vanilla kernel (v5.13-rc7)", "Patched kernel")]
+    );
+    medians(row(&m, "elapsed", "all", &[]), 2.9520, 2.8420);
+    medians(row(&m, "cpu-clock", "all", &[]), 22.13696, 8.67581);
+    medians(
+        row(&m, "instructions", "all", &[]),
+        126_975_564_374.0,
+        50_420_496_914.0,
+    );
+    let by_text = |t: &str| m.claims.iter().find(|c| c.text == t).expect(t);
+    let cpu = by_text("-60.9%");
+    assert_eq!(cpu.matched_series.as_deref(), Some("cpu-clock (mean)"));
+    assert_eq!(cpu.status, Status::Consistent);
+    // "Wall-clock time ... dropped by -3.9%" names the elapsed time, not cpu-clock.
+    for t in ["-3.9%", "from 2.95 seconds to 2.84 seconds"] {
+        let c = by_text(t);
+        assert_eq!(c.matched_series.as_deref(), Some("elapsed (mean)"), "{t}");
+        assert_eq!(c.status, Status::Consistent, "{t}");
+    }
+}
+
+#[test]
 fn json_has_the_claims_contract() {
     let m = compare("004_2ad225cb2cb455b9.txt");
     let v = serde_json::to_value(&m).unwrap();
