@@ -5,7 +5,8 @@
 //! joined; a ratio (`2.9x fewer`, `reduced by 3 times`), a percentage next to a word saying which
 //! way (`5% faster`, `improves by 5%`, `regression of 12%`), or `from X to Y` is a claim. A bare
 //! signed percentage (`-3.8%`) or an arrow (`4.32 s -> 3.6 s`) counts only on a line of prose
-//! (at least four words), so the `%change` columns of posted tables are not taken for claims.
+//! (at least four words), so the `%change` columns of posted tables are not taken for claims;
+//! in a table, only a note the author put after a row's values (`sys 1m30s 1m8s (-25%)`) is.
 //!
 //! Checking a claim (the rule): the claim is matched to the series whose metric it names (a word
 //! of the metric, `hits` for `.hit`), or, when it names none, to any compared series; among
@@ -119,6 +120,10 @@ static ARROW: LazyLock<Regex> = LazyLock::new(|| {
 });
 static SIGNED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(&format!(r"(?:^|[\s(:,])([+\-−]){NUM}\s*%")).expect("regex"));
+/// An author's note closing a table row: `sys  1m30.734s  1m8.900s (-25%)`.
+static ROW_NOTE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z][\w-]*\s.*\S\s*\(([+\-−])(\d+(?:\.\d+)?)%\)\s*$").expect("regex")
+});
 static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[A-Za-z]{2,}\b").expect("regex"));
 
 /// A line without its `>` quote markers (`> > text`, `>> text`).
@@ -210,6 +215,13 @@ pub fn find(text: &str) -> Vec<Claim> {
             starts.push((para.len(), i as u64 + 1));
             para.push_str(line.trim());
             para.push(' ');
+            if let Some(c) = ROW_NOTE.captures(line.trim())
+                && let Ok(v) = c[2].parse::<f64>()
+            {
+                let v = if &c[1] == "+" { v } else { -v };
+                let text = format!("{}{}%", &c[1], &c[2]);
+                out.push(claim(&text, i as u64 + 1, Sense::Change(v), line));
+            }
             // Bare signed percentages and arrows only on prose lines.
             if is_prose(line) {
                 for c in ARROW.captures_iter(line) {

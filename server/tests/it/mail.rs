@@ -373,6 +373,21 @@ fn boxed_perf_stat_and_its_wall_clock_claims() {
 }
 
 #[test]
+fn side_by_side_time_table_and_its_row_note() {
+    let m = compare("lkml_2021_vfs_dedupe_compare_time_side_by_side.txt");
+    assert_eq!(pair_sides(&m), [("Unpatched", "Patched")]);
+    medians(row(&m, "real", "all", &[]), 1305.275, 1274.445);
+    medians(row(&m, "user", "all", &[]), 0.986, 0.933);
+    medians(row(&m, "sys", "all", &[]), 90.734, 68.9);
+    // The `(-25%)` the author wrote after the sys row.
+    let c = &m.claims[0];
+    assert_eq!((c.text.as_str(), c.line), ("-25%", 26));
+    assert_eq!(c.claimed_change_pct, Some(-25.0));
+    assert_eq!(c.matched_series.as_deref(), Some("sys"));
+    assert_eq!(c.status, Status::Consistent);
+}
+
+#[test]
 fn json_has_the_claims_contract() {
     let m = compare("004_2ad225cb2cb455b9.txt");
     let v = serde_json::to_value(&m).unwrap();
