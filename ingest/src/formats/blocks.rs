@@ -51,7 +51,8 @@ impl Labeler {
         }
         if self.building.len() + line.len() < MAX_PARAGRAPH {
             if !self.building.is_empty() {
-                self.building.push(' ');
+                // Lines stay apart until read, so a numbered first line can be the label.
+                self.building.push('\n');
             }
             self.building.push_str(line);
         } else {
@@ -100,7 +101,11 @@ impl Labeler {
     /// The label of a block starting now: the pending prose decides, else the label in force.
     pub(crate) fn label(&mut self) -> Option<String> {
         self.blank();
-        let found = self.pending.iter().rev().find_map(|p| clean_label(p));
+        let found = self
+            .pending
+            .iter()
+            .rev()
+            .find_map(|p| clean_label(p).or_else(|| numbered_first_line(p)));
         self.pending.clear();
         if let Some(label) = found {
             let resolved = match continuation(&label) {
@@ -151,9 +156,22 @@ fn is_rule(line: &str) -> bool {
             .all(|b| matches!(b, b'-' | b'=' | b'*' | b'_' | b'~'))
 }
 
+/// A paragraph too long to be a label whose first line is numbered (`(4) tip/sched/core +
+/// opt_skip_uclamp_v2`, then the configuration and commands that made it): that first line.
+fn numbered_first_line(paragraph: &str) -> Option<String> {
+    let (first, _) = paragraph.split_once('\n')?;
+    let rest = first
+        .trim_start_matches('(')
+        .trim_start_matches(|c: char| c.is_ascii_digit());
+    let numbered = rest.len() < first.len() - first.starts_with('(') as usize
+        && rest.starts_with([')', '.', ' ']);
+    numbered.then(|| clean_label(first)).flatten()
+}
+
 /// Turns a paragraph into a label, or None when it is prose rather than a title.
 pub(crate) fn clean_label(paragraph: &str) -> Option<String> {
-    let p = paragraph.trim();
+    let joined = paragraph.replace('\n', " ");
+    let p = joined.trim();
     // Sentences are prose (an ellipsis too).
     if p.ends_with(['.', '!', '?']) {
         return None;
@@ -435,6 +453,22 @@ mod tests {
             clean_label("call foo() twice (slow path)").as_deref(),
             Some("call foo() twice")
         );
+    }
+
+    #[test]
+    fn a_numbered_first_line_names_a_long_paragraph() {
+        let mut l = Labeler::default();
+        l.prose("(4) tip/sched/core + opt_skip_uclamp_v2");
+        l.prose("CONFIG_UCLAMP_TASK=y");
+        l.prose("echo 512 > /proc/sys/kernel/sched_util_clamp_min (enable uclamp) and more words");
+        assert_eq!(
+            l.label().as_deref(),
+            Some("(4) tip/sched/core + opt_skip_uclamp_v2")
+        );
+        let mut l = Labeler::default();
+        l.prose("On a workload consisting of running duperemove on a fully-duplicated");
+        l.prose("dataset, consisting of 80g spread among 20k 4m files I get the following");
+        assert_eq!(l.label(), None);
     }
 
     #[test]

@@ -663,7 +663,12 @@ fn is_unit(t: &str) -> bool {
 }
 
 fn value(text: &str, what: &str, line: u64) -> Result<f64, ParseError> {
-    parse_number(text).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
+    // Authors stress the number that matters with mail emphasis: `*1.39285*`.
+    let bare = text
+        .strip_prefix('*')
+        .and_then(|t| t.strip_suffix('*'))
+        .unwrap_or(text);
+    parse_number(bare).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
 }
 
 /// `$ perf stat -- make`, `1) perf stat --null --repeat 10 -- hackbench 20 thread 20000`.

@@ -14,7 +14,8 @@
 //!    comparison, so three load levels x two kernels give three comparisons.
 //! 4. When scenarios do not line up: one base and several heads pair the base with each head;
 //!    columns of a summary table (one column per kernel) without side words take the first
-//!    column as the base, as mmtests and lkp print them; headings without side words each
+//!    column as the base, as mmtests and lkp print them, and so do configurations numbered
+//!    `(1)`, `(2)`, ... without base words; headings without side words each
 //!    followed by a head block (`allmodconfig:` then `Patched:`) are the bases of their sections.
 //! 5. Anything else is ambiguous: an error lists the labels and the flags that choose.
 
@@ -301,7 +302,7 @@ pub fn pair_quoted(
             return Ok(one_to_many(&labels[order[0]], &heads));
         }
     }
-    if columns && bases.is_empty() {
+    if (columns || numbered(labels)) && bases.is_empty() {
         let heads: Vec<&String> = labels[1..].iter().collect();
         return Ok(one_to_many(&labels[0], &heads));
     }
@@ -326,6 +327,16 @@ pub fn pair_quoted(
         return Ok(one_to_many(&labels[b], &[&labels[h]]));
     }
     Err(PairingError::Ambiguous(labels.to_vec()))
+}
+
+/// Labels numbered `(1)`, `(2)`, ... in order: configurations an author lists with the
+/// reference first, as the columns of a summary table.
+fn numbered(labels: &[String]) -> bool {
+    labels.iter().enumerate().all(|(i, l)| {
+        l.strip_prefix('(')
+            .and_then(|r| r.split_once(')'))
+            .is_some_and(|(n, _)| n.parse::<usize>() == Ok(i + 1))
+    })
 }
 
 /// Sections of a heading without side words followed by a head block (`allmodconfig:` ...

@@ -253,3 +253,19 @@ fn headings_each_followed_by_their_patched_block() {
     // A head before its heading is not such a section.
     assert!(pair(&l(&[v[1], v[0], v[3], v[2]]), false, None, None).is_err());
 }
+
+#[test]
+fn numbered_configurations_first_is_the_base() {
+    let v = [
+        "(1) tip",
+        "(2) tip UCLAMP=y",
+        "(3) tip + skip",
+        "(4) tip + skip",
+    ];
+    let got = pairs(&v);
+    assert_eq!(got.len(), 3);
+    assert!(got.iter().all(|(b, _)| b == "(1) tip"));
+    assert_eq!(got[2].1, "(4) tip + skip");
+    // Out of order is not a numbering.
+    assert!(pair(&l(&["(2) a", "(1) b", "(3) c"]), false, None, None).is_err());
+}

@@ -388,6 +388,28 @@ fn side_by_side_time_table_and_its_row_note() {
 }
 
 #[test]
+fn emphasised_elapsed_times_of_four_numbered_configurations() {
+    let m = compare("lkml_2020_uclamp_static_key_perf_stat_elapsed_trace_stat.txt");
+    let base = "(1) tip/sched/core # CONFIG_UCLAMP_TASK is not set";
+    assert_eq!(m.mail.pairs.len(), 3);
+    assert!(m.mail.pairs.iter().all(|p| p.base == base));
+    // `*1.39285*` against (3), the static key without uclamp users, and (4) with them.
+    let three = "(3) tip/sched/core + opt_skip_uclamp_v2 CONFIG_UCLAMP_TASK=y";
+    medians(
+        row(&m, "elapsed", "all", &[("scenario", three)]),
+        1.39285,
+        1.38833,
+    );
+    let four = "(4) tip/sched/core + opt_skip_uclamp_v2";
+    medians(
+        row(&m, "elapsed", "all", &[("scenario", four)]),
+        1.39285,
+        1.42062,
+    );
+    assert!(m.claims.is_empty(), "{:?}", m.claims);
+}
+
+#[test]
 fn json_has_the_claims_contract() {
     let m = compare("004_2ad225cb2cb455b9.txt");
     let v = serde_json::to_value(&m).unwrap();
