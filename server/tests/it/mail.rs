@@ -410,6 +410,44 @@ fn emphasised_elapsed_times_of_four_numbered_configurations() {
 }
 
 #[test]
+fn kfree_rcu_slab_and_slub_sections_stay_apart() {
+    let m = compare("lkml_2020_kfree_rcu_bulk_rcuperf_kfree_runs.txt");
+    assert_eq!(
+        pair_sides(&m),
+        [
+            (
+                "with SLAB: without Ulad's patch",
+                "with SLAB: with Ulad's patch"
+            ),
+            (
+                "with SLUB: without Ulad's patch",
+                "with SLUB: with Ulad's patch"
+            ),
+        ]
+    );
+    let slab = m.mail.pairs[0].scenario.clone().unwrap();
+    let slub = m.mail.pairs[1].scenario.clone().unwrap();
+    assert_ne!(slab, slub);
+    // Four runs a side; medians of the `Total time taken` values in ns, as written.
+    let r = row(&m, "kfree_total_time", "all", &[("scenario", &slab)]);
+    assert_eq!((r.cmp.base.n, r.cmp.head.n), (4, 4));
+    medians(
+        r,
+        (20_975_674_614.0 + 21_174_999_896.0) / 2.0 * 1e-9,
+        (17_227_635_828.0 + 17_460_918_969.0) / 2.0 * 1e-9,
+    );
+    let r = row(&m, "kfree_total_time", "all", &[("scenario", &slub)]);
+    assert_eq!((r.cmp.base.n, r.cmp.head.n), (4, 4));
+    medians(
+        r,
+        (9_547_675_890.0 + 9_613_032_449.0) / 2.0 * 1e-9,
+        (9_844_937_317.0 + 10_138_649_532.0) / 2.0 * 1e-9,
+    );
+    // The side names keep whole words of what the labels share.
+    assert_eq!(m.report.base.build.label, "without Ulad's patch");
+}
+
+#[test]
 fn json_has_the_claims_contract() {
     let m = compare("004_2ad225cb2cb455b9.txt");
     let v = serde_json::to_value(&m).unwrap();
