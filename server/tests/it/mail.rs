@@ -447,6 +447,58 @@ fn kfree_rcu_slab_and_slub_sections_stay_apart() {
     assert_eq!(m.report.base.build.label, "without Ulad's patch");
 }
 
+/// The `mean` row of an lkp ncompare table.
+fn lkp_mean<'a>(m: &'a MailReport, metric: &str) -> &'a Row {
+    m.report
+        .comparisons
+        .iter()
+        .find(|r| r.metric == metric && r.statistic.as_deref() == Some("mean"))
+        .unwrap_or_else(|| panic!("no mean row {metric}"))
+}
+
+#[test]
+fn lkp_ncompare_tables_parent_commit_is_the_base() {
+    for (file, base, head, metric, means) in [
+        (
+            "lkml_2025_lkp_pipe_write_stress_ng_pipeherd_improvement.txt",
+            "f2ffc48de2017c69",
+            "ee5eda8ea59546af2e8f192c060",
+            "stress-ng.pipeherd.ops_per_sec",
+            (38_728_105.0, 48_797_851.0),
+        ),
+        (
+            "lkml_2025_lkp_do_pollfd_will_it_scale_regression.txt",
+            "d000e073ca2a08ab",
+            "89359897983825dbfc08578e7ee",
+            "will-it-scale.per_process_ops",
+            (263_173.0, 232_411.0),
+        ),
+        (
+            "lkml_2019_lkp_mm_gup_stress_ng_numa_multipart_excerpt.txt",
+            "96270263521248d5",
+            "cdaa813278ddc616ee201eacda7",
+            "stress-ng.numa.ops_per_sec",
+            (9.41, 449.07),
+        ),
+    ] {
+        let m = compare(file);
+        assert_eq!(m.mail.format, "lkp", "{file}");
+        assert_eq!(pair_sides(&m), [(base, head)], "{file}");
+        medians(lkp_mean(&m, metric), means.0, means.1);
+        // Summary values: a row per statistic, no test.
+        assert!(
+            m.report
+                .comparisons
+                .iter()
+                .all(|r| r.statistic.is_some() && r.cmp.p.is_none()),
+            "{file}"
+        );
+    }
+    // The pipe table's `+7.8%` row: 3930 -> 4235.
+    let m = compare("lkml_2025_lkp_pipe_write_stress_ng_pipeherd_improvement.txt");
+    medians(lkp_mean(&m, "vmstat.procs.r"), 3930.0, 4235.0);
+}
+
 #[test]
 fn json_has_the_claims_contract() {
     let m = compare("004_2ad225cb2cb455b9.txt");
