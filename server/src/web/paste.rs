@@ -226,7 +226,13 @@ async fn result_page(
         })
         .collect();
     let format = m.mail.format.clone();
-    let v = CompareView::build(&st.pool, Arc::new(m.report), &sel, ViewFilter::default()).await?;
+    let mut v =
+        CompareView::build(&st.pool, Arc::new(m.report), &sel, ViewFilter::default()).await?;
+    if let Some((id, _)) = &shared {
+        v.csv_href = format!("/c/{id}/csv");
+        v.json_href = format!("/c/{id}/json");
+        v.api_href = format!("/api/v1/c/{id}");
+    }
     Ok(PasteResult {
         v,
         format,
@@ -432,16 +438,42 @@ async fn share(
     Ok(Redirect::to(&format!("/c/{id}")).into_response())
 }
 
-/// `/c/{id}` of a shared paste: the mail re-parsed and compared; `None` when `id` is no paste.
-pub async fn shared_page(st: &AppState, id: &str) -> PageResult<Option<Response>> {
+/// A shared paste compared again: what its page, CSV, JSON and API views show.
+pub struct SharedPaste {
+    pub id: String,
+    pub created_at: i64,
+    pub text: String,
+    pub base_block: Option<String>,
+    pub head_block: Option<String>,
+    pub report: MailReport,
+}
+
+/// The shared paste `id` re-parsed and compared; `None` when `id` is no paste.
+pub async fn shared_report(st: &AppState, id: &str) -> Result<Option<SharedPaste>, AppError> {
     let Some(p) = paste_db::load(&st.store, id).await? else {
         return Ok(None);
     };
     let text = String::from_utf8_lossy(&p.text).into_owned();
     let (base, head) = (p.spec.base_block.clone(), p.spec.head_block.clone());
-    let m = compare_text(p.text, base.clone(), head.clone())
+    let report = compare_text(p.text, base.clone(), head.clone())
         .await
         .map_err(|e| AppError::Anyhow(anyhow::anyhow!("shared paste {id}: {e}")))?;
+    Ok(Some(SharedPaste {
+        id: p.id,
+        created_at: p.created_at,
+        text,
+        base_block: base,
+        head_block: head,
+        report,
+    }))
+}
+
+/// `/c/{id}` of a shared paste: the mail re-parsed and compared; `None` when `id` is no paste.
+pub async fn shared_page(st: &AppState, id: &str) -> PageResult<Option<Response>> {
+    let Some(p) = shared_report(st, id).await? else {
+        return Ok(None);
+    };
+    let (m, text, base, head) = (p.report, p.text, p.base_block, p.head_block);
     let page = result_page(
         st,
         m,
