@@ -271,8 +271,12 @@ async fn bad_pastes_are_refused_clearly_and_store_nothing() {
 }
 
 #[tokio::test]
-async fn shares_are_rate_limited_per_client() {
-    let app = common::app().await;
+async fn shares_count_against_the_servers_anonymous_write_limit_per_client() {
+    let app = common::app_with(quiescent::config::ServeArgs {
+        anon_writes_per_minute: 5,
+        ..quiescent::config::ServeArgs::default()
+    })
+    .await;
     let mail = seed("003_02bb7994ac00b1e1.txt");
     let share = |ip: [u8; 4]| {
         let body = format!("mail={}", quiescent::web::view::path_escape(&mail));
@@ -290,7 +294,7 @@ async fn shares_are_rate_limited_per_client() {
     for _ in 0..6 {
         statuses.push(app.request(share([192, 0, 2, 1])).await.status);
     }
-    // The default burst is 5.
+    // `--anon-writes-per-minute 5`.
     assert_eq!(&statuses[..5], &[StatusCode::SEE_OTHER; 5]);
     let r = app.request(share([192, 0, 2, 1])).await;
     assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS);
@@ -302,4 +306,15 @@ async fn shares_are_rate_limited_per_client() {
         StatusCode::SEE_OTHER
     );
     assert_eq!(comparisons(&app).await, 6);
+    // One limiter for all anonymous writes: a frozen comparison's share now waits too.
+    let mut req = Request::post("/share")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from("base=a&head=b"))
+        .unwrap();
+    req.extensions_mut()
+        .insert(axum::extract::ConnectInfo(std::net::SocketAddr::from((
+            [192, 0, 2, 1],
+            4000,
+        ))));
+    assert_eq!(app.request(req).await.status, StatusCode::TOO_MANY_REQUESTS);
 }
