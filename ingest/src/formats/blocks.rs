@@ -34,6 +34,9 @@ pub(crate) struct Labeler {
     current: Option<String>,
     /// The last label that was not a continuation.
     anchor: Option<String>,
+    /// Labels found in the prose so far (bounded), each with the label in force before its
+    /// first use, to tell a heading that comes back in a new section.
+    seen: Vec<(String, Option<String>)>,
 }
 
 impl Labeler {
@@ -48,7 +51,8 @@ impl Labeler {
         }
         if self.building.len() + line.len() < MAX_PARAGRAPH {
             if !self.building.is_empty() {
-                self.building.push(' ');
+                // Lines stay apart until read, so a numbered first line can be the label.
+                self.building.push('\n');
             }
             self.building.push_str(line);
         } else {
@@ -97,7 +101,11 @@ impl Labeler {
     /// The label of a block starting now: the pending prose decides, else the label in force.
     pub(crate) fn label(&mut self) -> Option<String> {
         self.blank();
-        let found = self.pending.iter().rev().find_map(|p| clean_label(p));
+        let found = self
+            .pending
+            .iter()
+            .rev()
+            .find_map(|p| clean_label(p).or_else(|| numbered_first_line(p)));
         self.pending.clear();
         if let Some(label) = found {
             let resolved = match continuation(&label) {
@@ -106,6 +114,7 @@ impl Labeler {
                     None => phrase.to_string(),
                 },
                 None => {
+                    let label = self.qualify(label);
                     self.anchor = Some(label.clone());
                     label
                 }
@@ -113,6 +122,29 @@ impl Labeler {
             self.current = Some(resolved);
         }
         self.current.clone()
+    }
+}
+
+impl Labeler {
+    /// A label already used that comes back after a label it never followed before starts a
+    /// new section (`openSUSE config:` `Patched:` `allmodconfig:` `Patched:`): it is read as
+    /// that section's, `allmodconfig: Patched`, so that the two sections' blocks are not pooled.
+    /// Labels alternating as before (`original` `patched` `original` `patched`) still pool, and
+    /// so does the mail's first label.
+    fn qualify(&mut self, label: String) -> String {
+        let first = self.seen.iter().find(|(l, _)| *l == label);
+        let out = match (first, self.current.as_deref()) {
+            (Some((_, before)), Some(section))
+                if section != label && before.as_deref().is_some_and(|b| b != section) =>
+            {
+                format!("{section}: {label}")
+            }
+            _ => label.clone(),
+        };
+        if first.is_none() && self.seen.len() < MAX_PENDING * 4 {
+            self.seen.push((label, self.current.clone()));
+        }
+        out
     }
 }
 
@@ -124,9 +156,22 @@ fn is_rule(line: &str) -> bool {
             .all(|b| matches!(b, b'-' | b'=' | b'*' | b'_' | b'~'))
 }
 
+/// A paragraph too long to be a label whose first line is numbered (`(4) tip/sched/core +
+/// opt_skip_uclamp_v2`, then the configuration and commands that made it): that first line.
+fn numbered_first_line(paragraph: &str) -> Option<String> {
+    let (first, _) = paragraph.split_once('\n')?;
+    let rest = first
+        .trim_start_matches('(')
+        .trim_start_matches(|c: char| c.is_ascii_digit());
+    let numbered = rest.len() < first.len() - first.starts_with('(') as usize
+        && rest.starts_with([')', '.', ' ']);
+    numbered.then(|| clean_label(first)).flatten()
+}
+
 /// Turns a paragraph into a label, or None when it is prose rather than a title.
 pub(crate) fn clean_label(paragraph: &str) -> Option<String> {
-    let p = paragraph.trim();
+    let joined = paragraph.replace('\n', " ");
+    let p = joined.trim();
     // Sentences are prose (an ellipsis too).
     if p.ends_with(['.', '!', '?']) {
         return None;
@@ -411,6 +456,22 @@ mod tests {
     }
 
     #[test]
+    fn a_numbered_first_line_names_a_long_paragraph() {
+        let mut l = Labeler::default();
+        l.prose("(4) tip/sched/core + opt_skip_uclamp_v2");
+        l.prose("CONFIG_UCLAMP_TASK=y");
+        l.prose("echo 512 > /proc/sys/kernel/sched_util_clamp_min (enable uclamp) and more words");
+        assert_eq!(
+            l.label().as_deref(),
+            Some("(4) tip/sched/core + opt_skip_uclamp_v2")
+        );
+        let mut l = Labeler::default();
+        l.prose("On a workload consisting of running duperemove on a fully-duplicated");
+        l.prose("dataset, consisting of 80g spread among 20k 4m files I get the following");
+        assert_eq!(l.label(), None);
+    }
+
+    #[test]
     fn continuation_reads_against_anchor() {
         let mut l = Labeler::default();
         l.prose("Results with 100% load on both CPUs (started script make-load twice)");
@@ -430,6 +491,25 @@ mod tests {
             l.label().as_deref(),
             Some("Results with 100% load on both CPUs with reverted c229828ca6bc62d")
         );
+    }
+
+    #[test]
+    fn a_heading_that_comes_back_is_read_in_its_section() {
+        let mut l = Labeler::default();
+        for (prose, want) in [
+            ("openSUSE config:", "openSUSE config"),
+            ("Patched:", "Patched"),
+            ("allmodconfig:", "allmodconfig"),
+            ("Patched:", "allmodconfig: Patched"),
+        ] {
+            l.prose(prose);
+            assert_eq!(l.label().as_deref(), Some(want));
+        }
+        let mut l = Labeler::default();
+        for prose in ["original:", "patched:", "original:", "patched:"] {
+            l.prose(prose);
+            assert_eq!(l.label().as_deref(), Some(prose.trim_end_matches(':')));
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod lkp;
 pub mod mmtests;
 pub mod other;
 pub mod perf_stat;
+mod prose_labels;
 pub mod rcuscale;
 pub mod refscale;
 pub mod samples;

@@ -76,7 +76,7 @@ impl Format for PerfStat {
     fn sniff(&self, head: &str) -> u32 {
         let mut score = 0;
         for raw in head.lines() {
-            let line = strip_mail(raw);
+            let line = strip_box(strip_mail(raw));
             if line.starts_with(HEADER) {
                 return 95;
             }
@@ -94,9 +94,18 @@ impl Format for PerfStat {
             buf.clear();
             buf.push_str(raw);
             ctx.line = lines.line_no();
-            p.line(strip_mail(&buf).trim_end(), ctx)?;
+            p.line(strip_box(strip_mail(&buf)).trim_end(), ctx)?;
         }
         p.finish(ctx)
+    }
+}
+
+/// The left border of an ASCII box drawn around pasted output (` |  Performance counter
+/// stats ...`): a leading `|` on a line holding no other, so table rows keep theirs.
+fn strip_box(line: &str) -> &str {
+    match line.strip_prefix('|') {
+        Some(rest) if !rest.contains('|') => rest.trim_start(),
+        _ => line,
     }
 }
 
@@ -654,7 +663,12 @@ fn is_unit(t: &str) -> bool {
 }
 
 fn value(text: &str, what: &str, line: u64) -> Result<f64, ParseError> {
-    parse_number(text).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
+    // Authors stress the number that matters with mail emphasis: `*1.39285*`.
+    let bare = text
+        .strip_prefix('*')
+        .and_then(|t| t.strip_suffix('*'))
+        .unwrap_or(text);
+    parse_number(bare).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
 }
 
 /// `$ perf stat -- make`, `1) perf stat --null --repeat 10 -- hackbench 20 thread 20000`.
@@ -672,6 +686,13 @@ fn perf_command(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn box_borders() {
+        assert_eq!(strip_box("|  Patched kernel:"), "Patched kernel:");
+        assert_eq!(strip_box("| a | b |"), "| a | b |");
+        assert_eq!(strip_box("1,2 cycles"), "1,2 cycles");
+    }
 
     #[test]
     fn commands() {

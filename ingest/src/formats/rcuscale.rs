@@ -25,6 +25,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::Format;
+pub(crate) use super::prose_labels::Prose;
 use crate::error::ParseError;
 use crate::lines::{Lines, parse_number, strip_dmesg, strip_mail};
 use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
@@ -98,92 +99,6 @@ impl Format for RcuScale {
 fn split_prefix(line: &str) -> Option<(&str, &str)> {
     crate::lines::split_console_prefix(line, &["-scale:", "-perf:"])
         .filter(|(ty, _)| !ty.ends_with("-ref"))
-}
-
-/// Tracks prose between blocks so that a block can be labelled by the author's words before it.
-///
-/// A paragraph (lines without a blank or data line between them) whose last line ends with `:`
-/// (or a `== label ==` line) becomes the label of the data that follows. Lines are joined
-/// backwards while parentheses are unbalanced, so a label wrapped by the mailer stays whole.
-#[derive(Debug, Default)]
-pub(crate) struct Prose {
-    para: Vec<String>,
-    open: bool,
-    fresh: bool,
-    label: Option<String>,
-}
-
-/// Lines of a paragraph kept for a label: labels are short, prose can be long.
-const PARA_KEEP: usize = 8;
-
-impl Prose {
-    /// A line of prose.
-    pub(crate) fn text(&mut self, line: &str) {
-        if !self.open {
-            self.para.clear();
-        }
-        if self.para.len() == PARA_KEEP {
-            self.para.remove(0);
-        }
-        self.para.push(line.trim().to_string());
-        self.open = true;
-        self.fresh = true;
-    }
-
-    /// A blank line: ends the paragraph.
-    pub(crate) fn blank(&mut self) {
-        self.open = false;
-    }
-
-    /// A data line: the prose seen since the last data (if it ends with `:`) becomes the label.
-    /// Returns true when the label changed.
-    pub(crate) fn data(&mut self) -> bool {
-        self.open = false;
-        if !self.fresh {
-            return false;
-        }
-        self.fresh = false;
-        match self.candidate() {
-            Some(l) if self.label.as_deref() != Some(l.as_str()) => {
-                self.label = Some(l);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    pub(crate) fn label(&self) -> Option<&str> {
-        self.label.as_deref()
-    }
-
-    fn candidate(&self) -> Option<String> {
-        let last = self.para.last()?;
-        if last.len() > 4 && last.starts_with("==") && last.ends_with("==") {
-            let l = last.trim_matches('=').trim();
-            return (!l.is_empty()).then(|| l.to_string());
-        }
-        if !last.ends_with(':') {
-            return None;
-        }
-        let mut parts: Vec<&str> = Vec::new();
-        let mut balance = 0i32;
-        for l in self.para.iter().rev() {
-            parts.push(l);
-            balance += l.matches(')').count() as i32 - l.matches('(').count() as i32;
-            if balance <= 0 {
-                break;
-            }
-        }
-        parts.reverse();
-        let joined = parts.join(" ");
-        let label = joined
-            .trim()
-            .trim_end_matches(':')
-            .trim()
-            .trim_matches('=')
-            .trim();
-        (!label.is_empty()).then(|| label.to_string())
-    }
 }
 
 /// `k=v` tokens of a line, or None if any token is something else.

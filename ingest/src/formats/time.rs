@@ -119,6 +119,7 @@ impl Format for Time {
             let line = strip_mail(&buf).trim_end();
             if line.is_empty() {
                 p.end_block(ctx);
+                p.columns = None;
                 p.labels.blank();
                 continue;
             }
@@ -185,6 +186,11 @@ impl Format for Time {
                 continue;
             }
             p.end_block(ctx);
+            if let Some(cols) = column_labels(line) {
+                p.columns = Some(cols);
+                p.labels.command();
+                continue;
+            }
             p.labels.prose(line);
         }
         p.end_block(ctx);
@@ -208,6 +214,9 @@ struct Parser {
     label: Option<String>,
     /// Samples per metric in the current bash block, to spot ragged rows.
     counts: [usize; 3],
+    /// The labels of a side-by-side table's columns (`\t\tUnpatched:\t\tPatched:`), in force
+    /// until a blank line: each value of a row goes to its column's label.
+    columns: Option<Vec<String>>,
     block_line: u64,
 }
 
@@ -294,7 +303,33 @@ impl Parser {
             seen[idx] = true;
         }
         let metric = BASH_METRICS[idx];
-        for tok in rest.split_whitespace() {
+        // A note the author added after the values (`1m8.900s (-25%)`) is not a value.
+        let values: Vec<&str> = rest
+            .split_whitespace()
+            .take_while(|t| !t.starts_with('('))
+            .collect();
+        if let Some(cols) = self.columns.clone()
+            && cols.len() == values.len()
+        {
+            for (tok, label) in values.iter().zip(cols) {
+                let v = bash_token(tok)
+                    .or_else(|| plain_seconds(tok))
+                    .ok_or_else(|| {
+                        ParseError::syntax(
+                            ctx.line,
+                            format!("a `{metric}` time like `0m1.039s`"),
+                            *tok,
+                        )
+                    })?;
+                ctx.push(
+                    SeriesSpec::duration(SeriesKey::new(metric).label(Some(label))),
+                    v,
+                )?;
+            }
+            self.counts[idx] += 1;
+            return Ok(());
+        }
+        for tok in values {
             let v = bash_token(tok)
                 .or_else(|| plain_seconds(tok))
                 .ok_or_else(|| {
@@ -426,6 +461,24 @@ fn verbose_field(key: &str) -> Option<Field> {
     })
 }
 
+/// The column labels of a side-by-side table header: two or more headings, each ending with
+/// `:`, apart by tabs or runs of spaces (`\t\tUnpatched:\t\tPatched:`).
+fn column_labels(line: &str) -> Option<Vec<String>> {
+    let cells: Vec<&str> = line
+        .split('\t')
+        .flat_map(|c| c.split("  "))
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    if cells.len() < 2 || !cells.iter().all(|c| c.len() > 1 && c.ends_with(':')) {
+        return None;
+    }
+    cells
+        .iter()
+        .map(|c| super::blocks::clean_label(c))
+        .collect()
+}
+
 /// `real 0m1.039s` / `user 1.03`: the metric index and the rest, when the first token is a
 /// metric name and what follows starts like a number (prose such as "real world" is not a row).
 fn metric_row(line: &str) -> Option<(usize, &str)> {
@@ -439,7 +492,8 @@ fn metric_row(line: &str) -> Option<(usize, &str)> {
     starts_numeric.then_some((idx, rest))
 }
 
-/// `0m49.393s`, `0m49.359` (no `s`), `-0m1.0s` (negative: refused later with its line).
+/// `0m49.393s`, `0m49.359` (no `s`), `6m5,729s` (decimal comma), `-0m1.0s` (negative: refused
+/// later with its line).
 fn bash_token(tok: &str) -> Option<f64> {
     let (neg, t) = match tok.strip_prefix('-') {
         Some(t) => (true, t),
@@ -447,6 +501,9 @@ fn bash_token(tok: &str) -> Option<f64> {
     };
     let (min, sec) = t.split_once('m')?;
     let sec = sec.strip_suffix('s').unwrap_or(sec);
+    // A locale with a decimal comma prints `6m5,729s`; seconds never need a thousands comma.
+    let comma = sec.replacen(',', ".", 1);
+    let sec = comma.as_str();
     if min.is_empty() || !min.bytes().all(|b| b.is_ascii_digit()) || !is_decimal(sec) {
         return None;
     }
@@ -578,10 +635,26 @@ mod tests {
         assert_eq!(bash_token("0m49.359"), Some(49.359));
         assert_eq!(bash_token("4m4.969s"), Some(244.969));
         assert_eq!(bash_token("-0m1.0s"), Some(-1.0));
+        assert_eq!(bash_token("6m5,729s"), Some(365.729));
+        assert_eq!(bash_token("0m1,2,3s"), None);
         assert_eq!(bash_token("m1.0s"), None);
         assert_eq!(bash_token("1.03"), None);
         assert_eq!(plain_seconds("1.03"), Some(1.03));
         assert_eq!(plain_seconds("1."), None);
+    }
+
+    #[test]
+    fn side_by_side_headers() {
+        assert_eq!(
+            column_labels("Unpatched:\t\tPatched:").unwrap(),
+            ["Unpatched", "Patched"]
+        );
+        assert_eq!(
+            column_labels("before:   after:").unwrap(),
+            ["before", "after"]
+        );
+        assert!(column_labels("Patched:").is_none());
+        assert!(column_labels("results are: good  and: bad").is_none());
     }
 
     #[test]

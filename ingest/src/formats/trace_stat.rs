@@ -10,7 +10,8 @@
 //!   was added, and the 2-column `Function Hit` one of kernels without the graph tracer;
 //! * kernel alignment with trailing padding, whitespace collapsed by mail archives, `> ` quoting;
 //! * labels between blocks (`original:`, `apply patch:`, `BEFORE (...)`, `AFTER (...)`): they
-//!   become [`SeriesKey::label`] and restart the CPU order of header-less concatenations.
+//!   become [`SeriesKey::label`] and restart the CPU order of header-less concatenations; a
+//!   line of prose after a label's tables ends its section, so later tables are unlabelled.
 //!
 //! Function names are kept as printed: the kernel cuts them at 30 characters
 //! (`rcu_preempt_deferred_qs_handle`) and they may hold `.` or `sym+0xoff`.
@@ -177,6 +178,15 @@ fn label_of(line: &str) -> Option<&str> {
     (colon || fenced || shouting).then_some(core)
 }
 
+/// A line of the author's words: not a command (`#`, `$`), a log line (`[`) or a rule.
+fn is_prose(line: &str) -> bool {
+    let line = line.trim_start();
+    !line.starts_with(['#', '$', '[', '-', '='])
+        && line
+            .split_whitespace()
+            .any(|w| w.len() >= 2 && w.bytes().all(|b| b.is_ascii_alphabetic()))
+}
+
 /// Looks like a table row that did not parse: a name followed by numbers.
 fn looks_like_data(line: &str) -> bool {
     let mut it = line.split_whitespace();
@@ -303,7 +313,18 @@ impl Parser {
                 .find_map(cpu_from_path);
             return Ok(());
         }
-        if let Some(label) = label_of(line) {
+        let label = label_of(line);
+        if label.is_none() && self.label.is_some() && !self.group.cpus.is_empty() && is_prose(line)
+        {
+            // Prose after a label's tables closes its section: a table further down (a commit
+            // message's "Sample output" quoting one CPU again) is not one more CPU of that label.
+            self.flush_group(ctx)?;
+            self.label = None;
+            self.group = Group::new(None);
+            self.next_cpu = 0;
+            self.named_cpu = None;
+        }
+        if let Some(label) = label {
             self.flush_group(ctx)?;
             if label != line.trim_end_matches(':') {
                 ctx.meta(&format!("label.{label}"), line);

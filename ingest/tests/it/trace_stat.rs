@@ -284,6 +284,22 @@ fn cat_concatenation_numbers_cpus_in_order_and_labels_restart_them() {
 }
 
 #[test]
+fn prose_after_a_labels_tables_ends_its_section() {
+    // Seed 004's commit message: the quoted per-CPU tables, then prose and a "Sample output"
+    // table repeating one CPU, which is not a fifth CPU of "apply patch".
+    let text = format!(
+        "> original:\n>\n> ==> function0 <==\n{HEADER5}>  f   3    3.000 us    1.000 us    0.000 us\n>\n> ==> function1 <==\n{HEADER5}>  f   5    5.000 us    1.000 us    0.000 us\n>\n> apply patch:\n>\n> ==> function0 <==\n{HEADER5}>  f   1    1.000 us    1.000 us    0.000 us\n>\n> ==> function1 <==\n{HEADER5}>  f   2    2.000 us    1.000 us    0.000 us\n>\n> Signed-off-by: A <a@b>\n\nSample output from one of these files is as follows:\n\n{HEADER5}  f   3    3.000 us    1.000 us    0.000 us\n"
+    );
+    let ds = parse_text("mail.txt", &text);
+    assert_eq!(ds.labels(), ["original", "apply patch"]);
+    let p = Some("apply patch");
+    close(value(&ds, "f", "hit", "all", p), 3.0);
+    assert!(ds.get_labelled("f.hit", "cpu2", "apply patch").is_none());
+    close(value(&ds, "f", "hit", "cpu0", None), 3.0);
+    close(value(&ds, "f", "hit", "all", Some("original")), 8.0);
+}
+
+#[test]
 fn unlabelled_rounds_of_cpus_give_one_total_each() {
     let text = "==> function0 <==\n Function Hit Time Avg s^2\n f 1 1.0 us 1.0 us 0.0 us\n==> function1 <==\n Function Hit Time Avg s^2\n f 2 2.0 us 1.0 us 0.0 us\n\n==> function0 <==\n Function Hit Time Avg s^2\n f 10 10.0 us 1.0 us 0.0 us\n==> function1 <==\n Function Hit Time Avg s^2\n f 20 20.0 us 1.0 us 0.0 us\n";
     let ds = parse_text("x.txt", text);

@@ -5,12 +5,14 @@
 //! joined; a ratio (`2.9x fewer`, `reduced by 3 times`), a percentage next to a word saying which
 //! way (`5% faster`, `improves by 5%`, `regression of 12%`), or `from X to Y` is a claim. A bare
 //! signed percentage (`-3.8%`) or an arrow (`4.32 s -> 3.6 s`) counts only on a line of prose
-//! (at least four words), so the `%change` columns of posted tables are not taken for claims.
+//! (at least four words), so the `%change` columns of posted tables are not taken for claims;
+//! in a table, only a note the author put after a row's values (`sys 1m30s 1m8s (-25%)`) is.
 //!
 //! Checking a claim (the rule): the claim is matched to the series whose metric it names (a word
 //! of the metric, `hits` for `.hit`), or, when it names none, to any compared series; among
 //! those, the one whose measured change is nearest to the claim, so that "not supported" never
-//! comes from picking the wrong series. Then, with the measured median change `m`, its interval
+//! comes from picking the wrong series; among those within rounding of the claim (below), one
+//! with an interval first (a sum over CPUs is one value, its per-CPU values carry the test). Then, with the measured median change `m`, its interval
 //! `[lo, hi]` when there is one, and the claimed change `c` (both in percent of the base):
 //! - *consistent*: `|c - m|` is at most 1 point or 10% of `|c|` (authors round: 2.9x is
 //!   anything from 2.85x to 2.95x);
@@ -118,6 +120,10 @@ static ARROW: LazyLock<Regex> = LazyLock::new(|| {
 });
 static SIGNED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(&format!(r"(?:^|[\s(:,])([+\-−]){NUM}\s*%")).expect("regex"));
+/// An author's note closing a table row: `sys  1m30.734s  1m8.900s (-25%)`.
+static ROW_NOTE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z][\w-]*\s.*\S\s*\(([+\-−])(\d+(?:\.\d+)?)%\)\s*$").expect("regex")
+});
 static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[A-Za-z]{2,}\b").expect("regex"));
 
 /// A line without its `>` quote markers (`> > text`, `>> text`).
@@ -209,6 +215,13 @@ pub fn find(text: &str) -> Vec<Claim> {
             starts.push((para.len(), i as u64 + 1));
             para.push_str(line.trim());
             para.push(' ');
+            if let Some(c) = ROW_NOTE.captures(line.trim())
+                && let Ok(v) = c[2].parse::<f64>()
+            {
+                let v = if &c[1] == "+" { v } else { -v };
+                let text = format!("{}{}%", &c[1], &c[2]);
+                out.push(claim(&text, i as u64 + 1, Sense::Change(v), line));
+            }
             // Bare signed percentages and arrows only on prose lines.
             if is_prose(line) {
                 for c in ARROW.captures_iter(line) {
@@ -409,14 +422,23 @@ impl Checked {
 
 /// Words of a metric name a sentence might use (`hit` of `func.hit`, `real`).
 fn metric_words(metric: &str) -> Vec<String> {
-    metric
+    let mut words: Vec<String> = metric
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| w.len() >= 3 && w.bytes().any(|b| b.is_ascii_alphabetic()))
         .map(str::to_lowercase)
-        .collect()
+        .collect();
+    // Wall-clock time is what `time` calls real and `perf stat` elapsed.
+    if words.iter().any(|w| w == "elapsed" || w == "real") {
+        words.push("wallclock".into());
+    }
+    words
 }
 
 fn names(context: &str, metric: &str) -> bool {
+    // "wall-clock time" names the elapsed time, not perf's `cpu-clock`.
+    let context = context
+        .replace("wall-clock", "wallclock")
+        .replace("wall clock", "wallclock");
     let ctx: Vec<&str> = context
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -441,13 +463,18 @@ pub fn check(claims: &[Claim], series: &[Measured]) -> Vec<Checked> {
             } else {
                 named
             };
+            // Nearest first, but a series within rounding of the claim that has an interval
+            // beats one without (a sum over CPUs is one value; its per-CPU values test it).
+            let key = |s: &Measured, cp: f64| {
+                let off = (s.change_pct - cp).abs();
+                (off > tolerance(cp) || s.ci.is_none(), off)
+            };
             let best = pool
                 .into_iter()
                 .filter_map(|s| c.change_pct(s.direction).map(|cp| (s, cp)))
                 .min_by(|(a, ca), (b, cb)| {
-                    (a.change_pct - ca)
-                        .abs()
-                        .total_cmp(&(b.change_pct - cb).abs())
+                    let (ka, kb) = (key(a, *ca), key(b, *cb));
+                    ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1))
                 });
             match best {
                 None => Checked {
@@ -476,10 +503,14 @@ pub fn check(claims: &[Claim], series: &[Measured]) -> Vec<Checked> {
         .collect()
 }
 
+/// How far a measured change may be from a claimed one and still be its rounding.
+fn tolerance(claimed: f64) -> f64 {
+    (0.1 * claimed.abs()).max(1.0)
+}
+
 /// The rule of the module documentation.
 pub fn status(claimed: f64, measured: f64, ci: Option<(f64, f64)>) -> Status {
-    let tol = (0.1 * claimed.abs()).max(1.0);
-    if (claimed - measured).abs() <= tol {
+    if (claimed - measured).abs() <= tolerance(claimed) {
         return Status::Consistent;
     }
     if ci.is_some_and(|(lo, hi)| lo <= 0.0 && 0.0 <= hi) {

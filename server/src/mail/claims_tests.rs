@@ -126,3 +126,12 @@ fn check_without_series_is_unmatched() {
     let r = check(&c, &[]);
     assert_eq!(r[0].status, Status::Unmatched);
 }
+
+#[test]
+fn a_note_after_a_table_row_is_a_claim_but_perf_spreads_are_not() {
+    let found = find("sys\t\t1m30.734s\t\t1m8.900s (-25%)\n");
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].sense, Sense::Change(-25.0));
+    assert!(find("  2.35717 +- 0.00607 seconds time elapsed  ( +-  0.26% )\n").is_empty());
+    assert!(find("Hmean  send-64  178.15 (   0.00%)  182.29 (   2.32%)\n").is_empty());
+}

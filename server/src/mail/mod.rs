@@ -174,9 +174,24 @@ fn side_name(labels: &[&str]) -> String {
         .take_while(|&i| uniq.iter().all(|l| l.chars().rev().nth(i) == Some(rev[i])))
         .count();
     let common: String = if suffix >= prefix {
-        first[first.len() - suffix..].iter().collect()
+        let s: String = first[first.len() - suffix..].iter().collect();
+        // Whole words only: `with SLAB: without X` and `with SLUB: without X` share `without X`.
+        if suffix < first.len() && !first[first.len() - suffix - 1].is_whitespace() {
+            s.split_once(' ')
+                .map(|(_, w)| w.to_string())
+                .unwrap_or_default()
+        } else {
+            s
+        }
     } else {
-        first[..prefix].iter().collect()
+        let p: String = first[..prefix].iter().collect();
+        if prefix < first.len() && !first[prefix].is_whitespace() {
+            p.rsplit_once(' ')
+                .map(|(w, _)| w.to_string())
+                .unwrap_or_default()
+        } else {
+            p
+        }
     };
     let common = common.trim_matches(|c: char| c.is_whitespace() || ",;:-".contains(c));
     if common.chars().count() >= 3 {

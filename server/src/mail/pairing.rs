@@ -14,7 +14,9 @@
 //!    comparison, so three load levels x two kernels give three comparisons.
 //! 4. When scenarios do not line up: one base and several heads pair the base with each head;
 //!    columns of a summary table (one column per kernel) without side words take the first
-//!    column as the base, as mmtests and lkp print them.
+//!    column as the base, as mmtests and lkp print them, and so do configurations numbered
+//!    `(1)`, `(2)`, ... without base words; headings without side words each
+//!    followed by a head block (`allmodconfig:` then `Patched:`) are the bases of their sections.
 //! 5. Anything else is ambiguous: an error lists the labels and the flags that choose.
 
 use std::cmp::Ordering;
@@ -300,7 +302,7 @@ pub fn pair_quoted(
             return Ok(one_to_many(&labels[order[0]], &heads));
         }
     }
-    if columns && bases.is_empty() {
+    if (columns || numbered(labels)) && bases.is_empty() {
         let heads: Vec<&String> = labels[1..].iter().collect();
         return Ok(one_to_many(&labels[0], &heads));
     }
@@ -308,6 +310,9 @@ pub fn pair_quoted(
         // `vanilla` beside kernels named for their patches: each is compared with it.
         let others: Vec<&String> = labels.iter().filter(|l| *l != bases[0]).collect();
         return Ok(one_to_many(bases[0], &others));
+    }
+    if let Some(p) = heading_then_head(labels, &sides) {
+        return Ok(p);
     }
     if heads.len() == 1 && bases.is_empty() && labels.len() == 2 {
         let other = labels.iter().find(|l| *l != heads[0]).expect("two labels");
@@ -322,6 +327,36 @@ pub fn pair_quoted(
         return Ok(one_to_many(&labels[b], &[&labels[h]]));
     }
     Err(PairingError::Ambiguous(labels.to_vec()))
+}
+
+/// Labels numbered `(1)`, `(2)`, ... in order: configurations an author lists with the
+/// reference first, as the columns of a summary table.
+fn numbered(labels: &[String]) -> bool {
+    labels.iter().enumerate().all(|(i, l)| {
+        l.strip_prefix('(')
+            .and_then(|r| r.split_once(')'))
+            .is_some_and(|(n, _)| n.parse::<usize>() == Ok(i + 1))
+    })
+}
+
+/// Sections of a heading without side words followed by a head block (`allmodconfig:` ...
+/// `Patched:` ...): the heading's block is the base of its section, the heading its scenario.
+/// `None` unless every label is such a heading or the head right after one.
+fn heading_then_head(labels: &[String], sides: &[Option<Side>]) -> Option<Vec<Pair>> {
+    if labels.len() < 4 || !labels.len().is_multiple_of(2) {
+        return None;
+    }
+    labels
+        .chunks(2)
+        .zip(sides.chunks(2))
+        .map(|(l, s)| {
+            (s[0].is_none() && s[1] == Some(Side::Head)).then(|| Pair {
+                base: l[0].clone(),
+                head: l[1].clone(),
+                scenario: Some(l[0].clone()),
+            })
+        })
+        .collect()
 }
 
 fn one_to_many(base: &str, heads: &[&String]) -> Vec<Pair> {

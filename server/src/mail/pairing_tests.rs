@@ -236,3 +236,36 @@ fn vanilla_beside_kernels_named_for_their_patches() {
         ("vanilla", "next-buddy")
     );
 }
+
+#[test]
+fn headings_each_followed_by_their_patched_block() {
+    let v = [
+        "openSUSE config",
+        "Patched",
+        "allmodconfig",
+        "allmodconfig: Patched",
+    ];
+    let got = pair(&l(&v), false, None, None).unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!((got[0].base.as_str(), got[0].head.as_str()), (v[0], v[1]));
+    assert_eq!((got[1].base.as_str(), got[1].head.as_str()), (v[2], v[3]));
+    assert_eq!(got[1].scenario.as_deref(), Some("allmodconfig"));
+    // A head before its heading is not such a section.
+    assert!(pair(&l(&[v[1], v[0], v[3], v[2]]), false, None, None).is_err());
+}
+
+#[test]
+fn numbered_configurations_first_is_the_base() {
+    let v = [
+        "(1) tip",
+        "(2) tip UCLAMP=y",
+        "(3) tip + skip",
+        "(4) tip + skip",
+    ];
+    let got = pairs(&v);
+    assert_eq!(got.len(), 3);
+    assert!(got.iter().all(|(b, _)| b == "(1) tip"));
+    assert_eq!(got[2].1, "(4) tip + skip");
+    // Out of order is not a numbering.
+    assert!(pair(&l(&["(2) a", "(1) b", "(3) c"]), false, None, None).is_err());
+}

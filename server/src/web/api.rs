@@ -111,6 +111,16 @@ struct FrozenJson<'a> {
 }
 
 async fn frozen(State(st): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    if let Some(p) = super::paste::shared_report(&st, &id).await? {
+        return Ok(Json(serde_json::json!({
+            "id": p.id,
+            "created_at": p.created_at,
+            "created": fmt_time(p.created_at),
+            "kind": "paste",
+            "report": p.report,
+        }))
+        .into_response());
+    }
     let f = load(&st.store, &id).await?;
     let r = frozen_report(&st, &f).await?;
     Ok(Json(FrozenJson {

@@ -1,21 +1,18 @@
 //! `/paste`: a whole email pasted (or chosen as a file) is compared with itself like
 //! `quiescent compare MAIL`, shown as a comparison page with the author's claims checked and a
 //! reply text. Nothing is stored unless the user presses Share (`POST /paste/share`), which
-//! keeps the mail behind `/c/{id}` (re-parsed and compared when opened). Shares are rate
-//! limited per client address.
+//! keeps the mail behind `/c/{id}` (re-parsed and compared when opened). Shares count against
+//! the server's one limit of anonymous writes per client address (`--anon-writes-per-minute`).
 
-use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use askama::Template;
 use askama_web::WebTemplate;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequest, Multipart, Request, State};
-use axum::http::{StatusCode, header};
+use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
-use axum::{Extension, Form, Router};
+use axum::{Form, Router};
 use serde::Deserialize;
 
 use super::compare::{CompareView, ViewFilter};
@@ -34,7 +31,6 @@ const MAX_FORM_BYTES: usize = 2 * MAX_PASTE_BYTES + 64 * 1024;
 const MAX_SHARE_BYTES: usize = 3 * MAX_PASTE_BYTES + 64 * 1024;
 
 pub fn routes() -> Router<AppState> {
-    let limiter = Arc::new(ShareLimiter::from_env());
     Router::new()
         .route(
             "/paste",
@@ -46,61 +42,6 @@ pub fn routes() -> Router<AppState> {
             "/paste/share",
             post(share).layer(DefaultBodyLimit::max(MAX_SHARE_BYTES)),
         )
-        .layer(Extension(limiter))
-}
-
-/// A token bucket per client address: `QUIESCENT_PASTE_SHARES_PER_HOUR` shares (default 30),
-/// at most `QUIESCENT_PASTE_SHARE_BURST` (default 5) at once.
-pub struct ShareLimiter {
-    per_sec: f64,
-    burst: f64,
-    buckets: Mutex<HashMap<Option<IpAddr>, (f64, Instant)>>,
-}
-
-impl ShareLimiter {
-    pub fn new(per_hour: f64, burst: f64) -> Self {
-        ShareLimiter {
-            per_sec: per_hour.max(0.0) / 3600.0,
-            burst: burst.max(1.0),
-            buckets: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn from_env() -> Self {
-        let var = |k: &str, d: f64| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.parse::<f64>().ok())
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .unwrap_or(d)
-        };
-        Self::new(
-            var("QUIESCENT_PASTE_SHARES_PER_HOUR", 30.0),
-            var("QUIESCENT_PASTE_SHARE_BURST", 5.0),
-        )
-    }
-
-    /// Takes a token for `client`, or says how many seconds until one is free.
-    pub fn take(&self, client: Option<IpAddr>) -> Result<(), u64> {
-        let now = Instant::now();
-        let mut map = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        // Forget full buckets now and then, so the map does not grow with every address seen.
-        if map.len() > 10_000 {
-            let (rate, burst) = (self.per_sec, self.burst);
-            map.retain(|_, (t, at)| *t + rate * now.duration_since(*at).as_secs_f64() < burst);
-        }
-        let (tokens, at) = map.entry(client).or_insert((self.burst, now));
-        *tokens = (*tokens + self.per_sec * now.duration_since(*at).as_secs_f64()).min(self.burst);
-        *at = now;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
-            Ok(())
-        } else if self.per_sec > 0.0 {
-            Err(((1.0 - *tokens) / self.per_sec).ceil() as u64)
-        } else {
-            Err(3600)
-        }
-    }
 }
 
 /// The paste form, empty or refilled with an error.
@@ -226,7 +167,13 @@ async fn result_page(
         })
         .collect();
     let format = m.mail.format.clone();
-    let v = CompareView::build(&st.store, Arc::new(m.report), &sel, ViewFilter::default()).await?;
+    let mut v =
+        CompareView::build(&st.store, Arc::new(m.report), &sel, ViewFilter::default()).await?;
+    if let Some((id, _)) = &shared {
+        v.csv_href = format!("/c/{id}/csv");
+        v.json_href = format!("/c/{id}/json");
+        v.api_href = format!("/api/v1/c/{id}");
+    }
     Ok(PasteResult {
         v,
         format,
@@ -359,15 +306,9 @@ struct ShareForm {
 }
 
 /// `POST /paste/share`: stores the mail (when it compares) and redirects to `/c/{id}`.
-async fn share(
-    State(st): State<AppState>,
-    Extension(limiter): Extension<Arc<ShareLimiter>>,
-    req: Request,
-) -> PageResult<Response> {
-    let client = req
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip());
+async fn share(State(st): State<AppState>, req: Request) -> PageResult<Response> {
+    // The peer address the server's anonymous-write limiter counts by.
+    let ext = req.extensions().clone();
     let Form(f) = match Form::<ShareForm>::from_request(req, &st).await {
         Ok(f) => f,
         Err(e) => {
@@ -395,14 +336,8 @@ async fn share(
             f.head_block,
         ));
     }
-    if let Err(wait) = limiter.take(client) {
-        return Ok((
-            StatusCode::TOO_MANY_REQUESTS,
-            [(header::RETRY_AFTER, wait.to_string())],
-            format!("too many shared pastes from this address; try again in {wait} s (nothing was stored)\n"),
-        )
-            .into_response());
-    }
+    // One limit for every anonymous write (`serve --anon-writes-per-minute`): a share stores.
+    st.anon_writes.check(&ext)?;
     let (base, head) = (nonempty(&f.base_block), nonempty(&f.head_block));
     let m = match compare_text(f.mail.clone().into_bytes(), base.clone(), head.clone()).await {
         Ok(m) => m,
@@ -432,16 +367,42 @@ async fn share(
     Ok(Redirect::to(&format!("/c/{id}")).into_response())
 }
 
-/// `/c/{id}` of a shared paste: the mail re-parsed and compared; `None` when `id` is no paste.
-pub async fn shared_page(st: &AppState, id: &str) -> PageResult<Option<Response>> {
+/// A shared paste compared again: what its page, CSV, JSON and API views show.
+pub struct SharedPaste {
+    pub id: String,
+    pub created_at: i64,
+    pub text: String,
+    pub base_block: Option<String>,
+    pub head_block: Option<String>,
+    pub report: MailReport,
+}
+
+/// The shared paste `id` re-parsed and compared; `None` when `id` is no paste.
+pub async fn shared_report(st: &AppState, id: &str) -> Result<Option<SharedPaste>, AppError> {
     let Some(p) = paste_db::load(&st.store, id).await? else {
         return Ok(None);
     };
     let text = String::from_utf8_lossy(&p.text).into_owned();
     let (base, head) = (p.spec.base_block.clone(), p.spec.head_block.clone());
-    let m = compare_text(p.text, base.clone(), head.clone())
+    let report = compare_text(p.text, base.clone(), head.clone())
         .await
         .map_err(|e| AppError::Anyhow(anyhow::anyhow!("shared paste {id}: {e}")))?;
+    Ok(Some(SharedPaste {
+        id: p.id,
+        created_at: p.created_at,
+        text,
+        base_block: base,
+        head_block: head,
+        report,
+    }))
+}
+
+/// `/c/{id}` of a shared paste: the mail re-parsed and compared; `None` when `id` is no paste.
+pub async fn shared_page(st: &AppState, id: &str) -> PageResult<Option<Response>> {
+    let Some(p) = shared_report(st, id).await? else {
+        return Ok(None);
+    };
+    let (m, text, base, head) = (p.report, p.text, p.base_block, p.head_block);
     let page = result_page(
         st,
         m,
@@ -452,24 +413,4 @@ pub async fn shared_page(st: &AppState, id: &str) -> PageResult<Option<Response>
     )
     .await?;
     Ok(Some(page.into_response()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bucket_refills_and_keys_by_client() {
-        let l = ShareLimiter::new(3600.0, 2.0);
-        let a = Some(IpAddr::from([10, 0, 0, 1]));
-        let b = Some(IpAddr::from([10, 0, 0, 2]));
-        assert!(l.take(a).is_ok());
-        assert!(l.take(a).is_ok());
-        // One token a second: the third at once waits one second.
-        assert_eq!(l.take(a), Err(1));
-        assert!(l.take(b).is_ok());
-        let none = ShareLimiter::new(0.0, 1.0);
-        assert!(none.take(None).is_ok());
-        assert_eq!(none.take(None), Err(3600));
-    }
 }

@@ -283,6 +283,14 @@ async fn page(
 }
 
 async fn csv(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<Response> {
+    if let Some(p) = super::paste::shared_report(&st, &id).await? {
+        let r = &p.report.report;
+        return Ok(download(
+            crate::export::csv::text(r),
+            "text/csv; charset=utf-8",
+            &export_name(r, "csv"),
+        ));
+    }
     let f = load(&st.store, &id).await?;
     let r = frozen_report(&st, &f).await?;
     Ok(download(
@@ -293,6 +301,16 @@ async fn csv(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<R
 }
 
 async fn json(State(st): State<AppState>, Path(id): Path<String>) -> PageResult<Response> {
+    if let Some(p) = super::paste::shared_report(&st, &id).await? {
+        // The mail's comparison as `compare MAIL --json` prints it: with its pairs and claims.
+        let body = serde_json::to_string_pretty(&p.report)
+            .map_err(|e| AppError::Anyhow(anyhow::anyhow!("shared paste {id}: {e}")))?;
+        return Ok(download(
+            body,
+            "application/json",
+            &export_name(&p.report.report, "json"),
+        ));
+    }
     let f = load(&st.store, &id).await?;
     let r = frozen_report(&st, &f).await?;
     Ok(download(

@@ -158,13 +158,11 @@ fn seed_004_per_cpu_hits_and_the_2_9x_claim() {
     // Medians of the four CPUs: (828243 + 838746) / 2 and (279902 + 302373) / 2.
     medians(hit, 833_494.5, 291_137.5);
     assert_eq!(hit.per_cpu.len(), 4);
-    // The author's baseline sum.
-    assert_eq!(
-        row(&m, "rcu_preempt_deferred_qs_handle.hit", "all", &[])
-            .cmp
-            .base
-            .median,
-        Some(3_319_015.0)
+    // The author's sums: the commit message's "Sample output" table is not a fifth CPU.
+    medians(
+        row(&m, "rcu_preempt_deferred_qs_handle.hit", "all", &[]),
+        3_319_015.0,
+        1_140_359.0,
     );
     let c = m
         .claims
@@ -317,6 +315,188 @@ fn trace_stat_original_apply_patch() {
     assert_eq!(pair_sides(&m), [("original", "apply patch")]);
     let r = row(&m, "call_rcu_tasks_iw_wakeup.hit", "all", &[]);
     medians(r, 56376.0, 33521.0);
+}
+
+#[test]
+fn decimal_comma_time_two_configs_each_with_its_patched_block() {
+    let m = compare("lkml_2024_minmax_build_time_comma_decimal.txt");
+    let suse = "openSUSE config [1] -j160 build on 160 cores on /dev/shm";
+    assert_eq!(
+        pair_sides(&m),
+        [(suse, "Patched"), ("allmodconfig", "allmodconfig: Patched")]
+    );
+    // 6m5,729s -> 6m2,908s and 7m14,514s -> 6m57,144s.
+    medians(
+        row(&m, "real", "all", &[("scenario", suse)]),
+        365.729,
+        362.908,
+    );
+    medians(
+        row(&m, "real", "all", &[("scenario", "allmodconfig")]),
+        434.514,
+        417.144,
+    );
+    // 818m34,541s -> 797m25,163s.
+    medians(
+        row(&m, "user", "all", &[("scenario", "allmodconfig")]),
+        49114.541,
+        47845.163,
+    );
+    // "there is definitely a change" states no number.
+    assert!(m.claims.is_empty(), "{:?}", m.claims);
+}
+
+#[test]
+fn boxed_perf_stat_and_its_wall_clock_claims() {
+    let m = compare("lkml_2022_sched_headers_build_perf_stat_r3_boxed.txt");
+    assert_eq!(
+        pair_sides(&m),
+        [("Vanilla kernel (v5.13-rc7)", "Patched kernel")]
+    );
+    medians(row(&m, "elapsed", "all", &[]), 2.9520, 2.8420);
+    medians(row(&m, "cpu-clock", "all", &[]), 22.13696, 8.67581);
+    medians(
+        row(&m, "instructions", "all", &[]),
+        126_975_564_374.0,
+        50_420_496_914.0,
+    );
+    let by_text = |t: &str| m.claims.iter().find(|c| c.text == t).expect(t);
+    let cpu = by_text("-60.9%");
+    assert_eq!(cpu.matched_series.as_deref(), Some("cpu-clock (mean)"));
+    assert_eq!(cpu.status, Status::Consistent);
+    // "Wall-clock time ... dropped by -3.9%" names the elapsed time, not cpu-clock.
+    for t in ["-3.9%", "from 2.95 seconds to 2.84 seconds"] {
+        let c = by_text(t);
+        assert_eq!(c.matched_series.as_deref(), Some("elapsed (mean)"), "{t}");
+        assert_eq!(c.status, Status::Consistent, "{t}");
+    }
+}
+
+#[test]
+fn side_by_side_time_table_and_its_row_note() {
+    let m = compare("lkml_2021_vfs_dedupe_compare_time_side_by_side.txt");
+    assert_eq!(pair_sides(&m), [("Unpatched", "Patched")]);
+    medians(row(&m, "real", "all", &[]), 1305.275, 1274.445);
+    medians(row(&m, "user", "all", &[]), 0.986, 0.933);
+    medians(row(&m, "sys", "all", &[]), 90.734, 68.9);
+    // The `(-25%)` the author wrote after the sys row.
+    let c = &m.claims[0];
+    assert_eq!((c.text.as_str(), c.line), ("-25%", 26));
+    assert_eq!(c.claimed_change_pct, Some(-25.0));
+    assert_eq!(c.matched_series.as_deref(), Some("sys"));
+    assert_eq!(c.status, Status::Consistent);
+}
+
+#[test]
+fn emphasised_elapsed_times_of_four_numbered_configurations() {
+    let m = compare("lkml_2020_uclamp_static_key_perf_stat_elapsed_trace_stat.txt");
+    let base = "(1) tip/sched/core # CONFIG_UCLAMP_TASK is not set";
+    assert_eq!(m.mail.pairs.len(), 3);
+    assert!(m.mail.pairs.iter().all(|p| p.base == base));
+    // `*1.39285*` against (3), the static key without uclamp users, and (4) with them.
+    let three = "(3) tip/sched/core + opt_skip_uclamp_v2 CONFIG_UCLAMP_TASK=y";
+    medians(
+        row(&m, "elapsed", "all", &[("scenario", three)]),
+        1.39285,
+        1.38833,
+    );
+    let four = "(4) tip/sched/core + opt_skip_uclamp_v2";
+    medians(
+        row(&m, "elapsed", "all", &[("scenario", four)]),
+        1.39285,
+        1.42062,
+    );
+    assert!(m.claims.is_empty(), "{:?}", m.claims);
+}
+
+#[test]
+fn kfree_rcu_slab_and_slub_sections_stay_apart() {
+    let m = compare("lkml_2020_kfree_rcu_bulk_rcuperf_kfree_runs.txt");
+    assert_eq!(
+        pair_sides(&m),
+        [
+            (
+                "with SLAB: without Ulad's patch",
+                "with SLAB: with Ulad's patch"
+            ),
+            (
+                "with SLUB: without Ulad's patch",
+                "with SLUB: with Ulad's patch"
+            ),
+        ]
+    );
+    let slab = m.mail.pairs[0].scenario.clone().unwrap();
+    let slub = m.mail.pairs[1].scenario.clone().unwrap();
+    assert_ne!(slab, slub);
+    // Four runs a side; medians of the `Total time taken` values in ns, as written.
+    let r = row(&m, "kfree_total_time", "all", &[("scenario", &slab)]);
+    assert_eq!((r.cmp.base.n, r.cmp.head.n), (4, 4));
+    medians(
+        r,
+        (20_975_674_614.0 + 21_174_999_896.0) / 2.0 * 1e-9,
+        (17_227_635_828.0 + 17_460_918_969.0) / 2.0 * 1e-9,
+    );
+    let r = row(&m, "kfree_total_time", "all", &[("scenario", &slub)]);
+    assert_eq!((r.cmp.base.n, r.cmp.head.n), (4, 4));
+    medians(
+        r,
+        (9_547_675_890.0 + 9_613_032_449.0) / 2.0 * 1e-9,
+        (9_844_937_317.0 + 10_138_649_532.0) / 2.0 * 1e-9,
+    );
+    // The side names keep whole words of what the labels share.
+    assert_eq!(m.report.base.build.label, "without Ulad's patch");
+}
+
+/// The `mean` row of an lkp ncompare table.
+fn lkp_mean<'a>(m: &'a MailReport, metric: &str) -> &'a Row {
+    m.report
+        .comparisons
+        .iter()
+        .find(|r| r.metric == metric && r.statistic.as_deref() == Some("mean"))
+        .unwrap_or_else(|| panic!("no mean row {metric}"))
+}
+
+#[test]
+fn lkp_ncompare_tables_parent_commit_is_the_base() {
+    for (file, base, head, metric, means) in [
+        (
+            "lkml_2025_lkp_pipe_write_stress_ng_pipeherd_improvement.txt",
+            "f2ffc48de2017c69",
+            "ee5eda8ea59546af2e8f192c060",
+            "stress-ng.pipeherd.ops_per_sec",
+            (38_728_105.0, 48_797_851.0),
+        ),
+        (
+            "lkml_2025_lkp_do_pollfd_will_it_scale_regression.txt",
+            "d000e073ca2a08ab",
+            "89359897983825dbfc08578e7ee",
+            "will-it-scale.per_process_ops",
+            (263_173.0, 232_411.0),
+        ),
+        (
+            "lkml_2019_lkp_mm_gup_stress_ng_numa_multipart_excerpt.txt",
+            "96270263521248d5",
+            "cdaa813278ddc616ee201eacda7",
+            "stress-ng.numa.ops_per_sec",
+            (9.41, 449.07),
+        ),
+    ] {
+        let m = compare(file);
+        assert_eq!(m.mail.format, "lkp", "{file}");
+        assert_eq!(pair_sides(&m), [(base, head)], "{file}");
+        medians(lkp_mean(&m, metric), means.0, means.1);
+        // Summary values: a row per statistic, no test.
+        assert!(
+            m.report
+                .comparisons
+                .iter()
+                .all(|r| r.statistic.is_some() && r.cmp.p.is_none()),
+            "{file}"
+        );
+    }
+    // The pipe table's `+7.8%` row: 3930 -> 4235.
+    let m = compare("lkml_2025_lkp_pipe_write_stress_ng_pipeherd_improvement.txt");
+    medians(lkp_mean(&m, "vmstat.procs.r"), 3930.0, 4235.0);
 }
 
 #[test]

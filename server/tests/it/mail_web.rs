@@ -144,6 +144,47 @@ async fn share_stores_the_mail_and_c_id_compares_it_again() {
 }
 
 #[tokio::test]
+async fn csv_json_and_api_of_a_shared_paste_hold_its_comparison() {
+    let app = common::app().await;
+    let mail = seed("004_2ad225cb2cb455b9.txt");
+    let r = app.post_form("/paste/share", &[("mail", &mail)]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.text());
+    let id = r.header("location").trim_start_matches("/c/").to_string();
+    let html = app.page(&format!("/c/{id}")).await;
+    assert!(html.contains(&format!("href=\"/c/{id}/csv\"")), "{html}");
+
+    let csv = app.get(&format!("/c/{id}/csv")).await;
+    assert_eq!(csv.status, StatusCode::OK);
+    let csv = csv.text();
+    assert!(csv.lines().count() > 1, "{csv}");
+    assert!(
+        csv.contains("rcuscale") || csv.contains("rcu_preempt_deferred_qs_handle.hit"),
+        "{csv}"
+    );
+
+    let json = app.get(&format!("/c/{id}/json")).await;
+    assert_eq!(json.status, StatusCode::OK);
+    let v: serde_json::Value = serde_json::from_str(&json.text()).unwrap();
+    assert!(v["comparisons"].as_array().unwrap().len() >= 4, "{v}");
+    assert_eq!(v["claims"][0]["text"], "2.9x reduction");
+    assert_eq!(v["claims"][0]["status"], "consistent");
+    assert_eq!(v["mail"]["pairs"][0]["base"], "original");
+
+    let api = app.get(&format!("/api/v1/c/{id}")).await;
+    assert_eq!(api.status, StatusCode::OK);
+    let v: serde_json::Value = serde_json::from_str(&api.text()).unwrap();
+    assert_eq!(v["id"], id.as_str());
+    assert_eq!(v["report"]["claims"][0]["status"], "consistent");
+    let hit = v["report"]["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "rcu_preempt_deferred_qs_handle.hit" && r["scope"] == "all")
+        .expect("the hit sum row");
+    assert_eq!(hit["head"]["median"], 1_140_359.0);
+}
+
+#[tokio::test]
 async fn user_text_is_escaped() {
     let app = common::app().await;
     let mail = "<script>alert(1)</script>:\nbefore:\nreal 0m1.000s\nuser 0m0.1s\nsys 0m0.2s\n\nafter <b>x</b>:\nreal 0m2.000s\nuser 0m0.1s\nsys 0m0.2s\n";
@@ -230,8 +271,12 @@ async fn bad_pastes_are_refused_clearly_and_store_nothing() {
 }
 
 #[tokio::test]
-async fn shares_are_rate_limited_per_client() {
-    let app = common::app().await;
+async fn shares_count_against_the_servers_anonymous_write_limit_per_client() {
+    let app = common::app_with(quiescent::config::ServeArgs {
+        anon_writes_per_minute: 5,
+        ..quiescent::config::ServeArgs::default()
+    })
+    .await;
     let mail = seed("003_02bb7994ac00b1e1.txt");
     let share = |ip: [u8; 4]| {
         let body = format!("mail={}", quiescent::web::view::path_escape(&mail));
@@ -249,7 +294,7 @@ async fn shares_are_rate_limited_per_client() {
     for _ in 0..6 {
         statuses.push(app.request(share([192, 0, 2, 1])).await.status);
     }
-    // The default burst is 5.
+    // `--anon-writes-per-minute 5`.
     assert_eq!(&statuses[..5], &[StatusCode::SEE_OTHER; 5]);
     let r = app.request(share([192, 0, 2, 1])).await;
     assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS);
@@ -261,4 +306,15 @@ async fn shares_are_rate_limited_per_client() {
         StatusCode::SEE_OTHER
     );
     assert_eq!(comparisons(&app).await, 6);
+    // One limiter for all anonymous writes: a frozen comparison's share now waits too.
+    let mut req = Request::post("/share")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from("base=a&head=b"))
+        .unwrap();
+    req.extensions_mut()
+        .insert(axum::extract::ConnectInfo(std::net::SocketAddr::from((
+            [192, 0, 2, 1],
+            4000,
+        ))));
+    assert_eq!(app.request(req).await.status, StatusCode::TOO_MANY_REQUESTS);
 }
