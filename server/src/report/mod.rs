@@ -437,38 +437,32 @@ fn is_cpu_scope(scope: &str) -> bool {
 /// Flags the rows of `perf stat` counters that were multiplexed on either side: their
 /// `EVENT.multiplex_pct` share (stored beside the counter) is below 100 somewhere.
 fn flag_multiplexed(rows: &mut [Row]) {
-    let shares: Vec<(
-        String,
-        BTreeMap<String, String>,
-        String,
-        String,
-        Option<String>,
-    )> = rows
+    // The rows of counters whose share is below 100 somewhere, by index.
+    let partial: Vec<usize> = rows
         .iter()
-        .filter_map(|r| {
-            let event = r.metric.strip_suffix(".multiplex_pct")?;
-            let partial = r
-                .base_samples
-                .iter()
-                .chain(&r.head_samples)
-                .any(|&v| v < 100.0);
-            partial.then(|| {
-                (
-                    r.benchmark.clone(),
-                    r.params.clone(),
-                    event.to_string(),
-                    r.scope.clone(),
-                    r.label.clone(),
-                )
-            })
+        .enumerate()
+        .filter(|(_, r)| {
+            r.metric.ends_with(".multiplex_pct")
+                && r.base_samples
+                    .iter()
+                    .chain(&r.head_samples)
+                    .any(|&v| v < 100.0)
         })
+        .map(|(i, _)| i)
         .collect();
-    for r in rows.iter_mut() {
-        let multiplexed = shares.iter().any(|(b, p, m, s, l)| {
-            *b == r.benchmark && *p == r.params && *m == r.metric && *s == r.scope && *l == r.label
-        });
-        if multiplexed && !r.cmp.flags.contains(&compare::Flag::Multiplexed) {
-            r.cmp.flags.push(compare::Flag::Multiplexed);
+    let same_series = |share: &Row, r: &Row| {
+        share.metric.strip_suffix(".multiplex_pct") == Some(r.metric.as_str())
+            && share.benchmark == r.benchmark
+            && share.params == r.params
+            && share.scope == r.scope
+            && share.label == r.label
+    };
+    let flagged: Vec<usize> = (0..rows.len())
+        .filter(|&i| partial.iter().any(|&p| same_series(&rows[p], &rows[i])))
+        .collect();
+    for i in flagged {
+        if !rows[i].cmp.flags.contains(&compare::Flag::Multiplexed) {
+            rows[i].cmp.flags.push(compare::Flag::Multiplexed);
         }
     }
 }

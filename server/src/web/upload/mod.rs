@@ -14,13 +14,19 @@ use std::sync::Arc;
 use axum::Json;
 use axum::Router;
 use axum::body::Body;
-use axum::extract::multipart::{Field, MultipartError};
+use axum::extract::multipart::Field;
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use store::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source};
 use tokio::io::AsyncWriteExt;
+
+mod request;
+
+use request::{
+    Encoding, check_multipart, content_encoding, idempotency_key, multipart_error, too_large,
+};
 
 use crate::error::AppError;
 use crate::state::AppState;
@@ -301,107 +307,6 @@ fn content_hash(meta: &RunMeta, format: Option<&str>, files_hash: &str) -> Strin
     h.update([0u8]);
     h.update(files_hash.as_bytes());
     hex::encode(h.finalize())
-}
-
-/// 415 unless the body is multipart/form-data.
-fn check_multipart(headers: &HeaderMap) -> Result<(), AppError> {
-    let ct = headers
-        .get(header::CONTENT_TYPE)
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let essence = ct.as_deref().map(|c| {
-        c.split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase()
-    });
-    if essence.as_deref() == Some("multipart/form-data") {
-        return Ok(());
-    }
-    Err(AppError::UnsupportedMediaType(format!(
-        "an upload is multipart/form-data (metadata fields and files, as `curl -F` sends them); the request's Content-Type is {}",
-        match ct {
-            Some(c) => format!("{:?}", truncate(&c, 100)),
-            None => "missing".into(),
-        }
-    )))
-}
-
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
-    let Some(v) = headers.get("idempotency-key") else {
-        return Ok(None);
-    };
-    let bytes = v.as_bytes();
-    if bytes.is_empty()
-        || bytes.len() > MAX_IDEMPOTENCY_KEY
-        || !bytes.iter().all(|b| (0x21..=0x7e).contains(b))
-    {
-        return Err(AppError::BadRequest(format!(
-            "the Idempotency-Key header must be 1 to {MAX_IDEMPOTENCY_KEY} printable ASCII characters without spaces"
-        )));
-    }
-    Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
-}
-
-enum Encoding {
-    Identity,
-    Gzip,
-}
-
-fn content_encoding(headers: &HeaderMap) -> Result<Encoding, AppError> {
-    match headers
-        .get(header::CONTENT_ENCODING)
-        .map(|v| {
-            String::from_utf8_lossy(v.as_bytes())
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .as_deref()
-    {
-        None | Some("") | Some("identity") => Ok(Encoding::Identity),
-        Some("gzip") | Some("x-gzip") => Ok(Encoding::Gzip),
-        Some(other) => Err(AppError::UnsupportedMediaType(format!(
-            "Content-Encoding {:?} is not supported; send gzip or no encoding",
-            truncate(other, 40)
-        ))),
-    }
-}
-
-fn too_large(limit: u64) -> AppError {
-    AppError::PayloadTooLarge(format!(
-        "the upload is larger than {} MiB (the server's --max-upload-mib)",
-        limit >> 20
-    ))
-}
-
-/// Whether an error came from the body limit, anywhere in its chain of sources.
-fn is_length_limit(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cur = Some(e);
-    while let Some(err) = cur {
-        if err.is::<http_body_util::LengthLimitError>() {
-            return true;
-        }
-        // A limit hit under the gzip stream reaches here wrapped in an I/O error.
-        if let Some(inner) = err
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-            && is_length_limit(inner)
-        {
-            return true;
-        }
-        cur = err.source();
-    }
-    false
-}
-
-fn multipart_error(e: MultipartError, limit: u64) -> AppError {
-    if e.status() == StatusCode::PAYLOAD_TOO_LARGE || is_length_limit(&e) {
-        return too_large(limit);
-    }
-    AppError::BadRequest(format!(
-        "malformed multipart/form-data body: {}",
-        e.body_text()
-    ))
 }
 
 /// Reads one part into the form: a file, the config, or a metadata field.
