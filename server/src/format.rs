@@ -174,6 +174,7 @@ mod tests {
     #[test]
     fn formats_time() {
         assert_eq!(time(0), "1970-01-01 00:00");
+        assert_eq!(time(1_700_000_000), "2023-11-14 22:13");
         assert_eq!(time(951_782_400 + 3_660), "2000-02-29 01:01");
     }
 }
