@@ -5,7 +5,8 @@ use std::path::PathBuf;
 /// Where the database lives.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DbArgs {
-    /// SQLite database file (created if missing).
+    /// Database: a SQLite file (created if missing), or a PostgreSQL URL
+    /// (`postgres://user@host:port/db`, an existing database) shared by several servers.
     #[arg(long, env = "QUIESCENT_DB", default_value = "quiescent.db")]
     pub db: PathBuf,
 }
@@ -61,12 +62,28 @@ pub struct ServeArgs {
 }
 
 impl DbArgs {
+    /// True when `--db` is a PostgreSQL URL.
+    pub fn is_postgres(&self) -> bool {
+        store::is_postgres_url(&self.db.to_string_lossy())
+    }
+
+    /// The database as messages show it: the path, or the URL without its password.
+    pub fn shown(&self) -> String {
+        show_db(&self.db.to_string_lossy())
+    }
+
+    /// True when the database is there to read: a SQLite file that exists, or any PostgreSQL
+    /// URL (whether it answers is for opening to tell).
+    pub fn exists(&self) -> bool {
+        self.is_postgres() || self.db.to_string_lossy().starts_with("sqlite:") || self.db.exists()
+    }
+
     /// Opens (creating and migrating) the store.
     pub async fn open_store(&self) -> anyhow::Result<store::Store> {
         use anyhow::Context;
-        store::Store::open(&self.db.display().to_string())
+        store::Store::open(&self.db.to_string_lossy())
             .await
-            .with_context(|| format!("opening database {}", self.db.display()))
+            .with_context(|| format!("opening database {}", self.shown()))
     }
 
     /// Opens the store for a command that only reads: a missing database is an error (instead
@@ -74,8 +91,11 @@ impl DbArgs {
     /// opened read-only.
     pub async fn open_existing_store(&self) -> anyhow::Result<store::Store> {
         use anyhow::Context;
-        let path = self.db.display().to_string();
-        if !path.starts_with("sqlite:") && !self.db.exists() {
+        let path = self.db.to_string_lossy().into_owned();
+        if self.is_postgres() {
+            return self.open_store().await;
+        }
+        if !self.exists() {
             anyhow::bail!(
                 "database {} does not exist (check --db or QUIESCENT_DB; `quiescent ingest`, `quiescent demo` or `quiescent token create` create one)",
                 self.db.display()
@@ -89,6 +109,27 @@ impl DbArgs {
             Err(e) => Err(anyhow::Error::new(e))
                 .with_context(|| format!("opening database {}", self.db.display())),
         }
+    }
+}
+
+/// A database path or URL as messages may show it: a URL's password replaced by `***`.
+pub fn show_db(db: &str) -> String {
+    let Some(scheme_end) = db.find("://") else {
+        return db.to_string();
+    };
+    let rest = &db[scheme_end + 3..];
+    let host_start = rest.find('/').unwrap_or(rest.len());
+    match rest[..host_start].rfind('@') {
+        Some(at) => match rest[..at].find(':') {
+            Some(colon) => format!(
+                "{}{}:***{}",
+                &db[..scheme_end + 3],
+                &rest[..colon],
+                &rest[at..]
+            ),
+            None => db.to_string(),
+        },
+        None => db.to_string(),
     }
 }
 

@@ -3,19 +3,14 @@
 
 use std::io::Read;
 
+use crate::{Error, InputFile, Store, Tx, with_pool, with_tx};
 use sha2::{Digest, Sha256};
-use sqlx::{Sqlite, SqlitePool, Transaction};
-
-use crate::{Error, InputFile, Store};
 
 /// Bytes per stored artifact chunk.
 const CHUNK: usize = 1 << 20;
 
 /// Stores a file's bytes (if not already stored) and returns the artifact id.
-pub(crate) async fn store_artifact(
-    tx: &mut Transaction<'_, Sqlite>,
-    file: &InputFile,
-) -> Result<i64, Error> {
+pub(crate) async fn store_artifact(tx: &mut Tx, file: &InputFile) -> Result<i64, Error> {
     // Hash first so that a file already stored is not written again.
     let mut hasher = Sha256::new();
     let mut size = 0u64;
@@ -35,19 +30,22 @@ pub(crate) async fn store_artifact(
         }
     }
     let sha = hex::encode(hasher.finalize());
-    if let Some(id) = sqlx::query_scalar::<_, i64>("SELECT id FROM artifacts WHERE sha256 = ?")
-        .bind(&sha)
-        .fetch_optional(&mut **tx)
-        .await?
-    {
+    let known: Option<i64> = with_tx!(&mut *tx, |t| {
+        sqlx::query_scalar("SELECT id FROM artifacts WHERE sha256 = $1")
+            .bind(&sha)
+            .fetch_optional(&mut **t)
+            .await?
+    });
+    if let Some(id) = known {
         return Ok(id);
     }
-    let id: i64 =
-        sqlx::query_scalar("INSERT INTO artifacts (sha256, size) VALUES (?, ?) RETURNING id")
+    let id: i64 = with_tx!(&mut *tx, |t| {
+        sqlx::query_scalar("INSERT INTO artifacts (sha256, size) VALUES ($1, $2) RETURNING id")
             .bind(&sha)
             .bind(size as i64)
-            .fetch_one(&mut **tx)
-            .await?;
+            .fetch_one(&mut **t)
+            .await?
+    });
     let mut r = file.open()?;
     let mut buf = vec![0u8; CHUNK];
     let mut seq = 0i64;
@@ -59,12 +57,14 @@ pub(crate) async fn store_artifact(
         if n == 0 {
             break;
         }
-        sqlx::query("INSERT INTO artifact_chunks (artifact_id, seq, data) VALUES (?, ?, ?)")
-            .bind(id)
-            .bind(seq)
-            .bind(&buf[..n])
-            .execute(&mut **tx)
-            .await?;
+        with_tx!(&mut *tx, |t| {
+            sqlx::query("INSERT INTO artifact_chunks (artifact_id, seq, data) VALUES ($1, $2, $3)")
+                .bind(id)
+                .bind(seq)
+                .bind(&buf[..n])
+                .execute(&mut **t)
+                .await?;
+        });
         seq += 1;
     }
     Ok(id)
@@ -88,7 +88,7 @@ impl Store {
     /// its own transaction; the artifact id and its sha256.
     pub async fn put_artifact(&self, name: &str, bytes: &[u8]) -> Result<(i64, String), Error> {
         let file = InputFile::bytes(name, bytes.to_vec(), None);
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let id = store_artifact(&mut tx, &file).await?;
         tx.commit().await?;
         Ok((id, hex::encode(Sha256::digest(bytes))))
@@ -100,30 +100,24 @@ impl Store {
         artifact_id: i64,
         out: &mut (dyn std::io::Write + Send),
     ) -> Result<u64, Error> {
-        read_artifact(self.pool(), artifact_id, out).await
+        with_pool!(self, |pool| {
+            let mut seq = 0i64;
+            let mut total = 0u64;
+            loop {
+                let chunk: Option<Vec<u8>> = sqlx::query_scalar(
+                    "SELECT data FROM artifact_chunks WHERE artifact_id = $1 AND seq = $2",
+                )
+                .bind(artifact_id)
+                .bind(seq)
+                .fetch_optional(pool)
+                .await?;
+                let Some(chunk) = chunk else { break };
+                out.write_all(&chunk)
+                    .map_err(|e| Error::Invalid(format!("writing artifact: {e}")))?;
+                total += chunk.len() as u64;
+                seq += 1;
+            }
+            Ok(total)
+        })
     }
-}
-
-async fn read_artifact(
-    pool: &SqlitePool,
-    artifact_id: i64,
-    out: &mut (dyn std::io::Write + Send),
-) -> Result<u64, Error> {
-    let mut seq = 0i64;
-    let mut total = 0u64;
-    loop {
-        let chunk: Option<Vec<u8>> = sqlx::query_scalar(
-            "SELECT data FROM artifact_chunks WHERE artifact_id = ? AND seq = ?",
-        )
-        .bind(artifact_id)
-        .bind(seq)
-        .fetch_optional(pool)
-        .await?;
-        let Some(chunk) = chunk else { break };
-        out.write_all(&chunk)
-            .map_err(|e| Error::Invalid(format!("writing artifact: {e}")))?;
-        total += chunk.len() as u64;
-        seq += 1;
-    }
-    Ok(total)
 }

@@ -6,10 +6,10 @@
 use std::fmt::Write as _;
 
 use ingest::model::FastMap;
-use sqlx::{AssertSqlSafe, SqliteConnection};
+use sqlx::AssertSqlSafe;
 
-use crate::Error;
 use crate::write::{Row, pack};
+use crate::{Error, Tx, with_tx};
 
 /// Series per block at most: a series id is (block id << 16) | its index.
 pub(crate) const MAX_SERIES: usize = 1 << 16;
@@ -98,40 +98,45 @@ impl Blocks {
     }
 
     /// Writes every block (ids after the highest stored one) through multi-row statements.
-    pub(crate) async fn write(self, conn: &mut SqliteConnection) -> Result<(), Error> {
-        let mut next: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_block")
-            .fetch_one(&mut *conn)
-            .await?;
+    pub(crate) async fn write(self, tx: &mut Tx) -> Result<(), Error> {
+        let mut next: i64 = with_tx!(&mut *tx, |t| {
+            sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_block")
+                .fetch_one(&mut **t)
+                .await?
+        });
         for chunk in self.blocks.chunks(ROWS_PER_STMT) {
             let mut sql = String::with_capacity(140 + chunk.len() * 24);
             sql.push_str(
                 "INSERT INTO series_block (id, run_id, metric_id, unit_id, direction_id, label_id, statistic_id, series, n, vals) VALUES ",
             );
             for i in 0..chunk.len() {
-                sql.push_str(if i == 0 {
-                    "(?,?,?,?,?,?,?,?,?,?)"
-                } else {
-                    ",(?,?,?,?,?,?,?,?,?,?)"
-                });
+                sql.push_str(if i == 0 { "(" } else { ",(" });
+                for c in 1..=10 {
+                    let sep = if c == 1 { "" } else { "," };
+                    let _ = write!(sql, "{sep}${}", i * 10 + c);
+                }
+                sql.push(')');
             }
-            let mut q = sqlx::query(AssertSqlSafe(sql));
-            for b in chunk {
-                let (series, vals) = encode(b);
-                let [metric, unit, direction, label, statistic] = b.key.1;
-                q = q
-                    .bind(next)
-                    .bind(b.key.0)
-                    .bind(metric as i64)
-                    .bind(unit as i64)
-                    .bind(direction as i64)
-                    .bind(nonzero(label))
-                    .bind(nonzero(statistic))
-                    .bind(series)
-                    .bind(b.vals.len() as i64)
-                    .bind(vals);
-                next += 1;
-            }
-            q.execute(&mut *conn).await?;
+            with_tx!(&mut *tx, |t| {
+                let mut q = sqlx::query(AssertSqlSafe(sql));
+                for b in chunk {
+                    let (series, vals) = encode(b);
+                    let [metric, unit, direction, label, statistic] = b.key.1;
+                    q = q
+                        .bind(next)
+                        .bind(b.key.0)
+                        .bind(metric as i64)
+                        .bind(unit as i64)
+                        .bind(direction as i64)
+                        .bind(nonzero(label))
+                        .bind(nonzero(statistic))
+                        .bind(series)
+                        .bind(b.vals.len() as i64)
+                        .bind(vals);
+                    next += 1;
+                }
+                q.execute(&mut **t).await?;
+            });
         }
         Ok(())
     }

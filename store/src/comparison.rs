@@ -8,6 +8,7 @@ use ingest::model::{Direction, Unit};
 use serde::Serialize;
 use sqlx::{AssertSqlSafe, Row as _};
 
+use crate::with_pool;
 use crate::{Error, Store};
 
 /// Runs are bound in chunks of this many ids: SQLite limits the number of bound parameters.
@@ -59,83 +60,93 @@ pub struct LatencyArtifact {
 impl Store {
     /// Finds a build by label, or by commit id (a unique prefix of at least 7 hex digits).
     pub async fn find_build(&self, name: &str) -> Result<BuildLookup, Error> {
-        let pool = self.pool();
-        let q = "SELECT label, commit_sha, kernel_version, config, cmdline FROM builds ";
-        let row = sqlx::query(AssertSqlSafe(format!("{q} WHERE label = ?")))
-            .bind(name)
-            .fetch_optional(pool)
-            .await?;
-        let row = match row {
-            Some(r) => r,
-            None if name.len() >= 7 && name.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                let mut rows = sqlx::query(AssertSqlSafe(format!(
-                    "{q} WHERE commit_sha LIKE ? || '%' LIMIT 2"
-                )))
-                .bind(name.to_ascii_lowercase())
-                .fetch_all(pool)
+        with_pool!(self, |pool| {
+            let pool = pool;
+            let q = "SELECT label, commit_sha, kernel_version, config, cmdline FROM builds ";
+            let row = sqlx::query(AssertSqlSafe(format!("{q} WHERE label = $1")))
+                .bind(name)
+                .fetch_optional(pool)
                 .await?;
-                match rows.len() {
-                    0 => return Ok(BuildLookup::Missing),
-                    1 => rows.remove(0),
-                    _ => return Ok(BuildLookup::Ambiguous),
+            let row = match row {
+                Some(r) => r,
+                None if name.len() >= 7 && name.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                    let mut rows = sqlx::query(AssertSqlSafe(format!(
+                        "{q} WHERE commit_sha LIKE $1 || '%' LIMIT 2"
+                    )))
+                    .bind(name.to_ascii_lowercase())
+                    .fetch_all(pool)
+                    .await?;
+                    match rows.len() {
+                        0 => return Ok(BuildLookup::Missing),
+                        1 => rows.remove(0),
+                        _ => return Ok(BuildLookup::Ambiguous),
+                    }
                 }
-            }
-            None => return Ok(BuildLookup::Missing),
-        };
-        Ok(BuildLookup::Found(BuildInfo {
-            label: row.get(0),
-            commit: row.get(1),
-            kernel_version: row.get(2),
-            config: row.get(3),
-            cmdline: row.get(4),
-        }))
+                None => return Ok(BuildLookup::Missing),
+            };
+            Ok(BuildLookup::Found(BuildInfo {
+                label: row.get(0),
+                commit: row.get(1),
+                kernel_version: row.get(2),
+                config: row.get(3),
+                cmdline: row.get(4),
+            }))
+        })
     }
 
     /// Build labels, newest first; at most `limit` (all when negative).
     pub async fn build_labels_newest(&self, limit: i64) -> Result<Vec<String>, Error> {
-        Ok(
-            sqlx::query_scalar(
-                "SELECT label FROM builds ORDER BY created_at DESC, id DESC LIMIT ?",
+        with_pool!(self, |pool| {
+            Ok(sqlx::query_scalar(
+                "SELECT label FROM builds ORDER BY created_at DESC, id DESC LIMIT $1",
             )
             .bind(limit)
-            .fetch_all(self.pool())
-            .await?,
-        )
+            .fetch_all(pool)
+            .await?)
+        })
     }
 
     /// Every build label, in alphabetical order.
     pub async fn build_labels_sorted(&self) -> Result<Vec<String>, Error> {
-        Ok(
-            sqlx::query_scalar("SELECT label FROM builds ORDER BY label")
-                .fetch_all(self.pool())
-                .await?,
-        )
+        with_pool!(self, |pool| {
+            Ok(
+                sqlx::query_scalar("SELECT label FROM builds ORDER BY label")
+                    .fetch_all(pool)
+                    .await?,
+            )
+        })
     }
 
     /// Every benchmark name that has runs.
     pub async fn benchmark_names(&self) -> Result<Vec<String>, Error> {
-        Ok(
-            sqlx::query_scalar("SELECT DISTINCT benchmark FROM runs ORDER BY 1")
-                .fetch_all(self.pool())
-                .await?,
-        )
+        with_pool!(self, |pool| {
+            Ok(
+                sqlx::query_scalar("SELECT DISTINCT benchmark FROM runs ORDER BY 1")
+                    .fetch_all(pool)
+                    .await?,
+            )
+        })
     }
 
     /// Every machine name.
     pub async fn machine_names(&self) -> Result<Vec<String>, Error> {
-        Ok(
-            sqlx::query_scalar("SELECT name FROM machines ORDER BY name")
-                .fetch_all(self.pool())
-                .await?,
-        )
+        with_pool!(self, |pool| {
+            Ok(
+                sqlx::query_scalar("SELECT name FROM machines ORDER BY name")
+                    .fetch_all(pool)
+                    .await?,
+            )
+        })
     }
 
     /// The data generation: the highest run id (runs are only ever added, so any import
     /// changes it). An O(1) rowid lookup.
     pub async fn generation(&self) -> Result<i64, Error> {
-        Ok(sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM runs")
-            .fetch_one(self.pool())
-            .await?)
+        with_pool!(self, |pool| {
+            Ok(sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM runs")
+                .fetch_one(pool)
+                .await?)
+        })
     }
 
     /// Ids of the runs of a build, optionally only of one benchmark and one machine.
@@ -145,63 +156,69 @@ impl Store {
         benchmark: Option<&str>,
         machine: Option<&str>,
     ) -> Result<Vec<i64>, Error> {
-        Ok(sqlx::query_scalar(
-            "SELECT r.id FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id \
-             WHERE b.label = ?1 AND (?2 IS NULL OR r.benchmark = ?2) AND (?3 IS NULL OR m.name = ?3) ORDER BY r.id",
-        )
-        .bind(label)
-        .bind(benchmark)
-        .bind(machine)
-        .fetch_all(self.pool())
-        .await?)
+        with_pool!(self, |pool| {
+            Ok(sqlx::query_scalar(
+                "SELECT r.id FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id \
+                 WHERE b.label = $1 AND ($2 IS NULL OR r.benchmark = $2) AND ($3 IS NULL OR m.name = $3) ORDER BY r.id",
+            )
+            .bind(label)
+            .bind(benchmark)
+            .bind(machine)
+            .fetch_all(pool)
+            .await?)
+        })
     }
 
     /// Names of the machines these runs executed on, sorted, each once.
     pub async fn machines_of(&self, runs: &[i64]) -> Result<Vec<String>, Error> {
-        let mut out = BTreeSet::new();
-        for chunk in runs.chunks(CHUNK) {
-            let sql = format!(
-                "SELECT DISTINCT m.name FROM runs r JOIN machines m ON m.id = r.machine_id WHERE r.id IN ({})",
-                placeholders(chunk.len())
-            );
-            let mut q = sqlx::query_scalar::<_, String>(AssertSqlSafe(sql));
-            for id in chunk {
-                q = q.bind(id);
+        with_pool!(self, |pool| {
+            let mut out = BTreeSet::new();
+            for chunk in runs.chunks(CHUNK) {
+                let sql = format!(
+                    "SELECT DISTINCT m.name FROM runs r JOIN machines m ON m.id = r.machine_id WHERE r.id IN ({})",
+                    placeholders(chunk.len())
+                );
+                let mut q = sqlx::query_scalar::<_, String>(AssertSqlSafe(sql));
+                for id in chunk {
+                    q = q.bind(id);
+                }
+                out.extend(q.fetch_all(pool).await?);
             }
-            out.extend(q.fetch_all(self.pool()).await?);
-        }
-        Ok(out.into_iter().collect())
+            Ok(out.into_iter().collect())
+        })
     }
 
     /// The series of these runs.
     pub async fn series_of_runs(&self, runs: &[i64]) -> Result<Vec<SeriesRow>, Error> {
-        let mut out = Vec::new();
-        for chunk in runs.chunks(CHUNK) {
-            let sql = format!(
-                "SELECT s.id, r.benchmark, r.params_key, s.metric, s.scope, s.statistic, s.label, s.unit, s.direction \
-                 FROM series s JOIN runs r ON r.id = s.run_id WHERE s.run_id IN ({})",
-                placeholders(chunk.len())
-            );
-            let mut q = sqlx::query(AssertSqlSafe(sql));
-            for id in chunk {
-                q = q.bind(id);
+        with_pool!(self, |pool| {
+            let mut out = Vec::new();
+            for chunk in runs.chunks(CHUNK) {
+                let sql = format!(
+                    "SELECT s.id, r.benchmark, r.params_key, s.metric, s.scope, s.statistic, s.label, s.unit, s.direction \
+                     FROM series s JOIN runs r ON r.id = s.run_id WHERE s.run_id IN ({})",
+                    placeholders(chunk.len())
+                );
+                let mut q = sqlx::query(AssertSqlSafe(sql));
+                for id in chunk {
+                    q = q.bind(id);
+                }
+                for s in q.fetch_all(pool).await? {
+                    out.push(SeriesRow {
+                        id: s.get(0),
+                        benchmark: s.get(1),
+                        params_key: s.get(2),
+                        metric: s.get(3),
+                        scope: s.get(4),
+                        statistic: s.get(5),
+                        label: s.get(6),
+                        unit: Unit::from(s.get::<String, _>(7)),
+                        // The store writes only the three names; anything else reads as the default.
+                        direction: Direction::parse(s.get(8)).unwrap_or(Direction::LowerIsBetter),
+                    });
+                }
             }
-            for s in q.fetch_all(self.pool()).await? {
-                out.push(SeriesRow {
-                    id: s.get(0),
-                    benchmark: s.get(1),
-                    params_key: s.get(2),
-                    metric: s.get(3),
-                    scope: s.get(4),
-                    statistic: s.get(5),
-                    label: s.get(6),
-                    unit: Unit::from(s.get::<String, _>(7)),
-                    // The store writes only the three names; anything else reads as the default.
-                    direction: Direction::parse(s.get(8)).unwrap_or(Direction::LowerIsBetter),
-                });
-            }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     /// The samples of these series as (series id, value), in no particular order.
@@ -219,50 +236,65 @@ impl Store {
         runs: &[i64],
         limit: i64,
     ) -> Result<Vec<LatencyArtifact>, Error> {
-        let ids_json = serde_json::to_string(runs).unwrap_or_else(|_| "[]".into());
-        let rows = sqlx::query(
-            "SELECT ra.run_id, ra.seq, ra.file_name, ra.meta_json, ra.extra_json FROM run_artifacts ra \
-             WHERE ra.format = 'latency' AND ra.run_id IN (SELECT value FROM json_each(?1)) \
-             ORDER BY ra.run_id, ra.seq LIMIT ?2",
-        )
-        .bind(ids_json)
-        .bind(limit)
-        .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| LatencyArtifact {
-                run_id: r.get(0),
-                seq: r.get(1),
-                file_name: r.get(2),
-                meta_json: r.get(3),
-                extra_json: r.get(4),
-            })
-            .collect())
+        with_pool!(self, |pool| {
+            let ids_json = serde_json::to_string(runs).unwrap_or_else(|_| "[]".into());
+            let rows = sqlx::query(AssertSqlSafe(format!(
+                "SELECT ra.run_id, ra.seq, ra.file_name, ra.meta_json, ra.extra_json FROM run_artifacts ra \
+                 WHERE ra.format = 'latency' AND ra.run_id IN {} \
+                 ORDER BY ra.run_id, ra.seq LIMIT $2",
+                crate::engine::json_ids(self.is_postgres(), 1)
+            )))
+            .bind(ids_json)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?;
+            Ok(rows
+                .into_iter()
+                .map(|r| LatencyArtifact {
+                    run_id: r.get(0),
+                    seq: r.get(1),
+                    file_name: r.get(2),
+                    meta_json: r.get(3),
+                    extra_json: r.get(4),
+                })
+                .collect())
+        })
     }
 
     /// The plain `latency` samples of each of these runs (no label, no statistic), in stored
     /// order.
     pub async fn latency_samples(&self, runs: &[i64]) -> Result<HashMap<i64, Vec<f64>>, Error> {
-        let ids_json = serde_json::to_string(runs).unwrap_or_else(|_| "[]".into());
-        let rows: Vec<(i64, i64)> = sqlx::query_as(
-            "SELECT se.id, se.run_id FROM series se \
-             WHERE se.run_id IN (SELECT value FROM json_each(?1)) AND se.metric = 'latency' \
-               AND se.label IS NULL AND se.statistic IS NULL ORDER BY se.run_id, se.id",
-        )
-        .bind(ids_json)
-        .fetch_all(self.pool())
-        .await?;
-        let run_of: HashMap<i64, i64> = rows.iter().copied().collect();
-        let ids: Vec<i64> = rows.iter().map(|&(id, _)| id).collect();
-        let mut out: HashMap<i64, Vec<f64>> = HashMap::new();
-        for (id, values) in self.series_values(&ids).await? {
-            out.entry(run_of[&id]).or_default().extend(values);
-        }
-        Ok(out)
+        with_pool!(self, |pool| {
+            let ids_json = serde_json::to_string(runs).unwrap_or_else(|_| "[]".into());
+            let rows: Vec<(i64, i64)> = sqlx::query_as(AssertSqlSafe(format!(
+                "SELECT se.id, se.run_id FROM series se \
+                 WHERE se.run_id IN {} AND se.metric = 'latency' \
+                   AND se.label IS NULL AND se.statistic IS NULL ORDER BY se.run_id, se.id",
+                crate::engine::json_ids(self.is_postgres(), 1)
+            )))
+            .bind(ids_json)
+            .fetch_all(pool)
+            .await?;
+            let run_of: HashMap<i64, i64> = rows.iter().copied().collect();
+            let ids: Vec<i64> = rows.iter().map(|&(id, _)| id).collect();
+            let mut out: HashMap<i64, Vec<f64>> = HashMap::new();
+            for (id, values) in self.series_values(&ids).await? {
+                out.entry(run_of[&id]).or_default().extend(values);
+            }
+            Ok(out)
+        })
     }
 }
 
+/// `$1,$2,...,$n`: the placeholders of an `IN (...)` list.
 pub(crate) fn placeholders(n: usize) -> String {
-    vec!["?"; n].join(",")
+    let mut s = String::with_capacity(n * 6);
+    for i in 1..=n {
+        if i > 1 {
+            s.push(',');
+        }
+        s.push('$');
+        s.push_str(&i.to_string());
+    }
+    s
 }

@@ -6,6 +6,7 @@ use std::str::FromStr;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::sqlite::SqlitePoolOptions;
 
+use crate::with_pool;
 use crate::{Backend, Error, NewShare, Store, now};
 
 /// The machines and build labels a token may write (globs); `None` means any.
@@ -26,27 +27,32 @@ pub struct KeyUse {
 impl Store {
     /// Sets the scopes of the token named `name`; false when there is no such token.
     pub async fn set_token_scopes(&self, name: &str, scopes: &TokenScopes) -> Result<bool, Error> {
-        let done =
-            sqlx::query("UPDATE tokens SET machines_glob = $1, builds_glob = $2 WHERE name = $3")
-                .bind(scopes.machines.as_deref())
-                .bind(scopes.builds.as_deref())
-                .bind(name)
-                .execute(self.sqlite_pool())
-                .await?
-                .rows_affected();
-        Ok(done == 1)
+        with_pool!(self, |pool| {
+            let done = sqlx::query(
+                "UPDATE tokens SET machines_glob = $1, builds_glob = $2 WHERE name = $3",
+            )
+            .bind(scopes.machines.as_deref())
+            .bind(scopes.builds.as_deref())
+            .bind(name)
+            .execute(pool)
+            .await?
+            .rows_affected();
+            Ok(done == 1)
+        })
     }
 
     /// The scopes of token `id` (none when unknown).
     pub async fn token_scopes(&self, id: i64) -> Result<TokenScopes, Error> {
-        let row: Option<(Option<String>, Option<String>)> =
-            sqlx::query_as("SELECT machines_glob, builds_glob FROM tokens WHERE id = $1")
-                .bind(id)
-                .fetch_optional(self.sqlite_pool())
-                .await?;
-        Ok(row
-            .map(|(machines, builds)| TokenScopes { machines, builds })
-            .unwrap_or_default())
+        with_pool!(self, |pool| {
+            let row: Option<(Option<String>, Option<String>)> =
+                sqlx::query_as("SELECT machines_glob, builds_glob FROM tokens WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(pool)
+                    .await?;
+            Ok(row
+                .map(|(machines, builds)| TokenScopes { machines, builds })
+                .unwrap_or_default())
+        })
     }
 
     /// The run and content an earlier upload by `token_id` with `key` stored, if any.
@@ -55,17 +61,19 @@ impl Store {
         token_id: i64,
         key: &str,
     ) -> Result<Option<KeyUse>, Error> {
-        let row: Option<(i64, Option<String>)> = sqlx::query_as(
-            "SELECT run_id, content_hash FROM idempotency_keys WHERE token_id = $1 AND key = $2",
-        )
-        .bind(token_id)
-        .bind(key)
-        .fetch_optional(self.sqlite_pool())
-        .await?;
-        Ok(row.map(|(run_id, content_hash)| KeyUse {
-            run_id,
-            content_hash,
-        }))
+        with_pool!(self, |pool| {
+            let row: Option<(i64, Option<String>)> = sqlx::query_as(
+                "SELECT run_id, content_hash FROM idempotency_keys WHERE token_id = $1 AND key = $2",
+            )
+            .bind(token_id)
+            .bind(key)
+            .fetch_optional(pool)
+            .await?;
+            Ok(row.map(|(run_id, content_hash)| KeyUse {
+                run_id,
+                content_hash,
+            }))
+        })
     }
 
     /// Remembers that `token_id`'s upload with `key` and content `content_hash` stored `run_id`
@@ -77,28 +85,32 @@ impl Store {
         run_id: i64,
         content_hash: &str,
     ) -> Result<(), Error> {
-        sqlx::query(
-            "INSERT INTO idempotency_keys (token_id, key, run_id, created_at, content_hash) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (token_id, key) DO NOTHING",
-        )
-        .bind(token_id)
-        .bind(key)
-        .bind(run_id)
-        .bind(now())
-        .bind(content_hash)
-        .execute(self.sqlite_pool())
-        .await?;
-        Ok(())
+        with_pool!(self, |pool| {
+            sqlx::query(
+                "INSERT INTO idempotency_keys (token_id, key, run_id, created_at, content_hash) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (token_id, key) DO NOTHING",
+            )
+            .bind(token_id)
+            .bind(key)
+            .bind(run_id)
+            .bind(now())
+            .bind(content_hash)
+            .execute(pool)
+            .await?;
+            Ok(())
+        })
     }
 
     /// The id of the comparison stored with `content_hash`, if any.
     pub async fn share_by_content(&self, content_hash: &str) -> Result<Option<String>, Error> {
-        Ok(
-            sqlx::query_scalar("SELECT id FROM comparisons WHERE content_hash = $1")
-                .bind(content_hash)
-                .fetch_optional(self.sqlite_pool())
-                .await?,
-        )
+        with_pool!(self, |pool| {
+            Ok(
+                sqlx::query_scalar("SELECT id FROM comparisons WHERE content_hash = $1")
+                    .bind(content_hash)
+                    .fetch_optional(pool)
+                    .await?,
+            )
+        })
     }
 
     /// Stores a comparison under `s.id` with `content_hash`, or finds the one already stored
@@ -109,26 +121,28 @@ impl Store {
         s: &NewShare<'_>,
         content_hash: &str,
     ) -> Result<Option<String>, Error> {
-        let done = sqlx::query(
-            "INSERT INTO comparisons (id, base_label, head_label, settings_json, base_runs_json, head_runs_json, created_at, content_hash) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
-        )
-        .bind(s.id)
-        .bind(s.base_label)
-        .bind(s.head_label)
-        .bind(s.settings_json)
-        .bind(s.base_runs_json)
-        .bind(s.head_runs_json)
-        .bind(now())
-        .bind(content_hash)
-        .execute(self.sqlite_pool())
-        .await?
-        .rows_affected();
-        if done == 1 {
-            return Ok(Some(s.id.to_string()));
-        }
-        // Either the content is there already (a concurrent share) or the id was taken.
-        self.share_by_content(content_hash).await
+        with_pool!(self, |pool| {
+            let done = sqlx::query(
+                "INSERT INTO comparisons (id, base_label, head_label, settings_json, base_runs_json, head_runs_json, created_at, content_hash) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+            )
+            .bind(s.id)
+            .bind(s.base_label)
+            .bind(s.head_label)
+            .bind(s.settings_json)
+            .bind(s.base_runs_json)
+            .bind(s.head_runs_json)
+            .bind(now())
+            .bind(content_hash)
+            .execute(pool)
+            .await?
+            .rows_affected();
+            if done == 1 {
+                return Ok(Some(s.id.to_string()));
+            }
+            // Either the content is there already (a concurrent share) or the id was taken.
+            self.share_by_content(content_hash).await
+        })
     }
 
     /// Opens an existing database for reading only: no file is created, no migration runs, and

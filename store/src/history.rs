@@ -6,6 +6,7 @@
 use sqlx::Row as _;
 
 use crate::{Error, Store};
+use crate::{WritePool as _, with_pool};
 
 /// Where a new build goes on a branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,107 +80,111 @@ const HISTORY_SERIES: &str = "s.scope = 'all' AND s.label IS NULL AND s.statisti
 
 impl Store {
     async fn branch_id(&self, name: &str) -> Result<i64, Error> {
-        if name.trim().is_empty() {
-            return Err(Error::Invalid("a branch name must not be empty".into()));
-        }
-        let pool = self.sqlite_pool();
-        sqlx::query("INSERT INTO branches (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
-            .bind(name)
-            .execute(pool)
-            .await?;
-        Ok(
-            sqlx::query_scalar("SELECT id FROM branches WHERE name = $1")
+        with_pool!(self, |pool| {
+            if name.trim().is_empty() {
+                return Err(Error::Invalid("a branch name must not be empty".into()));
+            }
+            let pool = pool;
+            sqlx::query("INSERT INTO branches (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
                 .bind(name)
-                .fetch_one(pool)
-                .await?,
-        )
+                .execute(pool)
+                .await?;
+            Ok(
+                sqlx::query_scalar("SELECT id FROM branches WHERE name = $1")
+                    .bind(name)
+                    .fetch_one(pool)
+                    .await?,
+            )
+        })
     }
 
     /// Places `build_id` on a branch (once: a build already there keeps its place). Returns
     /// the branch id.
     pub async fn place_build(&self, build_id: i64, placement: &Placement) -> Result<i64, Error> {
-        let branch_id = self.branch_id(&placement.branch).await?;
-        let mut tx = self.sqlite_pool().begin_with("BEGIN IMMEDIATE").await?;
-        let known: Option<i64> = sqlx::query_scalar(
-            "SELECT position FROM build_branches WHERE build_id = $1 AND branch_id = $2",
-        )
-        .bind(build_id)
-        .bind(branch_id)
-        .fetch_optional(&mut *tx)
-        .await?;
-        if known.is_some() {
-            tx.commit().await?;
-            return Ok(branch_id);
-        }
-        let commit: Option<String> =
-            sqlx::query_scalar("SELECT commit_sha FROM builds WHERE id = $1")
-                .bind(build_id)
-                .fetch_one(&mut *tx)
-                .await?;
-        // The first build that must come after the new one, if any: the build after the
-        // parent, else the first with a later commit time, else the first later in git order.
-        let after: Option<i64> = if let Some(parent) = &placement.parent {
-            sqlx::query_scalar(
-                "SELECT bb.position + 1 FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
-                 WHERE bb.branch_id = $1 AND (b.commit_sha = $2 OR b.label = $2) \
-                 ORDER BY bb.position DESC LIMIT 1",
+        with_pool!(self, |pool| {
+            let branch_id = self.branch_id(&placement.branch).await?;
+            let mut tx = pool.begin_write().await?;
+            let known: Option<i64> = sqlx::query_scalar(
+                "SELECT position FROM build_branches WHERE build_id = $1 AND branch_id = $2",
             )
+            .bind(build_id)
             .bind(branch_id)
-            .bind(parent)
             .fetch_optional(&mut *tx)
-            .await?
-        } else if let Some(t) = placement.commit_time {
-            sqlx::query_scalar(
-                "SELECT MIN(position) FROM build_branches WHERE branch_id = $1 AND commit_time > $2",
+            .await?;
+            if known.is_some() {
+                tx.commit().await?;
+                return Ok(branch_id);
+            }
+            let commit: Option<String> =
+                sqlx::query_scalar("SELECT commit_sha FROM builds WHERE id = $1")
+                    .bind(build_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+            // The first build that must come after the new one, if any: the build after the
+            // parent, else the first with a later commit time, else the first later in git order.
+            let after: Option<i64> = if let Some(parent) = &placement.parent {
+                sqlx::query_scalar(
+                    "SELECT bb.position + 1 FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
+                     WHERE bb.branch_id = $1 AND (b.commit_sha = $2 OR b.label = $2) \
+                     ORDER BY bb.position DESC LIMIT 1",
+                )
+                .bind(branch_id)
+                .bind(parent)
+                .fetch_optional(&mut *tx)
+                .await?
+            } else if let Some(t) = placement.commit_time {
+                sqlx::query_scalar(
+                    "SELECT MIN(position) FROM build_branches WHERE branch_id = $1 AND commit_time > $2",
+                )
+                .bind(branch_id)
+                .bind(t)
+                .fetch_one(&mut *tx)
+                .await?
+            } else if let Some(c) = &commit {
+                sqlx::query_scalar(
+                    "SELECT MIN(bb.position) FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
+                     JOIN branch_commits mine ON mine.branch_id = bb.branch_id AND mine.commit_sha = $2 \
+                     JOIN branch_commits other ON other.branch_id = bb.branch_id AND other.commit_sha = b.commit_sha \
+                     WHERE bb.branch_id = $1 AND other.seq > mine.seq",
+                )
+                .bind(branch_id)
+                .bind(c)
+                .fetch_one(&mut *tx)
+                .await?
+            } else {
+                None
+            };
+            let end: i64 = sqlx::query_scalar(
+                "SELECT COALESCE(MAX(position), -1) + 1 FROM build_branches WHERE branch_id = $1",
             )
             .bind(branch_id)
-            .bind(t)
             .fetch_one(&mut *tx)
-            .await?
-        } else if let Some(c) = &commit {
-            sqlx::query_scalar(
-                "SELECT MIN(bb.position) FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
-                 JOIN branch_commits mine ON mine.branch_id = bb.branch_id AND mine.commit_sha = $2 \
-                 JOIN branch_commits other ON other.branch_id = bb.branch_id AND other.commit_sha = b.commit_sha \
-                 WHERE bb.branch_id = $1 AND other.seq > mine.seq",
-            )
-            .bind(branch_id)
-            .bind(c)
-            .fetch_one(&mut *tx)
-            .await?
-        } else {
-            None
-        };
-        let end: i64 = sqlx::query_scalar(
-            "SELECT COALESCE(MAX(position), -1) + 1 FROM build_branches WHERE branch_id = $1",
-        )
-        .bind(branch_id)
-        .fetch_one(&mut *tx)
-        .await?;
-        let position = after.map_or(end, |a| a.min(end));
-        if position < end {
+            .await?;
+            let position = after.map_or(end, |a| a.min(end));
+            if position < end {
+                sqlx::query(
+                    "UPDATE build_branches SET position = position + 1 \
+                     WHERE branch_id = $1 AND position >= $2",
+                )
+                .bind(branch_id)
+                .bind(position)
+                .execute(&mut *tx)
+                .await?;
+            }
             sqlx::query(
-                "UPDATE build_branches SET position = position + 1 \
-                 WHERE branch_id = $1 AND position >= $2",
+                "INSERT INTO build_branches (build_id, branch_id, position, parent, commit_time) \
+                 VALUES ($1, $2, $3, $4, $5)",
             )
+            .bind(build_id)
             .bind(branch_id)
             .bind(position)
+            .bind(&placement.parent)
+            .bind(placement.commit_time)
             .execute(&mut *tx)
             .await?;
-        }
-        sqlx::query(
-            "INSERT INTO build_branches (build_id, branch_id, position, parent, commit_time) \
-             VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(build_id)
-        .bind(branch_id)
-        .bind(position)
-        .bind(&placement.parent)
-        .bind(placement.commit_time)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(branch_id)
+            tx.commit().await?;
+            Ok(branch_id)
+        })
     }
 
     /// Records a branch's first-parent commit order (`commits`, oldest first) and re-orders the
@@ -190,184 +195,201 @@ impl Store {
         branch: &str,
         commits: &[String],
     ) -> Result<usize, Error> {
-        let branch_id = self.branch_id(branch).await?;
-        let mut tx = self.sqlite_pool().begin_with("BEGIN IMMEDIATE").await?;
-        sqlx::query("DELETE FROM branch_commits WHERE branch_id = $1")
-            .bind(branch_id)
-            .execute(&mut *tx)
-            .await?;
-        for (seq, sha) in commits.iter().enumerate() {
+        with_pool!(self, |pool| {
+            let branch_id = self.branch_id(branch).await?;
+            let mut tx = pool.begin_write().await?;
+            sqlx::query("DELETE FROM branch_commits WHERE branch_id = $1")
+                .bind(branch_id)
+                .execute(&mut *tx)
+                .await?;
+            for (seq, sha) in commits.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO branch_commits (branch_id, commit_sha, seq) VALUES ($1, $2, $3) \
+                     ON CONFLICT (branch_id, commit_sha) DO NOTHING",
+                )
+                .bind(branch_id)
+                .bind(sha)
+                .bind(seq as i64)
+                .execute(&mut *tx)
+                .await?;
+            }
+            // Builds on the branch plus builds of known commits not placed yet.
             sqlx::query(
-                "INSERT INTO branch_commits (branch_id, commit_sha, seq) VALUES ($1, $2, $3) \
-                 ON CONFLICT (branch_id, commit_sha) DO NOTHING",
+                "INSERT INTO build_branches (build_id, branch_id, position) \
+                 SELECT b.id, $1, -1 FROM builds b JOIN branch_commits c \
+                   ON c.branch_id = $1 AND c.commit_sha = b.commit_sha \
+                 WHERE NOT EXISTS (SELECT 1 FROM build_branches x WHERE x.build_id = b.id AND x.branch_id = $1)",
             )
             .bind(branch_id)
-            .bind(sha)
-            .bind(seq as i64)
             .execute(&mut *tx)
             .await?;
-        }
-        // Builds on the branch plus builds of known commits not placed yet.
-        sqlx::query(
-            "INSERT INTO build_branches (build_id, branch_id, position) \
-             SELECT b.id, $1, -1 FROM builds b JOIN branch_commits c \
-               ON c.branch_id = $1 AND c.commit_sha = b.commit_sha \
-             WHERE NOT EXISTS (SELECT 1 FROM build_branches x WHERE x.build_id = b.id AND x.branch_id = $1)",
-        )
-        .bind(branch_id)
-        .execute(&mut *tx)
-        .await?;
-        let rows = sqlx::query(
-            "SELECT bb.build_id, c.seq FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
-             LEFT JOIN branch_commits c ON c.branch_id = bb.branch_id AND c.commit_sha = b.commit_sha \
-             WHERE bb.branch_id = $1 \
-             ORDER BY c.seq IS NULL, c.seq, bb.position, b.id",
-        )
-        .bind(branch_id)
-        .fetch_all(&mut *tx)
-        .await?;
-        let mut known = 0;
-        for (i, row) in rows.iter().enumerate() {
-            let seq: Option<i64> = row.try_get(1)?;
-            known += usize::from(seq.is_some());
-            sqlx::query(
-                "UPDATE build_branches SET position = $1 WHERE build_id = $2 AND branch_id = $3",
+            let rows = sqlx::query(
+                "SELECT bb.build_id, c.seq FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
+                 LEFT JOIN branch_commits c ON c.branch_id = bb.branch_id AND c.commit_sha = b.commit_sha \
+                 WHERE bb.branch_id = $1 \
+                 ORDER BY c.seq IS NULL, c.seq, bb.position, b.id",
             )
-            .bind(i as i64)
-            .bind(row.try_get::<i64, _>(0)?)
             .bind(branch_id)
-            .execute(&mut *tx)
+            .fetch_all(&mut *tx)
             .await?;
-        }
-        tx.commit().await?;
-        Ok(known)
+            let mut known = 0;
+            for (i, row) in rows.iter().enumerate() {
+                let seq: Option<i64> = row.try_get(1)?;
+                known += usize::from(seq.is_some());
+                sqlx::query(
+                    "UPDATE build_branches SET position = $1 WHERE build_id = $2 AND branch_id = $3",
+                )
+                .bind(i as i64)
+                .bind(row.try_get::<i64, _>(0)?)
+                .bind(branch_id)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            Ok(known)
+        })
     }
 
     /// The build of each run, for placing what an import created.
     pub async fn builds_of_runs(&self, run_ids: &[i64]) -> Result<Vec<i64>, Error> {
-        let mut out = Vec::new();
-        for id in run_ids {
-            let b: Option<i64> = sqlx::query_scalar("SELECT build_id FROM runs WHERE id = $1")
-                .bind(id)
-                .fetch_optional(self.sqlite_pool())
-                .await?;
-            out.extend(b);
-        }
-        out.sort_unstable();
-        out.dedup();
-        Ok(out)
+        with_pool!(self, |pool| {
+            let mut out = Vec::new();
+            for id in run_ids {
+                let b: Option<i64> = sqlx::query_scalar("SELECT build_id FROM runs WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(pool)
+                    .await?;
+                out.extend(b);
+            }
+            out.sort_unstable();
+            out.dedup();
+            Ok(out)
+        })
     }
 
     /// A branch's builds in order, newest first, at most `limit`.
     pub async fn branch_builds(&self, branch: &str, limit: i64) -> Result<Vec<BranchBuild>, Error> {
-        let rows = sqlx::query(
-            "SELECT b.id, b.label, b.commit_sha, bb.position, b.created_at \
-             FROM build_branches bb JOIN branches br ON br.id = bb.branch_id \
-             JOIN builds b ON b.id = bb.build_id \
-             WHERE br.name = $1 ORDER BY bb.position DESC LIMIT $2",
-        )
-        .bind(branch)
-        .bind(limit)
-        .fetch_all(self.sqlite_pool())
-        .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(BranchBuild {
-                    build_id: r.try_get(0)?,
-                    label: r.try_get(1)?,
-                    commit: r.try_get(2)?,
-                    position: r.try_get(3)?,
-                    created_at: r.try_get(4)?,
+        with_pool!(self, |pool| {
+            let rows = sqlx::query(
+                "SELECT b.id, b.label, b.commit_sha, bb.position, b.created_at \
+                 FROM build_branches bb JOIN branches br ON br.id = bb.branch_id \
+                 JOIN builds b ON b.id = bb.build_id \
+                 WHERE br.name = $1 ORDER BY bb.position DESC LIMIT $2",
+            )
+            .bind(branch)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(BranchBuild {
+                        build_id: r.try_get(0)?,
+                        label: r.try_get(1)?,
+                        commit: r.try_get(2)?,
+                        position: r.try_get(3)?,
+                        created_at: r.try_get(4)?,
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        })
     }
 
     /// The history keys the runs `run_ids` add a point to: one per branch of their build and
     /// metric of their whole-run series.
     pub async fn history_keys_of_runs(&self, run_ids: &[i64]) -> Result<Vec<HistoryKey>, Error> {
-        let mut out = Vec::new();
-        for id in run_ids {
+        with_pool!(self, |pool| {
+            let mut out = Vec::new();
+            for id in run_ids {
+                let sql = format!(
+                    "SELECT DISTINCT bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key, s.metric \
+                     FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
+                     JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
+                     JOIN series s ON s.run_id = r.id \
+                     WHERE r.id = $1 AND {HISTORY_SERIES}"
+                );
+                let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(id)
+                    .fetch_all(pool)
+                    .await?;
+                for r in &rows {
+                    out.push(key_of(r)?);
+                }
+            }
+            out.sort();
+            out.dedup();
+            Ok(out)
+        })
+    }
+
+    /// Every history key matching `filter`, sorted.
+    pub async fn history_keys(&self, filter: &KeyFilter) -> Result<Vec<HistoryKey>, Error> {
+        with_pool!(self, |pool| {
             let sql = format!(
                 "SELECT DISTINCT bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key, s.metric \
                  FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
                  JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
                  JOIN series s ON s.run_id = r.id \
-                 WHERE r.id = $1 AND {HISTORY_SERIES}"
+                 WHERE {HISTORY_SERIES} \
+                   AND ($1 IS NULL OR br.name = $1) AND ($2 IS NULL OR r.benchmark = $2) \
+                   AND ($3 IS NULL OR s.metric = $3) AND ($4 IS NULL OR m.name = $4) \
+                   AND ($5 IS NULL OR r.params_key = $5)"
             );
             let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(id)
-                .fetch_all(self.sqlite_pool())
+                .bind(&filter.branch)
+                .bind(&filter.benchmark)
+                .bind(&filter.metric)
+                .bind(&filter.machine)
+                .bind(&filter.params_key)
+                .fetch_all(pool)
                 .await?;
-            for r in &rows {
-                out.push(key_of(r)?);
-            }
-        }
-        out.sort();
-        out.dedup();
-        Ok(out)
-    }
-
-    /// Every history key matching `filter`, sorted.
-    pub async fn history_keys(&self, filter: &KeyFilter) -> Result<Vec<HistoryKey>, Error> {
-        let sql = format!(
-            "SELECT DISTINCT bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key, s.metric \
-             FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
-             JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
-             JOIN series s ON s.run_id = r.id \
-             WHERE {HISTORY_SERIES} \
-               AND ($1 IS NULL OR br.name = $1) AND ($2 IS NULL OR r.benchmark = $2) \
-               AND ($3 IS NULL OR s.metric = $3) AND ($4 IS NULL OR m.name = $4) \
-               AND ($5 IS NULL OR r.params_key = $5)"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(&filter.branch)
-            .bind(&filter.benchmark)
-            .bind(&filter.metric)
-            .bind(&filter.machine)
-            .bind(&filter.params_key)
-            .fetch_all(self.sqlite_pool())
-            .await?;
-        let mut out = rows.iter().map(key_of).collect::<Result<Vec<_>, _>>()?;
-        out.sort();
-        Ok(out)
+            let mut out = rows.iter().map(key_of).collect::<Result<Vec<_>, _>>()?;
+            out.sort();
+            Ok(out)
+        })
     }
 
     /// The runs of one history key in branch order (then run id).
     pub async fn history_points(&self, key: &HistoryKey) -> Result<Vec<HistoryPoint>, Error> {
-        let sql = format!(
-            "SELECT b.id, b.label, bb.position, r.id, s.id, s.unit, s.direction \
-             FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
-             JOIN runs r ON r.build_id = b.id JOIN series s ON s.run_id = r.id \
-             WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
-               AND r.params_key = $4 AND s.metric = $5 AND {HISTORY_SERIES} \
-             ORDER BY bb.position, r.id"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(key.branch_id)
-            .bind(key.machine_id)
-            .bind(&key.benchmark)
-            .bind(&key.params_key)
-            .bind(&key.metric)
-            .fetch_all(self.sqlite_pool())
-            .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(HistoryPoint {
-                    build_id: r.try_get(0)?,
-                    label: r.try_get(1)?,
-                    position: r.try_get(2)?,
-                    run_id: r.try_get(3)?,
-                    series_id: r.try_get(4)?,
-                    unit: r.try_get(5)?,
-                    direction: r.try_get(6)?,
+        with_pool!(self, |pool| {
+            let sql = format!(
+                "SELECT b.id, b.label, bb.position, r.id, s.id, s.unit, s.direction \
+                 FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
+                 JOIN runs r ON r.build_id = b.id JOIN series s ON s.run_id = r.id \
+                 WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
+                   AND r.params_key = $4 AND s.metric = $5 AND {HISTORY_SERIES} \
+                 ORDER BY bb.position, r.id"
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(key.branch_id)
+                .bind(key.machine_id)
+                .bind(&key.benchmark)
+                .bind(&key.params_key)
+                .bind(&key.metric)
+                .fetch_all(pool)
+                .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(HistoryPoint {
+                        build_id: r.try_get(0)?,
+                        label: r.try_get(1)?,
+                        position: r.try_get(2)?,
+                        run_id: r.try_get(3)?,
+                        series_id: r.try_get(4)?,
+                        unit: r.try_get(5)?,
+                        direction: r.try_get(6)?,
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        })
     }
 }
 
-fn key_of(r: &sqlx::sqlite::SqliteRow) -> Result<HistoryKey, Error> {
+fn key_of<R: sqlx::Row>(r: &R) -> Result<HistoryKey, Error>
+where
+    usize: sqlx::ColumnIndex<R>,
+    i64: for<'a> sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+    String: for<'a> sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+{
     Ok(HistoryKey {
         branch_id: r.try_get(0)?,
         branch: r.try_get(1)?,
@@ -395,27 +417,29 @@ pub struct WholeRunSeries {
 impl Store {
     /// Every whole-run series with at least `min_n` samples, by run id then metric.
     pub async fn whole_run_series(&self, min_n: i64) -> Result<Vec<WholeRunSeries>, Error> {
-        let sql = format!(
-            "SELECT s.id, r.id, r.benchmark, s.metric, s.unit, s.direction, s.n \
-             FROM runs r JOIN series s ON s.run_id = r.id \
-             WHERE {HISTORY_SERIES} AND s.n >= $1 ORDER BY r.id, s.metric"
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(min_n)
-            .fetch_all(self.sqlite_pool())
-            .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(WholeRunSeries {
-                    series_id: r.try_get(0)?,
-                    run_id: r.try_get(1)?,
-                    benchmark: r.try_get(2)?,
-                    metric: r.try_get(3)?,
-                    unit: r.try_get(4)?,
-                    direction: r.try_get(5)?,
-                    n: r.try_get(6)?,
+        with_pool!(self, |pool| {
+            let sql = format!(
+                "SELECT s.id, r.id, r.benchmark, s.metric, s.unit, s.direction, s.n \
+                 FROM runs r JOIN series s ON s.run_id = r.id \
+                 WHERE {HISTORY_SERIES} AND s.n >= $1 ORDER BY r.id, s.metric"
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(min_n)
+                .fetch_all(pool)
+                .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(WholeRunSeries {
+                        series_id: r.try_get(0)?,
+                        run_id: r.try_get(1)?,
+                        benchmark: r.try_get(2)?,
+                        metric: r.try_get(3)?,
+                        unit: r.try_get(4)?,
+                        direction: r.try_get(5)?,
+                        n: r.try_get(6)?,
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        })
     }
 }

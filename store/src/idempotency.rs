@@ -1,6 +1,7 @@
 //! Upload idempotency keys: per token, the run an earlier request with the same key stored.
 
 use crate::import::existing_outcome;
+use crate::with_pool;
 use crate::{Error, ImportOutcome, Store, now};
 
 impl Store {
@@ -11,24 +12,26 @@ impl Store {
         token_id: i64,
         key: &str,
     ) -> Result<Option<ImportOutcome>, Error> {
-        let pool = self.sqlite_pool();
-        let run_id: Option<i64> = sqlx::query_scalar(
-            "SELECT run_id FROM idempotency_keys WHERE token_id = $1 AND key = $2",
-        )
-        .bind(token_id)
-        .bind(key)
-        .fetch_optional(pool)
-        .await?;
-        let Some(run_id) = run_id else {
-            return Ok(None);
-        };
-        let run_ids: Vec<i64> = sqlx::query_scalar(
-            "SELECT id FROM runs WHERE import_hash = (SELECT import_hash FROM runs WHERE id = $1) ORDER BY id",
-        )
-        .bind(run_id)
-        .fetch_all(pool)
-        .await?;
-        Ok(Some(existing_outcome(pool, run_ids).await?))
+        with_pool!(self, |pool| {
+            let pool = pool;
+            let run_id: Option<i64> = sqlx::query_scalar(
+                "SELECT run_id FROM idempotency_keys WHERE token_id = $1 AND key = $2",
+            )
+            .bind(token_id)
+            .bind(key)
+            .fetch_optional(pool)
+            .await?;
+            let Some(run_id) = run_id else {
+                return Ok(None);
+            };
+            let run_ids: Vec<i64> = sqlx::query_scalar(
+                "SELECT id FROM runs WHERE import_hash = (SELECT import_hash FROM runs WHERE id = $1) ORDER BY id",
+            )
+            .bind(run_id)
+            .fetch_all(pool)
+            .await?;
+            Ok(Some(existing_outcome(self, run_ids).await?))
+        })
     }
 
     /// Remembers that `token_id`'s upload with `key` stored `run_id` (the first one stays).
@@ -38,16 +41,18 @@ impl Store {
         key: &str,
         run_id: i64,
     ) -> Result<(), Error> {
-        sqlx::query(
-            "INSERT INTO idempotency_keys (token_id, key, run_id, created_at) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (token_id, key) DO NOTHING",
-        )
-        .bind(token_id)
-        .bind(key)
-        .bind(run_id)
-        .bind(now())
-        .execute(self.sqlite_pool())
-        .await?;
-        Ok(())
+        with_pool!(self, |pool| {
+            sqlx::query(
+                "INSERT INTO idempotency_keys (token_id, key, run_id, created_at) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (token_id, key) DO NOTHING",
+            )
+            .bind(token_id)
+            .bind(key)
+            .bind(run_id)
+            .bind(now())
+            .execute(pool)
+            .await?;
+            Ok(())
+        })
     }
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicU64;
 
 use ingest::model::FastMap;
 use sha2::{Digest, Sha256};
-use sqlx::{AssertSqlSafe, Row as _, Sqlite, SqlitePool, Transaction};
+use sqlx::{AssertSqlSafe, Row as _};
 use tokio::sync::mpsc;
 
 use crate::artifacts::store_artifact;
@@ -21,7 +21,10 @@ use crate::blocks::Blocks;
 use crate::meta::{import_hash, validate_meta};
 use crate::sink::{ChannelSink, Counting, Msg};
 use crate::write::{Names, Row, TotalRole, Totals, total_role};
-use crate::{BuildMeta, Error, ImportOutcome, InputFile, RunMeta, Store, now, params_key};
+use crate::{
+    BuildMeta, Error, ImportOutcome, InputFile, RunMeta, Store, Tx, now, params_key, with_pool,
+    with_tx,
+};
 
 /// Warnings kept per file; the count beyond is still reported.
 const MAX_WARNINGS_KEPT: usize = 1000;
@@ -54,12 +57,12 @@ impl Store {
         files: &[InputFile],
         progress: Option<Arc<AtomicU64>>,
     ) -> Result<ImportOutcome, Error> {
-        import_run(self.pool(), meta, files, progress).await
+        import_run(self, meta, files, progress).await
     }
 }
 
 async fn import_run(
-    pool: &SqlitePool,
+    store: &Store,
     meta: &RunMeta,
     files: &[InputFile],
     progress: Option<Arc<AtomicU64>>,
@@ -68,7 +71,7 @@ async fn import_run(
     if files.is_empty() {
         return Err(Error::Invalid("no input files".into()));
     }
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+    let mut tx = store.begin_write().await?;
 
     // Pass 1: hash every file and store its bytes (content-addressed).
     let mut artifacts = Vec::with_capacity(files.len());
@@ -76,14 +79,15 @@ async fn import_run(
         artifacts.push(store_artifact(&mut tx, f).await?);
     }
     let import_hash = import_hash(meta, files, &artifacts);
-    let existing: Vec<i64> =
-        sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = ? ORDER BY id")
+    let existing: Vec<i64> = with_tx!(&mut tx, |t| {
+        sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = $1 ORDER BY id")
             .bind(&import_hash)
-            .fetch_all(&mut *tx)
-            .await?;
+            .fetch_all(&mut **t)
+            .await?
+    });
     if !existing.is_empty() {
         tx.rollback().await?;
-        return existing_outcome(pool, existing).await;
+        return existing_outcome(store, existing).await;
     }
 
     let build_id = upsert_build(&mut tx, &meta.build).await?;
@@ -348,21 +352,23 @@ async fn import_run(
         let warnings_json = serde_json::to_string(&file_warnings).unwrap_or_else(|_| "[]".into());
         let extra_json = serde_json::to_string(&extra).unwrap_or_else(|_| "{}".into());
         for run_id in fed {
-            sqlx::query(
-                "INSERT INTO run_artifacts (run_id, artifact_id, seq, file_name, format, meta_json, warnings_json, warning_count, extra_json) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(run_id)
-            .bind(artifact_id)
-            .bind(seq as i64)
-            .bind(&file.name)
-            .bind(summary.format)
-            .bind(&meta_json)
-            .bind(&warnings_json)
-            .bind(warning_count as i64)
-            .bind(&extra_json)
-            .execute(&mut *tx)
-            .await?;
+            with_tx!(&mut tx, |t| {
+                sqlx::query(
+                    "INSERT INTO run_artifacts (run_id, artifact_id, seq, file_name, format, meta_json, warnings_json, warning_count, extra_json) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                )
+                .bind(run_id)
+                .bind(artifact_id)
+                .bind(seq as i64)
+                .bind(&file.name)
+                .bind(summary.format)
+                .bind(&meta_json)
+                .bind(&warnings_json)
+                .bind(warning_count as i64)
+                .bind(&extra_json)
+                .execute(&mut **t)
+                .await?;
+            });
         }
         outcome.warning_count += warning_count;
         outcome
@@ -394,18 +400,22 @@ async fn import_run(
 }
 
 pub(crate) async fn existing_outcome(
-    pool: &SqlitePool,
+    store: &Store,
     run_ids: Vec<i64>,
 ) -> Result<ImportOutcome, Error> {
     let mut series = 0u64;
     let mut samples = 0u64;
     for id in &run_ids {
-        let row = sqlx::query("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM series WHERE run_id = ?")
+        let (n, total): (i64, i64) = with_pool!(store, |pool| {
+            sqlx::query_as(
+                "SELECT COUNT(*), CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM series WHERE run_id = $1",
+            )
             .bind(id)
             .fetch_one(pool)
-            .await?;
-        series += row.get::<i64, _>(0) as u64;
-        samples += row.get::<i64, _>(1) as u64;
+            .await?
+        });
+        series += n as u64;
+        samples += total as u64;
     }
     Ok(ImportOutcome {
         run_ids,
@@ -418,109 +428,115 @@ pub(crate) async fn existing_outcome(
     })
 }
 
-async fn upsert_build(tx: &mut Transaction<'_, Sqlite>, b: &BuildMeta) -> Result<i64, Error> {
-    let row = sqlx::query(
-        "SELECT id, commit_sha, kernel_version, config, cmdline FROM builds WHERE label = ?",
-    )
-    .bind(&b.label)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let Some(row) = row else {
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO builds (label, commit_sha, kernel_version, config, cmdline, created_at) \
-             VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+async fn upsert_build(tx: &mut Tx, b: &BuildMeta) -> Result<i64, Error> {
+    with_tx!(tx, |tx| {
+        let row = sqlx::query(
+            "SELECT id, commit_sha, kernel_version, config, cmdline FROM builds WHERE label = $1",
         )
         .bind(&b.label)
-        .bind(&b.commit)
-        .bind(&b.kernel_version)
-        .bind(&b.config)
-        .bind(&b.cmdline)
-        .bind(now())
-        .fetch_one(&mut **tx)
+        .fetch_optional(&mut **tx)
         .await?;
-        return Ok(id);
-    };
-    let id: i64 = row.get(0);
-    let fields = [
-        (
-            "commit",
-            "commit_sha",
-            &b.commit,
-            row.get::<Option<String>, _>(1),
-        ),
-        (
-            "kernel version",
-            "kernel_version",
-            &b.kernel_version,
-            row.get(2),
-        ),
-        ("config", "config", &b.config, row.get(3)),
-        ("boot command line", "cmdline", &b.cmdline, row.get(4)),
-    ];
-    for (what, col, given, stored) in fields {
-        match (given, stored) {
-            (Some(g), Some(s)) if *g != s => {
-                return Err(Error::Invalid(format!(
-                    "build {:?} already has a different {what} ({}); use another label for a different build",
-                    b.label,
-                    if s.len() > 40 {
-                        format!("{}...", &s[..s.floor_char_boundary(40)])
-                    } else {
-                        s
-                    }
-                )));
+        let Some(row) = row else {
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO builds (label, commit_sha, kernel_version, config, cmdline, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            )
+            .bind(&b.label)
+            .bind(&b.commit)
+            .bind(&b.kernel_version)
+            .bind(&b.config)
+            .bind(&b.cmdline)
+            .bind(now())
+            .fetch_one(&mut **tx)
+            .await?;
+            return Ok(id);
+        };
+        let id: i64 = row.get(0);
+        let fields = [
+            (
+                "commit",
+                "commit_sha",
+                &b.commit,
+                row.get::<Option<String>, _>(1),
+            ),
+            (
+                "kernel version",
+                "kernel_version",
+                &b.kernel_version,
+                row.get(2),
+            ),
+            ("config", "config", &b.config, row.get(3)),
+            ("boot command line", "cmdline", &b.cmdline, row.get(4)),
+        ];
+        for (what, col, given, stored) in fields {
+            match (given, stored) {
+                (Some(g), Some(s)) if *g != s => {
+                    return Err(Error::Invalid(format!(
+                        "build {:?} already has a different {what} ({}); use another label for a different build",
+                        b.label,
+                        if s.len() > 40 {
+                            format!("{}...", &s[..s.floor_char_boundary(40)])
+                        } else {
+                            s
+                        }
+                    )));
+                }
+                (Some(g), None) => {
+                    sqlx::query(AssertSqlSafe(format!(
+                        "UPDATE builds SET {col} = $1 WHERE id = $2"
+                    )))
+                    .bind(g)
+                    .bind(id)
+                    .execute(&mut **tx)
+                    .await?;
+                }
+                _ => {}
             }
-            (Some(g), None) => {
-                sqlx::query(AssertSqlSafe(format!(
-                    "UPDATE builds SET {col} = ? WHERE id = ?"
-                )))
-                .bind(g)
-                .bind(id)
-                .execute(&mut **tx)
-                .await?;
-            }
-            _ => {}
         }
-    }
-    Ok(id)
+        Ok(id)
+    })
 }
 
 async fn upsert_machine(
-    tx: &mut Transaction<'_, Sqlite>,
+    tx: &mut Tx,
     name: &str,
     facts: &BTreeMap<String, String>,
 ) -> Result<i64, Error> {
-    let id: i64 = match sqlx::query_scalar::<_, i64>("SELECT id FROM machines WHERE name = ?")
-        .bind(name)
-        .fetch_optional(&mut **tx)
-        .await?
-    {
-        Some(id) => id,
-        None => {
-            sqlx::query_scalar("INSERT INTO machines (name, created_at) VALUES (?, ?) RETURNING id")
+    with_tx!(tx, |tx| {
+        let id: i64 = match sqlx::query_scalar::<_, i64>("SELECT id FROM machines WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await?
+        {
+            Some(id) => id,
+            None => {
+                sqlx::query_scalar(
+                    "INSERT INTO machines (name, created_at) VALUES ($1, $2) RETURNING id",
+                )
                 .bind(name)
                 .bind(now())
                 .fetch_one(&mut **tx)
                 .await?
+            }
+        };
+        for (k, v) in facts {
+            sqlx::query(
+                "INSERT INTO machine_facts (machine_id, key, value) VALUES ($1, $2, $3) \
+                 ON CONFLICT (machine_id, key) DO UPDATE SET value = excluded.value",
+            )
+            .bind(id)
+            .bind(k)
+            .bind(v)
+            .execute(&mut **tx)
+            .await?;
         }
-    };
-    for (k, v) in facts {
-        sqlx::query(
-            "INSERT INTO machine_facts (machine_id, key, value) VALUES (?, ?, ?) \
-             ON CONFLICT (machine_id, key) DO UPDATE SET value = excluded.value",
-        )
-        .bind(id)
-        .bind(k)
-        .bind(v)
-        .execute(&mut **tx)
-        .await?;
-    }
-    Ok(id)
+        Ok(id)
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
 async fn insert_run(
-    tx: &mut Transaction<'_, Sqlite>,
+    tx: &mut Tx,
     build_id: i64,
     machine_id: i64,
     meta: &RunMeta,
@@ -529,28 +545,30 @@ async fn insert_run(
     import_hash: &str,
     created_at: i64,
 ) -> Result<i64, Error> {
-    let content_hash = hex::encode(Sha256::digest(format!("{import_hash}\0{pkey}").as_bytes()));
-    let run_id: i64 = sqlx::query_scalar(
-        "INSERT INTO runs (build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(build_id)
-    .bind(machine_id)
-    .bind(&meta.benchmark)
-    .bind(pkey)
-    .bind(content_hash)
-    .bind(import_hash)
-    .bind(meta.token_id)
-    .bind(created_at)
-    .fetch_one(&mut **tx)
-    .await?;
-    for (k, v) in params {
-        sqlx::query("INSERT INTO run_params (run_id, key, value) VALUES (?, ?, ?)")
-            .bind(run_id)
-            .bind(k)
-            .bind(v)
-            .execute(&mut **tx)
-            .await?;
-    }
-    Ok(run_id)
+    with_tx!(tx, |tx| {
+        let content_hash = hex::encode(Sha256::digest(format!("{import_hash}\0{pkey}").as_bytes()));
+        let run_id: i64 = sqlx::query_scalar(
+            "INSERT INTO runs (build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+        )
+        .bind(build_id)
+        .bind(machine_id)
+        .bind(&meta.benchmark)
+        .bind(pkey)
+        .bind(content_hash)
+        .bind(import_hash)
+        .bind(meta.token_id)
+        .bind(created_at)
+        .fetch_one(&mut **tx)
+        .await?;
+        for (k, v) in params {
+            sqlx::query("INSERT INTO run_params (run_id, key, value) VALUES ($1, $2, $3)")
+                .bind(run_id)
+                .bind(k)
+                .bind(v)
+                .execute(&mut **tx)
+                .await?;
+        }
+        Ok(run_id)
+    })
 }

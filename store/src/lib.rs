@@ -11,6 +11,7 @@ mod bisect;
 mod blocks;
 mod browse;
 mod comparison;
+mod engine;
 mod error;
 mod hardening;
 mod history;
@@ -23,9 +24,13 @@ mod runs;
 mod series;
 mod shares;
 mod sink;
+#[cfg(feature = "test-support")]
+pub mod testing;
 mod tokens;
 mod upgrade;
 mod write;
+
+use engine::{Backend, Tx, WritePool, with_pool, with_tx};
 
 pub use alerts::{ALERT_STATES, Alert, AlertFilter, AlertGroup, NewAlert, Triage};
 pub use bisect::{NewStep, StepRow};
@@ -41,7 +46,7 @@ pub use meta::{
     BuildMeta, ImportOutcome, InputFile, RunMeta, Source, escape_bidi, find_bidi, is_bidi_control,
     params_key, safe_file_name,
 };
-pub use open::SQLITE_MIGRATOR;
+pub use open::{POSTGRES_MIGRATOR, SQLITE_MIGRATOR, is_postgres_url};
 pub use runs::{RunArtifact, RunInfo, RunQuery, RunSeries, RunSummary};
 pub use series::NewSeries;
 pub use shares::{NewShare, StoredShare};
@@ -54,30 +59,25 @@ pub struct Store {
     backend: Backend,
 }
 
-/// The engine behind a [`Store`]; one variant per supported database.
-#[derive(Clone, Debug)]
-enum Backend {
-    Sqlite(sqlx::SqlitePool),
-}
-
 impl Store {
-    /// The SQLite pool behind this store.
-    fn pool(&self) -> &sqlx::SqlitePool {
+    /// The SQLite pool, for tests and benchmarks that build or inspect a database with raw SQL
+    /// (the `test-support` feature: nothing else may bypass the store). Panics on PostgreSQL.
+    #[cfg(feature = "test-support")]
+    pub fn sqlite_pool(&self) -> &sqlx::SqlitePool {
         match &self.backend {
             Backend::Sqlite(p) => p,
+            Backend::Postgres(_) => panic!("sqlite_pool() on a PostgreSQL store"),
         }
     }
 
-    /// The pool, for tests and benchmarks that build or inspect a database with raw SQL
-    /// (public only with the `test-support` feature: nothing else may bypass the store).
+    /// The PostgreSQL pool, for tests that inspect a database with raw SQL (`test-support`).
+    /// Panics on SQLite.
     #[cfg(feature = "test-support")]
-    pub fn sqlite_pool(&self) -> &sqlx::SqlitePool {
-        self.pool()
-    }
-
-    #[cfg(not(feature = "test-support"))]
-    pub(crate) fn sqlite_pool(&self) -> &sqlx::SqlitePool {
-        self.pool()
+    pub fn pg_pool(&self) -> &sqlx::PgPool {
+        match &self.backend {
+            Backend::Postgres(p) => p,
+            Backend::Sqlite(_) => panic!("pg_pool() on a SQLite store"),
+        }
     }
 
     /// A store over a pool opened by [`Store::open`] (the `test-support` feature).
@@ -88,11 +88,9 @@ impl Store {
         }
     }
 
-    /// Closes every connection (checkpointing the WAL on the last one).
+    /// Closes every connection (checkpointing SQLite's WAL on the last one).
     pub async fn close(&self) {
-        match &self.backend {
-            Backend::Sqlite(p) => p.close().await,
-        }
+        with_pool!(self, |p| p.close().await)
     }
 }
 

@@ -1,8 +1,11 @@
-//! Opening a database: the connection options, the pool and the embedded migrations.
+//! Opening a database: the connection options, the pool and the embedded migrations of each
+//! engine. A `postgres://` or `postgresql://` URL means PostgreSQL; anything else (a path or a
+//! `sqlite:` URL) means SQLite.
 
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 use crate::{Backend, Error, Store};
@@ -11,14 +14,27 @@ use crate::{Backend, Error, Store};
 /// change: sqlx refuses a database whose applied migrations' checksums differ.
 pub static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 
+/// The embedded PostgreSQL migrations (`migrations/postgres/`), the same schema in
+/// PostgreSQL's types (BIGINT ids, BYTEA, byte-order text).
+pub static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
+
+/// True when `db` names a PostgreSQL database rather than a SQLite file.
+pub fn is_postgres_url(db: &str) -> bool {
+    db.starts_with("postgres://") || db.starts_with("postgresql://")
+}
+
 impl Store {
-    /// Opens (creating if needed) the database at `path` with WAL, foreign keys and a busy
-    /// timeout, and applies the migrations. `path` may be a file path or a `sqlite:` URL.
-    pub async fn open(path: &str) -> Result<Store, Error> {
-        let url = if path.starts_with("sqlite:") {
-            path.to_string()
+    /// Opens (creating if needed) the database `db` and applies the migrations. `db` is a
+    /// PostgreSQL URL, a SQLite file path or a `sqlite:` URL; SQLite runs with WAL, foreign
+    /// keys and a busy timeout.
+    pub async fn open(db: &str) -> Result<Store, Error> {
+        if is_postgres_url(db) {
+            return open_postgres(db).await;
+        }
+        let url = if db.starts_with("sqlite:") {
+            db.to_string()
         } else {
-            format!("sqlite://{path}")
+            format!("sqlite://{db}")
         };
         let opts = SqliteConnectOptions::from_str(&url)?
             .create_if_missing(true)
@@ -36,4 +52,20 @@ impl Store {
             backend: Backend::Sqlite(pool),
         })
     }
+}
+
+/// PostgreSQL: the database must exist (it is the server's to create, with its owner and
+/// backups); the schema is created or migrated in it. Migrations take sqlx's own lock, so
+/// servers starting together migrate once.
+async fn open_postgres(url: &str) -> Result<Store, Error> {
+    let opts = PgConnectOptions::from_str(url)?.application_name("quiescent");
+    let pool = PgPoolOptions::new()
+        .max_connections(8)
+        .acquire_timeout(Duration::from_secs(30))
+        .connect_with(opts)
+        .await?;
+    POSTGRES_MIGRATOR.run(&pool).await?;
+    Ok(Store {
+        backend: Backend::Postgres(pool),
+    })
 }

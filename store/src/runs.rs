@@ -6,6 +6,7 @@ use serde::Serialize;
 use sqlx::Row as _;
 
 use crate::browse::Build;
+use crate::with_pool;
 use crate::{Error, Store};
 
 /// One line of a run list.
@@ -79,97 +80,108 @@ pub struct RunArtifact {
 impl Store {
     /// Runs matching `q`, with their series and sample counts.
     pub async fn runs(&self, q: &RunQuery<'_>) -> Result<Vec<RunSummary>, Error> {
-        let some = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_string);
-        let sql = format!(
-            "SELECT r.id, b.label AS build, m.name AS machine, r.benchmark, r.params_key, r.created_at, \
-                    (SELECT COALESCE(SUM(json_array_length(s.series)), 0) FROM series_block s WHERE s.run_id = r.id) AS series, \
-                    (SELECT COALESCE(SUM(n), 0) FROM series_block s WHERE s.run_id = r.id) AS samples \
-             FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id \
-             WHERE (?1 IS NULL OR b.label = ?1) AND (?2 IS NULL OR m.name = ?2) \
-               AND (?3 IS NULL OR r.benchmark = ?3) \
-             ORDER BY r.id {} LIMIT ?4",
-            if q.newest_first { "DESC" } else { "ASC" }
-        );
-        Ok(sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(sql))
-            .bind(some(q.build))
-            .bind(some(q.machine))
-            .bind(some(q.benchmark))
-            .bind(q.limit.unwrap_or(-1))
-            .fetch_all(self.pool())
-            .await?)
+        with_pool!(self, |pool| {
+            let some = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_string);
+            let sql = format!(
+                "SELECT r.id, b.label AS build, m.name AS machine, r.benchmark, r.params_key, r.created_at, \
+                        (SELECT CAST(COALESCE(SUM(json_array_length({series})), 0) AS BIGINT) FROM series_block s WHERE s.run_id = r.id) AS series, \
+                        (SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM series_block s WHERE s.run_id = r.id) AS samples \
+                 FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id \
+                 WHERE ($1 IS NULL OR b.label = $1) AND ($2 IS NULL OR m.name = $2) \
+                   AND ($3 IS NULL OR r.benchmark = $3) \
+                 ORDER BY r.id {} LIMIT $4",
+                if q.newest_first { "DESC" } else { "ASC" },
+                series = if self.is_postgres() {
+                    "s.series::json"
+                } else {
+                    "s.series"
+                },
+            );
+            Ok(sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(sql))
+                .bind(some(q.build))
+                .bind(some(q.machine))
+                .bind(some(q.benchmark))
+                .bind(q.limit.unwrap_or(i64::MAX))
+                .fetch_all(pool)
+                .await?)
+        })
     }
 
     /// One run's facts; `None` when it does not exist.
     pub async fn run(&self, id: i64) -> Result<Option<RunInfo>, Error> {
-        let pool = self.pool();
-        let Some(r) = sqlx::query(
-            "SELECT r.build_id, m.id, m.name, r.benchmark, r.created_at, t.name \
-             FROM runs r JOIN machines m ON m.id = r.machine_id LEFT JOIN tokens t ON t.id = r.token_id \
-             WHERE r.id = ?",
-        )
-        .bind(id)
-        .fetch_optional(pool)
-        .await?
-        else {
-            return Ok(None);
-        };
-        let build = self
-            .build_by_id(r.get(0))
+        with_pool!(self, |pool| {
+            let pool = pool;
+            let Some(r) = sqlx::query(
+                "SELECT r.build_id, m.id, m.name, r.benchmark, r.created_at, t.name \
+                 FROM runs r JOIN machines m ON m.id = r.machine_id LEFT JOIN tokens t ON t.id = r.token_id \
+                 WHERE r.id = $1",
+            )
+            .bind(id)
+            .fetch_optional(pool)
             .await?
-            .ok_or_else(|| Error::Corrupt(format!("run {id} refers to a missing build")))?;
-        let machine_id: i64 = r.get(1);
-        let machine_facts = self
-            .machine_facts(Some(machine_id))
+            else {
+                return Ok(None);
+            };
+            let build = self
+                .build_by_id(r.get(0))
+                .await?
+                .ok_or_else(|| Error::Corrupt(format!("run {id} refers to a missing build")))?;
+            let machine_id: i64 = r.get(1);
+            let machine_facts = self
+                .machine_facts(Some(machine_id))
+                .await?
+                .remove(&machine_id)
+                .unwrap_or_default();
+            let params: BTreeMap<String, String> = sqlx::query_as::<_, (String, String)>(
+                "SELECT key, value FROM run_params WHERE run_id = $1 ORDER BY key",
+            )
+            .bind(id)
+            .fetch_all(pool)
             .await?
-            .remove(&machine_id)
-            .unwrap_or_default();
-        let params: BTreeMap<String, String> = sqlx::query_as::<_, (String, String)>(
-            "SELECT key, value FROM run_params WHERE run_id = ? ORDER BY key",
-        )
-        .bind(id)
-        .fetch_all(pool)
-        .await?
-        .into_iter()
-        .collect();
-        Ok(Some(RunInfo {
-            id,
-            build,
-            machine: r.get(2),
-            machine_facts,
-            benchmark: r.get(3),
-            params,
-            created_at: r.get(4),
-            uploaded_by: r.get(5),
-        }))
+            .into_iter()
+            .collect();
+            Ok(Some(RunInfo {
+                id,
+                build,
+                machine: r.get(2),
+                machine_facts,
+                benchmark: r.get(3),
+                params,
+                created_at: r.get(4),
+                uploaded_by: r.get(5),
+            }))
+        })
     }
 
     /// A run's series with their samples, ordered by metric, scope, label, statistic.
     pub async fn run_series(&self, run_id: i64) -> Result<Vec<RunSeries>, Error> {
-        let rows = sqlx::query(
-            "SELECT id, metric, scope, label, statistic, unit, direction FROM series \
-             WHERE run_id = ? ORDER BY metric, scope, label, statistic, id",
-        )
-        .bind(run_id)
-        .fetch_all(self.pool())
-        .await?;
-        let mut values: std::collections::HashMap<i64, Vec<f64>> =
-            self.run_values(run_id).await?.into_iter().collect();
-        Ok(rows
-            .into_iter()
-            .map(|r| {
-                let id: i64 = r.get(0);
-                RunSeries {
-                    id,
-                    metric: r.get(1),
-                    scope: r.get(2),
-                    label: r.get(3),
-                    statistic: r.get(4),
-                    unit: r.get(5),
-                    direction: r.get(6),
-                    values: values.remove(&id).unwrap_or_default(),
-                }
-            })
-            .collect())
+        with_pool!(self, |pool| {
+            let rows = sqlx::query(
+                "SELECT id, metric, scope, label, statistic, unit, direction FROM series \
+                 WHERE run_id = $1 ORDER BY metric, scope, label, statistic, id",
+            )
+            .bind(run_id)
+            .fetch_all(pool)
+            .await?;
+            let mut values: std::collections::HashMap<i64, Vec<f64>> =
+                self.run_values(run_id).await?.into_iter().collect();
+            Ok(rows
+                .into_iter()
+                .map(|r| {
+                    let id: i64 = r.get(0);
+                    RunSeries {
+                        id,
+                        metric: r.get(1),
+                        scope: r.get(2),
+                        label: r.get(3),
+                        statistic: r.get(4),
+                        unit: r.get(5),
+                        direction: r.get(6),
+                        values: values.remove(&id).unwrap_or_default(),
+                    }
+                })
+                .collect())
+        })
     }
 
     /// The files of a run in input order, optionally of one format only.
@@ -178,31 +190,33 @@ impl Store {
         run_id: i64,
         format: Option<&str>,
     ) -> Result<Vec<RunArtifact>, Error> {
-        let rows = sqlx::query(
-            "SELECT ra.seq, ra.artifact_id, ra.file_name, ra.format, a.size, a.sha256, ra.meta_json, \
-                    ra.warnings_json, ra.warning_count, ra.extra_json \
-             FROM run_artifacts ra JOIN artifacts a ON a.id = ra.artifact_id \
-             WHERE ra.run_id = ?1 AND (?2 IS NULL OR ra.format = ?2) ORDER BY ra.seq",
-        )
-        .bind(run_id)
-        .bind(format)
-        .fetch_all(self.pool())
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| RunArtifact {
-                seq: r.get(0),
-                artifact_id: r.get(1),
-                file_name: r.get(2),
-                format: r.get(3),
-                size: r.get(4),
-                sha256: r.get(5),
-                meta_json: r.get(6),
-                warnings_json: r.get(7),
-                warning_count: r.get(8),
-                extra_json: r.get(9),
-            })
-            .collect())
+        with_pool!(self, |pool| {
+            let rows = sqlx::query(
+                "SELECT ra.seq, ra.artifact_id, ra.file_name, ra.format, a.size, a.sha256, ra.meta_json, \
+                        ra.warnings_json, ra.warning_count, ra.extra_json \
+                 FROM run_artifacts ra JOIN artifacts a ON a.id = ra.artifact_id \
+                 WHERE ra.run_id = $1 AND ($2 IS NULL OR ra.format = $2) ORDER BY ra.seq",
+            )
+            .bind(run_id)
+            .bind(format)
+            .fetch_all(pool)
+            .await?;
+            Ok(rows
+                .into_iter()
+                .map(|r| RunArtifact {
+                    seq: r.get(0),
+                    artifact_id: r.get(1),
+                    file_name: r.get(2),
+                    format: r.get(3),
+                    size: r.get(4),
+                    sha256: r.get(5),
+                    meta_json: r.get(6),
+                    warnings_json: r.get(7),
+                    warning_count: r.get(8),
+                    extra_json: r.get(9),
+                })
+                .collect())
+        })
     }
 
     /// File number `seq` of a run as (artifact id, file name, size); `None` when absent.
@@ -211,14 +225,16 @@ impl Store {
         run_id: i64,
         seq: i64,
     ) -> Result<Option<(i64, String, i64)>, Error> {
-        Ok(sqlx::query_as(
-            "SELECT ra.artifact_id, ra.file_name, a.size FROM run_artifacts ra \
-             JOIN artifacts a ON a.id = ra.artifact_id WHERE ra.run_id = ? AND ra.seq = ?",
-        )
-        .bind(run_id)
-        .bind(seq)
-        .fetch_optional(self.pool())
-        .await?)
+        with_pool!(self, |pool| {
+            Ok(sqlx::query_as(
+                "SELECT ra.artifact_id, ra.file_name, a.size FROM run_artifacts ra \
+                 JOIN artifacts a ON a.id = ra.artifact_id WHERE ra.run_id = $1 AND ra.seq = $2",
+            )
+            .bind(run_id)
+            .bind(seq)
+            .fetch_optional(pool)
+            .await?)
+        })
     }
 
     /// Chunk `seq` of a stored artifact (chunks are numbered from 0; `None` past the end).
@@ -227,14 +243,14 @@ impl Store {
         artifact_id: i64,
         seq: i64,
     ) -> Result<Option<Vec<u8>>, Error> {
-        Ok(
-            sqlx::query_scalar(
-                "SELECT data FROM artifact_chunks WHERE artifact_id = ? AND seq = ?",
+        with_pool!(self, |pool| {
+            Ok(sqlx::query_scalar(
+                "SELECT data FROM artifact_chunks WHERE artifact_id = $1 AND seq = $2",
             )
             .bind(artifact_id)
             .bind(seq)
-            .fetch_optional(self.pool())
-            .await?,
-        )
+            .fetch_optional(pool)
+            .await?)
+        })
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::blocks::Blocks;
 use crate::write::{Names, Row};
-use crate::{Error, Store};
+use crate::{Error, Store, with_tx};
 
 /// One series to store for a run.
 #[derive(Debug, Clone)]
@@ -32,11 +32,13 @@ impl Store {
                 )));
             }
         }
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.begin_write().await?;
         let mut names = Names::load(&mut tx).await?;
-        let first: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_block")
-            .fetch_one(&mut *tx)
-            .await?;
+        let first: i64 = with_tx!(&mut tx, |t| {
+            sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_block")
+                .fetch_one(&mut **t)
+                .await?
+        });
         // One block per series, in order: series i is the only one of block first + i.
         let mut blocks = Blocks::default();
         for (i, s) in series.iter().enumerate() {

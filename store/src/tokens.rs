@@ -2,6 +2,7 @@
 //! tokens is the server's business).
 
 use crate::{Error, Store, now};
+use crate::{WritePool as _, with_pool};
 
 /// A stored token, looked up by its hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,89 +34,99 @@ pub enum Revoked {
 impl Store {
     /// Stores a token named `name` with `hash`; false (and nothing stored) when the name is taken.
     pub async fn insert_token(&self, name: &str, hash: &str) -> Result<bool, Error> {
-        let mut tx = self.sqlite_pool().begin_with("BEGIN IMMEDIATE").await?;
-        let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM tokens WHERE name = $1")
-            .bind(name)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if exists.is_some() {
-            return Ok(false);
-        }
-        sqlx::query("INSERT INTO tokens (name, hash, created_at) VALUES ($1, $2, $3)")
-            .bind(name)
-            .bind(hash)
-            .bind(now())
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(true)
+        with_pool!(self, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM tokens WHERE name = $1")
+                .bind(name)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if exists.is_some() {
+                return Ok(false);
+            }
+            sqlx::query("INSERT INTO tokens (name, hash, created_at) VALUES ($1, $2, $3)")
+                .bind(name)
+                .bind(hash)
+                .bind(now())
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(true)
+        })
     }
 
     /// Every token, oldest first, with the number of runs it uploaded.
     pub async fn tokens(&self) -> Result<Vec<TokenRow>, Error> {
-        let rows: Vec<(i64, String, i64, Option<i64>, i64)> = sqlx::query_as(
-            "SELECT t.id, t.name, t.created_at, t.revoked_at, \
-                    (SELECT COUNT(*) FROM runs r WHERE r.token_id = t.id) \
-             FROM tokens t ORDER BY t.id",
-        )
-        .fetch_all(self.sqlite_pool())
-        .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, name, created_at, revoked_at, runs)| TokenRow {
-                id,
-                name,
-                created_at,
-                revoked_at,
-                runs,
-            })
-            .collect())
+        with_pool!(self, |pool| {
+            let rows: Vec<(i64, String, i64, Option<i64>, i64)> = sqlx::query_as(
+                "SELECT t.id, t.name, t.created_at, t.revoked_at, \
+                        (SELECT COUNT(*) FROM runs r WHERE r.token_id = t.id) \
+                 FROM tokens t ORDER BY t.id",
+            )
+            .fetch_all(pool)
+            .await?;
+            Ok(rows
+                .into_iter()
+                .map(|(id, name, created_at, revoked_at, runs)| TokenRow {
+                    id,
+                    name,
+                    created_at,
+                    revoked_at,
+                    runs,
+                })
+                .collect())
+        })
     }
 
     /// Marks the token named `name` revoked (now), unless it is unknown or already revoked.
     pub async fn revoke_token(&self, name: &str) -> Result<Revoked, Error> {
-        let mut tx = self.sqlite_pool().begin_with("BEGIN IMMEDIATE").await?;
-        let row: Option<Option<i64>> =
-            sqlx::query_scalar("SELECT revoked_at FROM tokens WHERE name = $1")
+        with_pool!(self, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let row: Option<Option<i64>> =
+                sqlx::query_scalar("SELECT revoked_at FROM tokens WHERE name = $1")
+                    .bind(name)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            match row {
+                None => return Ok(Revoked::NotFound),
+                Some(Some(_)) => return Ok(Revoked::Already),
+                Some(None) => {}
+            }
+            sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE name = $2")
+                .bind(now())
                 .bind(name)
-                .fetch_optional(&mut *tx)
+                .execute(&mut *tx)
                 .await?;
-        match row {
-            None => return Ok(Revoked::NotFound),
-            Some(Some(_)) => return Ok(Revoked::Already),
-            Some(None) => {}
-        }
-        sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE name = $2")
-            .bind(now())
-            .bind(name)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(Revoked::Now)
+            tx.commit().await?;
+            Ok(Revoked::Now)
+        })
     }
 
     /// The token whose hash is `hash`, if any.
     pub async fn token_by_hash(&self, hash: &str) -> Result<Option<StoredToken>, Error> {
-        let row: Option<(i64, String, String, Option<i64>)> =
-            sqlx::query_as("SELECT id, name, hash, revoked_at FROM tokens WHERE hash = $1")
-                .bind(hash)
-                .fetch_optional(self.sqlite_pool())
-                .await?;
-        Ok(row.map(|(id, name, hash, revoked_at)| StoredToken {
-            id,
-            name,
-            hash,
-            revoked_at,
-        }))
+        with_pool!(self, |pool| {
+            let row: Option<(i64, String, String, Option<i64>)> =
+                sqlx::query_as("SELECT id, name, hash, revoked_at FROM tokens WHERE hash = $1")
+                    .bind(hash)
+                    .fetch_optional(pool)
+                    .await?;
+            Ok(row.map(|(id, name, hash, revoked_at)| StoredToken {
+                id,
+                name,
+                hash,
+                revoked_at,
+            }))
+        })
     }
 
     /// The name of the token (the rig) that uploaded run `run_id`, if it was uploaded.
     pub async fn uploader_name(&self, run_id: i64) -> Result<Option<String>, Error> {
-        Ok(sqlx::query_scalar(
-            "SELECT t.name FROM runs r JOIN tokens t ON t.id = r.token_id WHERE r.id = $1",
-        )
-        .bind(run_id)
-        .fetch_optional(self.sqlite_pool())
-        .await?)
+        with_pool!(self, |pool| {
+            Ok(sqlx::query_scalar(
+                "SELECT t.name FROM runs r JOIN tokens t ON t.id = r.token_id WHERE r.id = $1",
+            )
+            .bind(run_id)
+            .fetch_optional(pool)
+            .await?)
+        })
     }
 }

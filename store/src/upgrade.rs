@@ -29,7 +29,7 @@ pub(crate) async fn pack_v1_samples(pool: &SqlitePool) -> Result<(), Error> {
     while lo <= max {
         let hi = lo + SERIES_PER_ROUND;
         let rows: Vec<(i64, f64)> = sqlx::query_as(
-            "SELECT series_id, value FROM samples_v1 WHERE series_id >= ? AND series_id < ? \
+            "SELECT series_id, value FROM samples_v1 WHERE series_id >= $1 AND series_id < $2 \
              ORDER BY series_id, idx",
         )
         .bind(lo)
@@ -39,7 +39,7 @@ pub(crate) async fn pack_v1_samples(pool: &SqlitePool) -> Result<(), Error> {
         for g in rows.chunk_by(|a, b| a.0 == b.0) {
             let vals: Vec<f64> = g.iter().map(|&(_, v)| v).collect();
             sqlx::query(
-                "UPDATE series_block SET vals = ?, n = ?, series = json_array(json_array(series ->> '$[0][0]', ?)) WHERE id = ?",
+                "UPDATE series_block SET vals = $1, n = $2, series = json_array(json_array(series ->> '$[0][0]', $3)) WHERE id = $4",
             )
                 .bind(pack(&vals))
                 .bind(vals.len() as i64)

@@ -3,9 +3,11 @@
 //! profiles.
 
 use ingest::model::FastMap;
-use sqlx::{AssertSqlSafe, SqliteConnection};
+use std::fmt::Write as _;
 
-use crate::Error;
+use sqlx::AssertSqlSafe;
+
+use crate::{Error, Tx, with_tx};
 
 /// Names per INSERT statement.
 const NAMES_PER_STMT: usize = 2000;
@@ -42,10 +44,12 @@ pub(crate) struct Names {
 }
 
 impl Names {
-    pub(crate) async fn load(conn: &mut SqliteConnection) -> Result<Names, Error> {
-        let rows: Vec<(i64, String)> = sqlx::query_as("SELECT id, name FROM names")
-            .fetch_all(&mut *conn)
-            .await?;
+    pub(crate) async fn load(tx: &mut Tx) -> Result<Names, Error> {
+        let rows: Vec<(i64, String)> = with_tx!(tx, |t| {
+            sqlx::query_as("SELECT id, name FROM names")
+                .fetch_all(&mut **t)
+                .await?
+        });
         let mut ids = FastMap::default();
         let mut next = 1u32;
         for (id, name) in rows {
@@ -78,17 +82,20 @@ impl Names {
     }
 
     /// Writes the names allocated since the last flush.
-    pub(crate) async fn flush(&mut self, conn: &mut SqliteConnection) -> Result<(), Error> {
+    pub(crate) async fn flush(&mut self, tx: &mut Tx) -> Result<(), Error> {
         for chunk in self.new.chunks(NAMES_PER_STMT) {
             let mut sql = String::from("INSERT INTO names (id, name) VALUES ");
             for i in 0..chunk.len() {
-                sql.push_str(if i == 0 { "(?,?)" } else { ",(?,?)" });
+                let sep = if i == 0 { "" } else { "," };
+                let _ = write!(sql, "{sep}(${},${})", 2 * i + 1, 2 * i + 2);
             }
-            let mut q = sqlx::query(AssertSqlSafe(sql));
-            for (id, name) in chunk {
-                q = q.bind(*id as i64).bind(&**name);
-            }
-            q.execute(&mut *conn).await?;
+            with_tx!(&mut *tx, |t| {
+                let mut q = sqlx::query(AssertSqlSafe(sql));
+                for (id, name) in chunk {
+                    q = q.bind(*id as i64).bind(&**name);
+                }
+                q.execute(&mut **t).await?;
+            });
         }
         self.new.clear();
         Ok(())

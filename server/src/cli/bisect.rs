@@ -488,8 +488,8 @@ fn command_name(cmd: &[String]) -> String {
 }
 
 pub async fn run_log(args: BisectLogArgs) -> anyhow::Result<ExitCode> {
-    if !args.db.db.is_file() {
-        anyhow::bail!("no database at {}", args.db.db.display());
+    if !args.db.exists() {
+        anyhow::bail!("no database at {}", args.db.shown());
     }
     if let Some(c) = &args.commit
         && !c.bytes().all(|b| b.is_ascii_hexdigit())

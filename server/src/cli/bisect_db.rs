@@ -11,11 +11,14 @@ use store::{BuildMeta, InputFile, NewStep, RunMeta, Store};
 use super::bisect::{RefSeries, SeriesName};
 use crate::report::{self, Selection};
 
-/// Opens (creating and migrating) the database at `path`.
+/// Opens (creating and migrating) the database at `path` (a file or a PostgreSQL URL).
 pub async fn open(path: &Path) -> anyhow::Result<Store> {
-    Store::open(&path.display().to_string())
-        .await
-        .with_context(|| format!("opening database {}", path.display()))
+    Store::open(&path.to_string_lossy()).await.with_context(|| {
+        format!(
+            "opening database {}",
+            crate::config::show_db(&path.to_string_lossy())
+        )
+    })
 }
 
 /// The sample series of a build (label or commit id), pooled over its runs on `machine` (any

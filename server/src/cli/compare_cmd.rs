@@ -137,12 +137,12 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             !args.per_cpu,
         )
     } else {
-        if !args.db.db.exists() {
+        if !args.db.exists() {
             anyhow::bail!(
                 "{:?} and {:?} are not files, and there is no database at {} to look builds up in",
                 args.base,
                 head,
-                args.db.db.display()
+                args.db.shown()
             );
         }
         let store = args.db.open_existing_store().await?;

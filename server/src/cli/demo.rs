@@ -584,15 +584,24 @@ fn entries() -> Vec<Entry> {
 }
 
 pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
-    remove_db(&args.db)?;
-    let store = crate::cli::open_store(&crate::config::DbArgs {
+    let db_args = crate::config::DbArgs {
         db: args.db.clone(),
-    })
-    .await?;
+    };
+    if !db_args.is_postgres() {
+        remove_db(&args.db)?;
+    }
+    let store = crate::cli::open_store(&db_args).await?;
+    // A shared PostgreSQL database is not ours to empty: the demo goes into an empty one.
+    if db_args.is_postgres() && store.generation().await? != 0 {
+        anyhow::bail!(
+            "database {} already holds runs; the demo needs an empty database",
+            db_args.shown()
+        );
+    }
     let stored = build_demo(&store, true).await?;
     println!(
         "demo database {}: {} runs, {} series, {} samples from {} bundled files",
-        args.db.display(),
+        db_args.shown(),
         stored.runs,
         stored.series,
         stored.samples,

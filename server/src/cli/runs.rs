@@ -50,7 +50,7 @@ pub async fn run(args: RunsArgs) -> anyhow::Result<ExitCode> {
         ]);
     }
     if rows.is_empty() {
-        println!("no runs stored in {}", args.db.db.display());
+        println!("no runs stored in {}", args.db.shown());
     } else {
         println!("{table}");
     }

@@ -88,13 +88,16 @@ async fn not_found(uri: axum::http::Uri) -> AppError {
 pub async fn serve(db: &DbArgs, mut config: ServeArgs) -> anyhow::Result<()> {
     let store = db.open_existing_store().await?;
     if config.spool_dir.is_none() {
-        config.spool_dir = Some(limits::default_spool_dir(&db.db));
+        config.spool_dir = Some(if db.is_postgres() {
+            // Several servers may share the database (and a machine): one spool each.
+            std::env::temp_dir().join(format!("quiescent-spool-{}", std::process::id()))
+        } else {
+            limits::default_spool_dir(&db.db)
+        });
     }
+    let shown = db.shown();
     serve_pool(store, config, |addr| {
-        println!(
-            "quiescent is serving http://{addr}/ (database {})",
-            db.db.display()
-        );
+        println!("quiescent is serving http://{addr}/ (database {shown})");
     })
     .await
 }

@@ -1,0 +1,131 @@
+//! The engines behind a [`Store`]: SQLite (the embedded default) and PostgreSQL (the shared
+//! store), one pool or transaction type each.
+//!
+//! SQL is written once where both engines accept it (`$1` placeholders, `ON CONFLICT`,
+//! `RETURNING`, BIGINT ids), and the statement is compiled once per engine by [`with_pool!`] and
+//! [`with_tx!`], which expand their body in a `match` arm per engine: every type a query binds or
+//! decodes is then a concrete sqlx type, never a generic bound. Where the engines' SQL differs
+//! the caller asks [`Store::is_postgres`] or [`Tx::is_postgres`].
+
+use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+
+use crate::{Error, Store};
+
+/// The engine behind a [`Store`]; one variant per supported database.
+#[derive(Clone, Debug)]
+pub(crate) enum Backend {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// A write transaction of either engine, begun by [`Store::begin_write`].
+pub(crate) enum Tx {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+/// The key of the PostgreSQL advisory lock every write transaction takes (`"quiesce"` in
+/// ASCII): writers queue on it as SQLite's `BEGIN IMMEDIATE` makes them queue, so the import's
+/// id allocation and duplicate checks stay correct with any number of servers on one database.
+pub(crate) const WRITE_LOCK: i64 = 0x7175_6965_7363_65;
+
+/// Runs `$body` with `$pool` bound to the store's pool, compiled once per engine.
+macro_rules! with_pool {
+    ($store:expr, |$pool:ident| $body:expr) => {
+        match &$store.backend {
+            $crate::engine::Backend::Sqlite($pool) => $body,
+            $crate::engine::Backend::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// Runs `$body` with `$tx` bound to the transaction (`&mut Transaction<'static, _>`; statements
+/// execute on `&mut **$tx`), compiled once per engine.
+macro_rules! with_tx {
+    ($t:expr, |$tx:ident| $body:expr) => {
+        match $t {
+            $crate::engine::Tx::Sqlite($tx) => $body,
+            $crate::engine::Tx::Postgres($tx) => $body,
+        }
+    };
+}
+
+pub(crate) use {with_pool, with_tx};
+
+/// A pool that begins write transactions holding the database's write lock until they end:
+/// SQLite's `BEGIN IMMEDIATE`, or PostgreSQL's transaction-scoped advisory lock
+/// [`WRITE_LOCK`].
+pub(crate) trait WritePool {
+    type Db: sqlx::Database;
+    fn begin_write(
+        &self,
+    ) -> impl Future<Output = Result<Transaction<'static, Self::Db>, Error>> + Send;
+}
+
+impl WritePool for SqlitePool {
+    type Db = Sqlite;
+    async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>, Error> {
+        Ok(self.begin_with("BEGIN IMMEDIATE").await?)
+    }
+}
+
+impl WritePool for PgPool {
+    type Db = Postgres;
+    async fn begin_write(&self) -> Result<Transaction<'static, Postgres>, Error> {
+        let mut tx = self.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(WRITE_LOCK)
+            .execute(&mut *tx)
+            .await?;
+        Ok(tx)
+    }
+}
+
+impl Store {
+    /// Begins a write transaction (see [`WritePool`]).
+    pub(crate) async fn begin_write(&self) -> Result<Tx, Error> {
+        Ok(match &self.backend {
+            Backend::Sqlite(p) => Tx::Sqlite(p.begin_write().await?),
+            Backend::Postgres(p) => Tx::Postgres(p.begin_write().await?),
+        })
+    }
+
+    /// True on PostgreSQL, for the few statements whose SQL differs between the engines.
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
+    }
+
+    /// The engine's name, as `serve` logs it and `/healthz` may report it.
+    pub fn engine(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite(_) => "sqlite",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+}
+
+impl Tx {
+    pub(crate) async fn commit(self) -> Result<(), Error> {
+        with_tx!(self, |tx| tx.commit().await?);
+        Ok(())
+    }
+
+    pub(crate) async fn rollback(self) -> Result<(), Error> {
+        with_tx!(self, |tx| tx.rollback().await?);
+        Ok(())
+    }
+
+    pub(crate) fn is_postgres(&self) -> bool {
+        matches!(self, Tx::Postgres(_))
+    }
+}
+
+/// The ids of a JSON array bound as parameter `$n`, as a subquery for `IN`: `json_each` on
+/// SQLite, `jsonb_array_elements_text` on PostgreSQL (one parameter whatever the count).
+pub(crate) fn json_ids(postgres: bool, n: usize) -> String {
+    if postgres {
+        format!("(SELECT value::BIGINT FROM jsonb_array_elements_text(${n}::jsonb))")
+    } else {
+        format!("(SELECT value FROM json_each(${n}))")
+    }
+}
