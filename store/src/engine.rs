@@ -5,7 +5,7 @@
 //! `RETURNING`, BIGINT ids), and the statement is compiled once per engine by [`with_pool!`] and
 //! [`with_tx!`], which expand their body in a `match` arm per engine: every type a query binds or
 //! decodes is then a concrete sqlx type, never a generic bound. Where the engines' SQL differs
-//! the caller asks [`Store::is_postgres`] or [`Tx::is_postgres`].
+//! the caller asks [`Store::is_postgres`].
 
 use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
 
@@ -113,10 +113,6 @@ impl Tx {
     pub(crate) async fn rollback(self) -> Result<(), Error> {
         with_tx!(self, |tx| tx.rollback().await?);
         Ok(())
-    }
-
-    pub(crate) fn is_postgres(&self) -> bool {
-        matches!(self, Tx::Postgres(_))
     }
 }
 

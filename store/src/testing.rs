@@ -6,7 +6,6 @@
 //! Without PostgreSQL the tests that need it say loudly that they were skipped, except under
 //! `CI=true`, where a missing PostgreSQL fails the run.
 
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -112,21 +111,40 @@ fn find_bin_dir() -> Option<PathBuf> {
     dirs.pop()
 }
 
-/// The uid and gid to run PostgreSQL as: the `postgres` user when running as root (the server
-/// refuses to run as root), else ourselves.
+/// The uid and gid of the `postgres` user when running as root (the server refuses to run as
+/// root), else None (run as ourselves).
 fn run_as() -> Option<(u32, u32)> {
-    // SAFETY: geteuid has no preconditions; getpwnam returns a pointer to static storage or null,
-    // read at once.
-    unsafe {
-        if libc::geteuid() != 0 {
-            return None;
-        }
-        let pw = libc::getpwnam(c"postgres".as_ptr());
-        if pw.is_null() {
-            return None;
-        }
-        Some(((*pw).pw_uid, (*pw).pw_gid))
+    use std::os::unix::fs::MetadataExt as _;
+    if std::fs::metadata("/proc/self").ok()?.uid() != 0 {
+        return None;
     }
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() > 3 && f[0] == "postgres")
+            .then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?)))?
+    })
+}
+
+/// A command for `program` run through `setpriv`: as the `postgres` user when `owner` is
+/// given, and (`die_with_us`) sent SIGINT when this process dies, so that no server outlives
+/// the tests that started it.
+fn privileged(program: &Path, owner: Option<(u32, u32)>, die_with_us: bool) -> Command {
+    let mut cmd = Command::new("setpriv");
+    if owner.is_some() {
+        cmd.args([
+            "--reuid",
+            "postgres",
+            "--regid",
+            "postgres",
+            "--init-groups",
+        ]);
+    }
+    if die_with_us {
+        cmd.args(["--pdeathsig", "INT"]);
+    }
+    cmd.arg("--").arg(program);
+    cmd
 }
 
 fn start_cluster(bin: &Path) -> Result<PgServer, String> {
@@ -141,7 +159,7 @@ fn start_cluster(bin: &Path) -> Result<PgServer, String> {
             .map_err(|e| format!("chown {}: {e}", dir.display()))?;
     }
     let data = dir.join("data");
-    let mut initdb = Command::new(bin.join("initdb"));
+    let mut initdb = privileged(&bin.join("initdb"), owner, false);
     initdb
         .args([
             "-A",
@@ -157,9 +175,6 @@ fn start_cluster(bin: &Path) -> Result<PgServer, String> {
         .arg(&data)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    if let Some((uid, gid)) = owner {
-        initdb.uid(uid).gid(gid);
-    }
     let out = initdb.output().map_err(|e| format!("initdb: {e}"))?;
     if !out.status.success() {
         return Err(format!(
@@ -175,7 +190,7 @@ fn start_cluster(bin: &Path) -> Result<PgServer, String> {
     if let Some((uid, gid)) = owner {
         let _ = std::os::unix::fs::chown(dir.join("log"), Some(uid), Some(gid));
     }
-    let mut cmd = Command::new(bin.join("postgres"));
+    let mut cmd = privileged(&bin.join("postgres"), owner, true);
     cmd.arg("-D")
         .arg(&data)
         .args(["-p", &port.to_string(), "-k"])
@@ -195,17 +210,6 @@ fn start_cluster(bin: &Path) -> Result<PgServer, String> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log);
-    if let Some((uid, gid)) = owner {
-        cmd.uid(uid).gid(gid);
-    }
-    // SAFETY: prctl is async-signal-safe. It runs after the uid change (which would clear it):
-    // the server dies with this test process and never outlives it.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT);
-            Ok(())
-        });
-    }
     // The parent-death signal fires when the spawning *thread* exits: spawn from a thread that
     // lives as long as the process.
     let (tx, rx) = std::sync::mpsc::channel();

@@ -1,6 +1,7 @@
 //! Integration tests of the store: the import and the packed samples (the upgrade of a
 //! release-0.1 database is tested end to end by the server's `upgrade` tests).
 
+mod engines;
 mod import;
 mod packing;
 
