@@ -11,6 +11,7 @@ mod bisect;
 mod blocks;
 mod browse;
 mod comparison;
+mod copy;
 mod engine;
 mod error;
 mod hardening;
@@ -39,6 +40,7 @@ pub use browse::{
     MachineSummary,
 };
 pub use comparison::{BuildInfo, BuildLookup, LatencyArtifact, SeriesRow};
+pub use copy::{CopyOutcome, CopyProgress, CopyReport};
 pub use error::{Error, Result};
 pub use hardening::{KeyUse, TokenScopes};
 pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement, WholeRunSeries};
