@@ -9,6 +9,7 @@ mod artifact;
 mod bisect;
 mod bisect_db;
 mod compare_cmd;
+mod copy_db;
 pub mod demo;
 mod demo_history;
 mod detect;
@@ -39,6 +40,8 @@ pub enum Command {
     Artifact(artifact::ArtifactArgs),
     /// Compare two builds (or two files): is the change real, how large, how sure.
     Compare(compare_cmd::CompareArgs),
+    /// Copy everything one database holds into another (SQLite or PostgreSQL, either way).
+    CopyDb(copy_db::CopyDbArgs),
     /// Build a database from the bundled real datasets and serve the dashboard.
     Demo(demo::DemoArgs),
     /// Change points of one series given as CSV `position,value`.
@@ -133,6 +136,7 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Runs(args) => runs::run(args).await,
         Command::Artifact(args) => artifact::run(args).await,
         Command::Compare(args) => compare_cmd::run(args).await,
+        Command::CopyDb(args) => copy_db::run(args).await,
         Command::Demo(args) => demo::run(args).await,
         Command::Detect(args) => detect::run(args),
         Command::History(args) => history_cmd::run_history(args).await,
