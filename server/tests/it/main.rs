@@ -3,6 +3,7 @@
 mod bisect;
 mod cli;
 mod common;
+mod copy_db;
 mod demo_reports;
 mod detect;
 mod hardening;
