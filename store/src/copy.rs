@@ -31,16 +31,26 @@ enum Val {
     Blob(Option<Vec<u8>>),
 }
 
-/// A table to copy: its columns, the primary key it is paged by and how many rows a page
-/// holds (fewer where rows are large: 1 MiB artifact chunks, packed samples, kernel configs).
+/// A table to copy: its columns and the primary key it is paged by.
 struct Table {
     name: &'static str,
     key: &'static [&'static str],
     cols: &'static [(&'static str, Ty)],
     /// Its `id` is a PostgreSQL identity column, whose sequence must follow the copied ids.
     identity: bool,
-    page: usize,
+    /// The columns whose values may be large (1 MiB artifact chunks, packed samples, kernel
+    /// configs): their sizes bound a page to [`PAGE_BYTES`].
+    big: &'static [&'static str],
 }
+
+/// Rows read at most per page (larger INSERTs are slower on SQLite, not faster).
+const PAGE_ROWS: usize = 200;
+
+/// Bytes of large values read at most per page (a single larger row is a page of its own).
+const PAGE_BYTES: i64 = 8 << 20;
+
+/// Bound parameters at most per INSERT, below SQLite's limit (32,766) and PostgreSQL's (65,535).
+const MAX_PARAMS: usize = 30_000;
 
 use Ty::{Blob, Int, Real, Text};
 
@@ -60,21 +70,21 @@ const TABLES: &[Table] = &[
             ("created_at", Int),
         ],
         identity: true,
-        page: 64,
+        big: &["config", "cmdline"],
     },
     Table {
         name: "machines",
         key: &["id"],
         cols: &[("id", Int), ("name", Text), ("created_at", Int)],
         identity: true,
-        page: 500,
+        big: &[],
     },
     Table {
         name: "machine_facts",
         key: &["machine_id", "key"],
         cols: &[("machine_id", Int), ("key", Text), ("value", Text)],
         identity: false,
-        page: 500,
+        big: &[],
     },
     Table {
         name: "tokens",
@@ -89,7 +99,7 @@ const TABLES: &[Table] = &[
             ("builds_glob", Text),
         ],
         identity: true,
-        page: 500,
+        big: &[],
     },
     Table {
         name: "runs",
@@ -106,28 +116,28 @@ const TABLES: &[Table] = &[
             ("created_at", Int),
         ],
         identity: true,
-        page: 500,
+        big: &[],
     },
     Table {
         name: "run_params",
         key: &["run_id", "key"],
         cols: &[("run_id", Int), ("key", Text), ("value", Text)],
         identity: false,
-        page: 500,
+        big: &[],
     },
     Table {
         name: "artifacts",
         key: &["id"],
         cols: &[("id", Int), ("sha256", Text), ("size", Int)],
         identity: true,
-        page: 500,
+        big: &[],
     },
     Table {
         name: "artifact_chunks",
         key: &["artifact_id", "seq"],
         cols: &[("artifact_id", Int), ("seq", Int), ("data", Blob)],
         identity: false,
-        page: 8,
+        big: &["data"],
     },
     Table {
         name: "run_artifacts",
@@ -144,14 +154,14 @@ const TABLES: &[Table] = &[
             ("extra_json", Text),
         ],
         identity: false,
-        page: 200,
+        big: &["meta_json", "warnings_json", "extra_json"],
     },
     Table {
         name: "names",
         key: &["id"],
         cols: &[("id", Int), ("name", Text)],
         identity: false,
-        page: 1000,
+        big: &[],
     },
     Table {
         name: "series_block",
@@ -169,7 +179,7 @@ const TABLES: &[Table] = &[
             ("vals", Blob),
         ],
         identity: false,
-        page: 64,
+        big: &["series", "vals"],
     },
     Table {
         name: "comparisons",
@@ -185,7 +195,7 @@ const TABLES: &[Table] = &[
             ("content_hash", Text),
         ],
         identity: false,
-        page: 100,
+        big: &["settings_json", "base_runs_json", "head_runs_json"],
     },
     Table {
         name: "idempotency_keys",
@@ -198,7 +208,7 @@ const TABLES: &[Table] = &[
             ("content_hash", Text),
         ],
         identity: false,
-        page: 500,
+        big: &[],
     },
     Table {
         name: "bisect_steps",
@@ -225,14 +235,14 @@ const TABLES: &[Table] = &[
             ("run_id", Int),
         ],
         identity: true,
-        page: 500,
+        big: &[],
     },
     Table {
         name: "branches",
         key: &["id"],
         cols: &[("id", Int), ("name", Text)],
         identity: true,
-        page: 500,
+        big: &[],
     },
     Table {
         name: "build_branches",
@@ -245,14 +255,14 @@ const TABLES: &[Table] = &[
             ("commit_time", Int),
         ],
         identity: false,
-        page: 500,
+        big: &[],
     },
     Table {
         name: "branch_commits",
         key: &["branch_id", "commit_sha"],
         cols: &[("branch_id", Int), ("commit_sha", Text), ("seq", Int)],
         identity: false,
-        page: 1000,
+        big: &[],
     },
     Table {
         name: "history_series",
@@ -270,7 +280,7 @@ const TABLES: &[Table] = &[
             ("updated_at", Int),
         ],
         identity: true,
-        page: 200,
+        big: &["tested_p"],
     },
     Table {
         name: "alert_groups",
@@ -283,7 +293,7 @@ const TABLES: &[Table] = &[
             ("notified_at", Int),
         ],
         identity: true,
-        page: 500,
+        big: &[],
     },
     Table {
         name: "alerts",
@@ -310,7 +320,7 @@ const TABLES: &[Table] = &[
             ("updated_at", Int),
         ],
         identity: true,
-        page: 500,
+        big: &[],
     },
 ];
 
@@ -520,12 +530,12 @@ async fn copy_tables(
             rows,
             total,
         });
-        loop {
+        while table_rows < table_total {
             let page = read_page(src, t, after.as_deref()).await?;
             if page.is_empty() {
                 break;
             }
-            let last = page.last().map(|r| key_of(t, r));
+            after = page.last().map(|r| key_of(t, r));
             let n = page.len() as u64;
             if t.name == "artifact_chunks" {
                 for r in &page {
@@ -544,10 +554,6 @@ async fn copy_tables(
                 rows,
                 total,
             });
-            if n < t.page as u64 {
-                break;
-            }
-            after = last;
         }
         // The snapshot counted these rows; another number means the paging skipped or
         // repeated some.
@@ -573,21 +579,53 @@ fn key_of(t: &Table, row: &[Val]) -> Vec<Val> {
         .collect()
 }
 
-/// The next page of `t` in key order: its first rows, or the rows after the key `after`.
-async fn read_page(src: &mut Tx, t: &Table, after: Option<&[Val]>) -> Result<Vec<Vec<Val>>, Error> {
-    let cols: Vec<&str> = t.cols.iter().map(|c| c.0).collect();
-    let key = t.key.join(", ");
-    let mut sql = format!("SELECT {} FROM {}", cols.join(", "), t.name);
-    if after.is_some() {
-        let marks: Vec<String> = (1..=t.key.len()).map(|i| format!("${i}")).collect();
-        // A row-value comparison pages through a composite key on its index.
-        let _ = write!(sql, " WHERE ({key}) > ({})", marks.join(", "));
+/// `$first, $first+1, ...`: `n` placeholders.
+fn marks(first: usize, n: usize) -> String {
+    let marks: Vec<String> = (first..first + n).map(|i| format!("${i}")).collect();
+    marks.join(", ")
+}
+
+fn where_sql(conds: &[String]) -> String {
+    if conds.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conds.join(" AND "))
     }
-    let _ = write!(sql, " ORDER BY {key} LIMIT {}", t.page);
+}
+
+/// The next page of `t` in key order, after the key `after` (from the first row without it):
+/// at most [`PAGE_ROWS`] rows, and no more than fit in [`PAGE_BYTES`] of large values.
+async fn read_page(src: &mut Tx, t: &Table, after: Option<&[Val]>) -> Result<Vec<Vec<Val>>, Error> {
+    let key = t.key.join(", ");
+    let mut conds = Vec::new();
+    let mut binds: Vec<Val> = after.map(<[Val]>::to_vec).unwrap_or_default();
+    if after.is_some() {
+        // A row-value comparison pages through a composite key on its index.
+        conds.push(format!("({key}) > ({})", marks(1, t.key.len())));
+    }
+    let mut limit = PAGE_ROWS;
+    if !t.big.is_empty() {
+        let Some((upto, rows)) = fitting(src, t, &conds, &binds).await? else {
+            return Ok(Vec::new());
+        };
+        conds.push(format!(
+            "({key}) <= ({})",
+            marks(binds.len() + 1, t.key.len())
+        ));
+        binds.extend(upto);
+        limit = rows;
+    }
+    let cols: Vec<&str> = t.cols.iter().map(|c| c.0).collect();
+    let sql = format!(
+        "SELECT {} FROM {}{} ORDER BY {key} LIMIT {limit}",
+        cols.join(", "),
+        t.name,
+        where_sql(&conds)
+    );
     with_tx!(src, |tx| {
         let mut q = sqlx::query(AssertSqlSafe(sql));
-        for v in after.unwrap_or_default() {
-            q = bind!(q, v.clone());
+        for v in binds {
+            q = bind!(q, v);
         }
         let fetched = q.fetch_all(&mut **tx).await?;
         let mut out = Vec::with_capacity(fetched.len());
@@ -602,27 +640,76 @@ async fn read_page(src: &mut Tx, t: &Table, after: Option<&[Val]>) -> Result<Vec
     })
 }
 
-/// Writes a page of rows into `t` in one multi-row INSERT (a page's parameters stay far below
-/// either engine's limit).
+/// How far the next page of a table with large values reaches: the key of its last row and
+/// its row count (`None`: no rows left). Only keys and sizes are read.
+async fn fitting(
+    src: &mut Tx,
+    t: &Table,
+    conds: &[String],
+    binds: &[Val],
+) -> Result<Option<(Vec<Val>, usize)>, Error> {
+    let sizes: Vec<String> = t
+        .big
+        .iter()
+        .map(|c| format!("COALESCE(octet_length({c}), 0)"))
+        .collect();
+    let key = t.key.join(", ");
+    let sql = format!(
+        "SELECT {key}, CAST({} AS BIGINT) FROM {}{} ORDER BY {key} LIMIT {PAGE_ROWS}",
+        sizes.join(" + "),
+        t.name,
+        where_sql(conds)
+    );
+    let key_types: Vec<Ty> = t
+        .key
+        .iter()
+        .map(|k| t.cols.iter().find(|c| c.0 == *k).map_or(Ty::Int, |c| c.1))
+        .collect();
+    with_tx!(src, |tx| {
+        let mut q = sqlx::query(AssertSqlSafe(sql));
+        for v in binds {
+            q = bind!(q, v.clone());
+        }
+        let fetched = q.fetch_all(&mut **tx).await?;
+        let (mut bytes, mut rows, mut upto) = (0i64, 0usize, None);
+        for row in &fetched {
+            let size: i64 = row.try_get(key_types.len())?;
+            bytes += size;
+            // A row larger than the budget alone is still a page.
+            if rows > 0 && bytes > PAGE_BYTES {
+                break;
+            }
+            let mut k = Vec::with_capacity(key_types.len());
+            for (i, ty) in key_types.iter().enumerate() {
+                k.push(decode!(row, i, ty));
+            }
+            upto = Some(k);
+            rows += 1;
+        }
+        Ok(upto.map(|k| (k, rows)))
+    })
+}
+
+/// Writes a page of rows into `t`, in multi-row INSERTs.
 async fn insert_page(dst: &mut Tx, t: &Table, page: Vec<Vec<Val>>) -> Result<(), Error> {
     let cols: Vec<&str> = t.cols.iter().map(|c| c.0).collect();
-    let mut sql = format!("INSERT INTO {} ({}) VALUES ", t.name, cols.join(", "));
-    let mut n = 0;
-    for r in 0..page.len() {
-        sql.push_str(if r == 0 { "(" } else { ", (" });
-        for c in 0..cols.len() {
-            n += 1;
-            let _ = write!(sql, "{}${n}", if c == 0 { "" } else { ", " });
+    let per_stmt = (MAX_PARAMS / cols.len()).max(1);
+    let mut page = page.into_iter().peekable();
+    while page.peek().is_some() {
+        let chunk: Vec<Vec<Val>> = page.by_ref().take(per_stmt).collect();
+        let mut sql = format!("INSERT INTO {} ({}) VALUES ", t.name, cols.join(", "));
+        for r in 0..chunk.len() {
+            let sep = if r == 0 { "" } else { ", " };
+            let _ = write!(sql, "{sep}({})", marks(r * cols.len() + 1, cols.len()));
         }
-        sql.push(')');
+        with_tx!(&mut *dst, |tx| {
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for v in chunk.into_iter().flatten() {
+                q = bind!(q, v);
+            }
+            q.execute(&mut **tx).await?;
+        });
     }
-    with_tx!(dst, |tx| {
-        let mut q = sqlx::query(AssertSqlSafe(sql));
-        for v in page.into_iter().flatten() {
-            q = bind!(q, v);
-        }
-        q.execute(&mut **tx).await?;
-    });
     Ok(())
 }
 
