@@ -47,7 +47,7 @@ struct Table {
 const PAGE_ROWS: usize = 200;
 
 /// Bytes of large values read at most per page (a single larger row is a page of its own).
-const PAGE_BYTES: i64 = 8 << 20;
+const PAGE_BYTES: i64 = 4 << 20;
 
 /// Bound parameters at most per INSERT, below SQLite's limit (32,766) and PostgreSQL's (65,535).
 const MAX_PARAMS: usize = 30_000;
@@ -401,6 +401,12 @@ impl Store {
                     reset_identities(&mut dst).await?;
                 }
                 dst.commit().await?;
+                if let Backend::Postgres(pool) = &target.backend {
+                    // Fresh statistics, so that the first queries on the copy are planned
+                    // for its real size rather than for empty tables; the copy is committed
+                    // either way, and autovacuum analyzes later.
+                    let _ = sqlx::query("ANALYZE").execute(pool).await;
+                }
                 Ok(CopyOutcome::Copied(report))
             }
             Ok(refused) => {
@@ -454,12 +460,16 @@ impl Store {
             match found.remove(t.name) {
                 None => problems.push(format!("no table {}", t.name)),
                 Some(have) if have != want => {
-                    let extra: Vec<_> = have.difference(&want).cloned().collect();
-                    let missing: Vec<_> = want.difference(&have).cloned().collect();
-                    problems.push(format!(
-                        "table {} has columns {extra:?} unknown to the copy and lacks {missing:?}",
-                        t.name
-                    ));
+                    let extra: Vec<_> = have.difference(&want).map(String::as_str).collect();
+                    let missing: Vec<_> = want.difference(&have).map(String::as_str).collect();
+                    let mut what = Vec::new();
+                    if !extra.is_empty() {
+                        what.push(format!("columns unknown to the copy: {}", extra.join(", ")));
+                    }
+                    if !missing.is_empty() {
+                        what.push(format!("no columns {}", missing.join(", ")));
+                    }
+                    problems.push(format!("table {}: {}", t.name, what.join(", ")));
                 }
                 Some(_) => {}
             }

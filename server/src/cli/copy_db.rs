@@ -2,7 +2,8 @@
 //! (a SQLite file moved to a shared PostgreSQL server, or a PostgreSQL database taken home as a
 //! file). Ids are kept, so links to runs and shared comparisons stay valid.
 
-use std::path::PathBuf;
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -12,7 +13,8 @@ use crate::config::DbArgs;
 
 #[derive(Debug, clap::Args)]
 pub struct CopyDbArgs {
-    /// The database to copy: a SQLite file (which must exist) or a PostgreSQL URL.
+    /// The database to copy: a SQLite file (which must exist) or a PostgreSQL URL. It is read
+    /// as of the moment the copy starts.
     #[arg(long)]
     pub from: PathBuf,
     /// The database to fill: a SQLite file (created if missing) or a PostgreSQL URL (an
@@ -42,6 +44,8 @@ pub async fn run(args: CopyDbArgs) -> anyhow::Result<ExitCode> {
         .open_existing_store()
         .await
         .context("opening the source (--from)")?;
+    // A SQLite target the copy creates is removed again if the copy fails.
+    let created = !to.exists();
     let target = to.open_store().await.context("opening the target (--to)")?;
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
@@ -52,17 +56,29 @@ pub async fn run(args: CopyDbArgs) -> anyhow::Result<ExitCode> {
         .progress_chars("=> "),
     );
     let started = Instant::now();
+    let table = Cell::new("");
     let outcome = source
         .copy_to(&target, args.force, |p| {
+            table.set(p.table);
             bar.set_length(p.total);
             bar.set_position(p.rows);
             bar.set_message(format!("{} {}/{}", p.table, p.table_rows, p.table_total));
         })
         .await
-        .with_context(|| format!("copying {} into {}", from.shown(), to.shown()));
+        .with_context(|| match table.get() {
+            "" => format!("copying {} into {}", from.shown(), to.shown()),
+            t => format!(
+                "copying {} into {} (table {t}; nothing was written)",
+                from.shown(),
+                to.shown()
+            ),
+        });
     bar.finish_and_clear();
     source.close().await;
     target.close().await;
+    if created && !matches!(outcome, Ok(store::CopyOutcome::Copied(_))) {
+        remove_sqlite(&to.db);
+    }
     let report = match outcome? {
         store::CopyOutcome::Copied(report) => report,
         store::CopyOutcome::TargetNotEmpty(tables) => {
@@ -109,5 +125,12 @@ fn same_database(a: &DbArgs, b: &DbArgs) -> bool {
     match (std::fs::canonicalize(&a.db), std::fs::canonicalize(&b.db)) {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
+    }
+}
+
+/// Removes a SQLite database file and its WAL companions, as far as they exist.
+fn remove_sqlite(db: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
     }
 }
