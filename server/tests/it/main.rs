@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod demo_reports;
 mod detect;
+mod engines;
 mod hardening;
 mod history;
 mod limits;
