@@ -61,7 +61,6 @@ impl Store {
     /// Finds a build by label, or by commit id (a unique prefix of at least 7 hex digits).
     pub async fn find_build(&self, name: &str) -> Result<BuildLookup, Error> {
         with_pool!(self, |pool| {
-            let pool = pool;
             let q = "SELECT label, commit_sha, kernel_version, config, cmdline FROM builds ";
             let row = sqlx::query(AssertSqlSafe(format!("{q} WHERE label = $1")))
                 .bind(name)

@@ -27,7 +27,7 @@ pub(crate) enum Tx {
 /// The key of the PostgreSQL advisory lock every write transaction takes (`"quiesce"` in
 /// ASCII): writers queue on it as SQLite's `BEGIN IMMEDIATE` makes them queue, so the import's
 /// id allocation and duplicate checks stay correct with any number of servers on one database.
-pub(crate) const WRITE_LOCK: i64 = 0x7175_6965_7363_65;
+pub(crate) const WRITE_LOCK: i64 = 0x0071_7569_6573_6365;
 
 /// Runs `$body` with `$pool` bound to the store's pool, compiled once per engine.
 macro_rules! with_pool {

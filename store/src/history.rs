@@ -84,7 +84,6 @@ impl Store {
             if name.trim().is_empty() {
                 return Err(Error::Invalid("a branch name must not be empty".into()));
             }
-            let pool = pool;
             sqlx::query("INSERT INTO branches (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
                 .bind(name)
                 .execute(pool)

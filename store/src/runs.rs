@@ -110,7 +110,6 @@ impl Store {
     /// One run's facts; `None` when it does not exist.
     pub async fn run(&self, id: i64) -> Result<Option<RunInfo>, Error> {
         with_pool!(self, |pool| {
-            let pool = pool;
             let Some(r) = sqlx::query(
                 "SELECT r.build_id, m.id, m.name, r.benchmark, r.created_at, t.name \
                  FROM runs r JOIN machines m ON m.id = r.machine_id LEFT JOIN tokens t ON t.id = r.token_id \
