@@ -86,11 +86,12 @@ impl Store {
     /// (case-insensitive).
     pub async fn bisect_steps(&self, commit: Option<&str>) -> Result<Vec<StepRow>, Error> {
         with_pool!(self, |pool| {
-            Ok(sqlx::query_as::<_, StepRow>(
+            Ok(sqlx::query_as::<_, StepRow>(sqlx::AssertSqlSafe(format!(
                 "SELECT id, created_at, commit_sha AS \"commit\", build_label, machine, benchmark, series, \
                  good_ref, bad_ref, runs, median, good_median, bad_median, p_good, p_bad, verdict, run_id FROM bisect_steps \
-                 WHERE $1 IS NULL OR commit_sha LIKE $1 || '%' ORDER BY id",
-            )
+                 WHERE $1 IS NULL OR {} ORDER BY id",
+                crate::engine::starts_with(self.is_postgres(), "commit_sha", 1)
+            )))
             .bind(commit.map(str::to_ascii_lowercase))
             .fetch_all(pool)
             .await?)

@@ -116,6 +116,22 @@ impl Tx {
     }
 }
 
+/// A `LIMIT` to bind for `n`: SQLite takes a negative limit as none, PostgreSQL refuses it, so
+/// a negative `n` binds the largest limit on both.
+pub(crate) fn limit(n: i64) -> i64 {
+    if n < 0 { i64::MAX } else { n }
+}
+
+/// `col` starts with parameter `$n`, ASCII case ignored: SQLite's `LIKE` ignores it,
+/// PostgreSQL's needs `ILIKE` (without an escape character, as SQLite's `LIKE` has none).
+pub(crate) fn starts_with(postgres: bool, col: &str, n: usize) -> String {
+    if postgres {
+        format!("{col} ILIKE ${n} || '%' ESCAPE ''")
+    } else {
+        format!("{col} LIKE ${n} || '%'")
+    }
+}
+
 /// The ids of a JSON array bound as parameter `$n`, as a subquery for `IN`: `json_each` on
 /// SQLite, `jsonb_array_elements_text` on PostgreSQL (one parameter whatever the count).
 pub(crate) fn json_ids(postgres: bool, n: usize) -> String {
