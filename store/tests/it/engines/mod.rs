@@ -1,9 +1,6 @@
 //! The same store tests on both engines: each `both!` test runs once on a SQLite file and once
-//! on a fresh PostgreSQL database (a throwaway server, see `store::testing`).
-
-use store::{BuildMeta, InputFile, RunMeta, RunQuery, Store};
-
-use crate::fixture;
+//! on a fresh PostgreSQL database (a throwaway server, see `store::testing`), so that every
+//! public read and write of the store answers the same on both.
 
 /// Defines `NAME::sqlite` and `NAME::postgres`, each running `$body` on a fresh store.
 macro_rules! both {
@@ -17,7 +14,7 @@ macro_rules! both {
             #[tokio::test]
             async fn sqlite() {
                 let dir = tempfile::tempdir().unwrap();
-                let st = Store::open(&dir.path().join("t.db").display().to_string())
+                let st = store::Store::open(&dir.path().join("t.db").display().to_string())
                     .await
                     .unwrap();
                 check(st).await;
@@ -34,7 +31,17 @@ macro_rules! both {
     };
 }
 
-fn meta(build: &str, benchmark: &str) -> RunMeta {
+mod alerts;
+mod browse;
+mod comparison;
+mod history;
+mod imports;
+mod meta;
+
+use store::{BuildMeta, InputFile, RunMeta, Store};
+
+/// Run metadata of `benchmark` on machine `rig` for build `build`.
+pub fn meta(build: &str, benchmark: &str) -> RunMeta {
     RunMeta {
         build: BuildMeta {
             label: build.into(),
@@ -46,38 +53,32 @@ fn meta(build: &str, benchmark: &str) -> RunMeta {
     }
 }
 
-both!(import_then_list_and_read_back, |st| {
-    let path = fixture("trace_stat/seed004_head_function_star_4cpu_collapsed_ws.txt");
-    let file = InputFile::path(&path, None);
+/// A hackbench output named `name` with one `Time:` line per value: one whole-run series
+/// `time` (seconds) holding `times`.
+pub fn hb(name: &str, times: &[f64]) -> InputFile {
+    let text: String = times.iter().map(|t| format!("Time: {t}\n")).collect();
+    InputFile::bytes(name, text.into_bytes(), Some("hackbench".into()))
+}
+
+/// Imports `times` as a hackbench run of `build` on `machine`; the run id.
+pub async fn run_of(st: &Store, build: &str, machine: &str, benchmark: &str, times: &[f64]) -> i64 {
+    let mut m = meta(build, benchmark);
+    m.machine = machine.into();
     let out = st
-        .import_run(&meta("v1", "profile"), &[file], None)
+        .import_run(&m, &[hb("hb.txt", times)], None)
         .await
         .unwrap();
-    assert!(out.created);
-    assert!(out.series > 0 && out.samples > 0);
-    let again = st
-        .import_run(
-            &meta("v1", "profile"),
-            &[InputFile::path(&path, None)],
-            None,
-        )
+    assert!(out.created, "{build}/{machine}/{benchmark} imported twice");
+    assert_eq!(out.run_ids.len(), 1);
+    out.run_ids[0]
+}
+
+/// The id of the build labelled `label`.
+pub async fn build_id(st: &Store, label: &str) -> i64 {
+    st.build_by_label(label)
         .await
-        .unwrap();
-    assert!(!again.created, "the same import twice stores one run");
-    assert_eq!(again.run_ids, out.run_ids);
-    assert_eq!((again.series, again.samples), (out.series, out.samples));
-    let runs = st.runs(&RunQuery::default()).await.unwrap();
-    assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].series as u64, out.series);
-    assert_eq!(runs[0].samples as u64, out.samples);
-    let mut bytes = Vec::new();
-    let arts = st.run_artifacts(out.run_ids[0], None).await.unwrap();
-    st.read_artifact(arts[0].artifact_id, &mut bytes)
-        .await
-        .unwrap();
-    assert_eq!(
-        bytes,
-        std::fs::read(&path).unwrap(),
-        "artifacts come back byte for byte"
-    );
-});
+        .unwrap()
+        .unwrap_or_else(|| panic!("no build {label}"))
+        .build
+        .id
+}
