@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use store::{BenchmarkCount, InputFile};
+use store::{BenchmarkCount, InputFile, NewSeries};
 
 use super::{hb, meta, run_of};
 
@@ -223,3 +223,122 @@ both!(machine_facts_are_updated_by_later_imports, |st| {
     assert_eq!(st.machine_summaries().await.unwrap().len(), 1);
     assert_eq!(st.machine("rig").await.unwrap().unwrap().summary.runs, 3);
 });
+
+/// Names whose byte order differs from a dictionary's: case, punctuation, non-ASCII.
+const NAMES: [&str; 9] = ["b", "B", "a b", "a-b", "a_b", "\u{e9}", "z", "Z", "ab"];
+
+fn byte_order() -> Vec<String> {
+    let mut v: Vec<String> = NAMES.iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
+}
+
+both!(names_sort_byte_by_byte, |st| {
+    let n = NAMES.len();
+    let mut runs = Vec::new();
+    for i in 0..n {
+        runs.push(
+            run_of(
+                &st,
+                NAMES[i],
+                NAMES[(i + 1) % n],
+                NAMES[(i + 2) % n],
+                &[1.0],
+            )
+            .await,
+        );
+    }
+    let sorted = byte_order();
+    assert_eq!(st.build_labels_sorted().await.unwrap(), sorted);
+    assert_eq!(st.machine_names().await.unwrap(), sorted);
+    assert_eq!(st.benchmark_names().await.unwrap(), sorted);
+    let names = |v: Vec<String>| v;
+    assert_eq!(
+        names(
+            st.machine_summaries()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|m| m.name)
+                .collect()
+        ),
+        sorted
+    );
+    assert_eq!(
+        names(
+            st.benchmark_summaries()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|b| b.name)
+                .collect()
+        ),
+        sorted
+    );
+    assert_eq!(
+        st.machines_of(&runs).await.unwrap(),
+        sorted,
+        "sorted in Rust"
+    );
+    for extra in 0..n {
+        // Every build on a second machine and benchmark too.
+        let (machine, benchmark) = (NAMES[(extra + 4) % n], NAMES[(extra + 6) % n]);
+        run_of(&st, NAMES[extra], machine, benchmark, &[2.0]).await;
+    }
+    let detail = st.build_by_label("b").await.unwrap().unwrap();
+    let mut machines = vec![NAMES[1].to_string(), NAMES[4].to_string()];
+    machines.sort();
+    assert_eq!(detail.machines, machines);
+    let mut benches = vec![NAMES[2].to_string(), NAMES[6].to_string()];
+    benches.sort();
+    assert_eq!(
+        names(detail.benchmarks.into_iter().map(|b| b.benchmark).collect()),
+        benches
+    );
+    let rig = st.machine("a b").await.unwrap().unwrap();
+    let mut benches: Vec<String> = rig.benchmarks.clone();
+    benches.sort();
+    assert_eq!(rig.benchmarks, benches);
+    assert_eq!(rig.benchmarks.len(), 2);
+
+    let values = [1.0];
+    let series: Vec<NewSeries<'_>> = NAMES
+        .iter()
+        .map(|&metric| NewSeries {
+            run_id: runs[0],
+            metric,
+            unit: "s",
+            direction: "neutral",
+            scope: "all",
+            label: None,
+            statistic: None,
+            values: &values,
+        })
+        .collect();
+    st.add_series(&series).await.unwrap();
+    let mut metrics = byte_order();
+    metrics.insert(
+        metrics.binary_search(&"time".to_string()).unwrap_err(),
+        "time".into(),
+    );
+    assert_eq!(
+        names(
+            st.run_series(runs[0])
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|s| s.metric)
+                .collect()
+        ),
+        metrics
+    );
+});
+
+/// The same on a database whose default collation is not byte order.
+#[tokio::test]
+async fn names_sort_byte_by_byte_on_an_icu_database() {
+    let Some(st) = super::pg_store_icu().await else {
+        return;
+    };
+    names_sort_byte_by_byte::check(st).await;
+}

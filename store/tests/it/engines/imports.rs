@@ -567,3 +567,42 @@ async fn a_sqlite_database_opens_read_only() {
         "no database is created"
     );
 }
+
+both!(
+    nul_characters_are_kept_on_sqlite_and_refused_on_postgres,
+    |st| {
+        let mut m = meta("v1", "hb");
+        m.params = BTreeMap::from([("k".to_string(), "a\0b".to_string())]);
+        let by_param = st.import_run(&m, &[hb("hb.txt", &[1.0])], None).await;
+        let by_name = st
+            .import_run(&meta("v1", "hb"), &[hb("h\0b.txt", &[1.0])], None)
+            .await;
+        let mut m = meta("v1", "hb");
+        m.build.cmdline = Some("quiet\0".into());
+        let by_build = st.import_run(&m, &[hb("hb.txt", &[2.0])], None).await;
+        if st.is_postgres() {
+            // PostgreSQL's text cannot hold NUL: refused as invalid, nothing stored.
+            for (r, what) in [
+                (by_param, "value of k"),
+                (by_name, "file name"),
+                (by_build, "boot command line"),
+            ] {
+                let err = r.unwrap_err();
+                assert!(matches!(err, Error::Invalid(_)), "{err}");
+                assert!(err.to_string().contains(what), "{err}");
+            }
+            assert!(st.runs(&RunQuery::default()).await.unwrap().is_empty());
+        } else {
+            let run = by_param.unwrap().run_ids[0];
+            assert_eq!(st.run(run).await.unwrap().unwrap().params["k"], "a\0b");
+            let run = by_name.unwrap().run_ids[0];
+            assert_eq!(
+                st.run_artifacts(run, None).await.unwrap()[0].file_name,
+                "h\0b.txt"
+            );
+            let b = st.build_by_label("v1").await.unwrap().unwrap();
+            assert_eq!(b.build.cmdline.as_deref(), Some("quiet\0"));
+            assert_eq!(by_build.unwrap().run_ids.len(), 1);
+        }
+    }
+);

@@ -9,7 +9,7 @@ macro_rules! both {
             #[allow(unused_imports)]
             use super::*;
 
-            async fn check($st: store::Store) $body
+            pub(super) async fn check($st: store::Store) $body
 
             #[tokio::test]
             async fn sqlite() {
@@ -32,12 +32,14 @@ macro_rules! both {
 }
 
 mod alerts;
+mod bisect;
 mod browse;
 mod comparison;
 mod history;
 mod imports;
 mod meta;
 
+use sqlx::Connection as _;
 use store::{BuildMeta, InputFile, RunMeta, Store};
 
 /// Run metadata of `benchmark` on machine `rig` for build `build`.
@@ -81,4 +83,25 @@ pub async fn build_id(st: &Store, label: &str) -> i64 {
         .unwrap_or_else(|| panic!("no build {label}"))
         .build
         .id
+}
+
+/// A store on a fresh PostgreSQL database whose default collation is ICU's `en-US` rather than
+/// byte order: what the store lists must still sort byte by byte there (its text columns are
+/// `COLLATE "C"`). `None` without PostgreSQL, or when it has no ICU (said loudly).
+pub async fn pg_store_icu() -> Option<Store> {
+    let url = store::testing::fresh_pg_url().await?;
+    let (base, name) = url.rsplit_once('/').unwrap();
+    let icu = format!("{name}_icu");
+    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+    let made = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "CREATE DATABASE {icu} TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'"
+    )))
+    .execute(&mut admin)
+    .await;
+    let _ = admin.close().await;
+    if let Err(e) = made {
+        eprintln!("\n*** SKIPPED: no ICU collation on the test PostgreSQL: {e} ***\n");
+        return None;
+    }
+    Some(Store::open(&format!("{base}/{icu}")).await.unwrap())
 }
