@@ -38,6 +38,7 @@ mod comparison;
 mod history;
 mod imports;
 mod meta;
+mod shared;
 
 use sqlx::Connection as _;
 use store::{BuildMeta, InputFile, RunMeta, Store};
