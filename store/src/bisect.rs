@@ -51,8 +51,10 @@ pub struct StepRow {
 }
 
 impl Store {
-    /// Records a step; returns its id.
+    /// Records a step; returns its id. A value that is not a number is stored as none: SQLite
+    /// stores NaN as NULL, and PostgreSQL, which would keep it, is given NULL too.
     pub async fn insert_bisect_step(&self, s: &NewStep<'_>) -> Result<i64, Error> {
+        let num = |v: Option<f64>| v.filter(|v| !v.is_nan());
         with_pool!(self, |pool| {
             Ok(sqlx::query_scalar(
                 "INSERT INTO bisect_steps (created_at, commit_sha, build_label, machine, benchmark, series, \
@@ -69,12 +71,12 @@ impl Store {
             .bind(s.bad_ref)
             .bind(s.runs)
             .bind(s.samples)
-            .bind(s.median)
-            .bind(s.good_median)
-            .bind(s.bad_median)
-            .bind(s.p_good)
-            .bind(s.p_bad)
-            .bind(s.level)
+            .bind(num(s.median))
+            .bind(num(s.good_median))
+            .bind(num(s.bad_median))
+            .bind(num(s.p_good))
+            .bind(num(s.p_bad))
+            .bind(num(s.level))
             .bind(s.verdict)
             .bind(s.run_id)
             .fetch_one(pool)
