@@ -126,3 +126,21 @@ both!(bisect_steps_are_recorded_and_grouped_by_bisection, |st| {
     assert_eq!(ids(st.bisection_of(s3).await.unwrap()), [s3]);
     assert!(st.bisection_of(s3 + 1000).await.unwrap().is_empty());
 });
+
+both!(a_value_that_is_not_a_number_is_stored_as_none, |st| {
+    let id = st
+        .insert_bisect_step(&NewStep {
+            median: Some(f64::NAN),
+            p_good: Some(f64::INFINITY),
+            p_bad: Some(f64::NEG_INFINITY),
+            ..step("abc1234", "v6.1", "bad")
+        })
+        .await
+        .unwrap();
+    let rows = st.bisection_of(id).await.unwrap();
+    assert_eq!(
+        (rows[0].median, rows[0].p_good, rows[0].p_bad),
+        (None, Some(f64::INFINITY), Some(f64::NEG_INFINITY)),
+        "SQLite stores NaN as NULL; PostgreSQL is given NULL"
+    );
+});
