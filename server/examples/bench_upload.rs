@@ -7,6 +7,11 @@
 //! (the design's target is at least 1/4). A second upload phase sends the smallest useful set
 //! (function0..3 with one function each, as in the mailing-list reports) to show the fixed cost
 //! of an upload apart from the per-sample cost.
+//!
+//! The same phases then run on PostgreSQL through one server and through four (clients spread
+//! over them), and the uploads/s are printed as ratios against SQLite's of the same run.
+//! `BENCH_PG_URL=postgres://user@host:port` uses that server; without it a throwaway one is
+//! started from the machine's PostgreSQL binaries.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -109,47 +114,50 @@ fn report(what: &str, mut lat: Vec<Duration>, elapsed: Duration) -> f64 {
     rate
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let secs: f64 = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10.0);
-    let dir = tempfile::tempdir()?;
-    let db = dir.path().join("bench.db");
-    let st = store::Store::open(&db.display().to_string()).await?;
-    let pool = st.sqlite_pool().clone();
-    let token = quiescent::tokens::create(&st, "bench-rig").await?;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let config = ServeArgs {
-        bind: "127.0.0.1:0".into(),
-        ..ServeArgs::default()
-    };
-    let server_pool = pool.clone();
-    tokio::spawn(async move {
-        let _ = quiescent::web::serve_pool(
-            store::Store::from_sqlite_pool(server_pool),
-            config,
-            move |addr| {
+/// What one configuration measured: requests/s of `/healthz` and of the two upload sizes.
+struct Figures {
+    healthz: f64,
+    big: f64,
+    small: f64,
+}
+
+/// Starts `servers` in-process servers on the database `db` (each with its own pool, as
+/// separate processes would have), spreads the 16 clients over them and measures each phase.
+async fn bench(what: &str, db: &str, servers: usize, secs: f64) -> anyhow::Result<Figures> {
+    let st = store::Store::open(db).await?;
+    let token = quiescent::tokens::create(&st, &format!("bench-rig-{servers}")).await?;
+    let mut addrs = Vec::new();
+    for _ in 0..servers {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let config = ServeArgs {
+            bind: "127.0.0.1:0".into(),
+            ..ServeArgs::default()
+        };
+        let server_store = store::Store::open(db).await?;
+        tokio::spawn(async move {
+            let _ = quiescent::web::serve_pool(server_store, config, move |addr| {
                 let _ = tx.send(addr);
-            },
-        )
-        .await;
-    });
-    let addr = rx.await?;
+            })
+            .await;
+        });
+        addrs.push(rx.await?);
+    }
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(CLIENTS)
         .build()?;
-    let sample = form_bytes_len();
     println!(
-        "server http://{addr}/, {CLIENTS} clients, {secs} s per phase; upload = {CPUS} trace_stat files x {FUNCTIONS} functions ({sample} bytes, {} samples)",
-        CPUS as usize * FUNCTIONS * 4
+        "== {what}: {servers} server(s) on {}",
+        quiescent::config::show_db(db)
     );
-
-    let healthz_url = format!("http://{addr}/healthz");
+    let urls =
+        |path: &str| -> Vec<String> { addrs.iter().map(|a| format!("http://{a}{path}")).collect() };
+    let healthz_urls = urls("/healthz");
     let c = client.clone();
-    let (lat, el) = load(secs, move |_, _| {
-        let (c, url) = (c.clone(), healthz_url.clone());
+    let (lat, el) = load(secs, move |client_no, _| {
+        let (c, url) = (
+            c.clone(),
+            healthz_urls[client_no % healthz_urls.len()].clone(),
+        );
         async move {
             match c.get(&url).send().await {
                 Ok(r) => r.status().is_success() && r.bytes().await.is_ok(),
@@ -159,43 +167,116 @@ async fn main() -> anyhow::Result<()> {
     })
     .await;
     let healthz = report("GET /healthz", lat, el);
+    let upload_urls = urls("/api/v1/runs");
+    let big = upload_phase(&client, &upload_urls, &token, secs, FUNCTIONS, 0).await;
+    let big_count = big.0.len();
+    let big = report("POST /api/v1/runs (4x200)", big.0, big.1);
+    let small = upload_phase(&client, &upload_urls, &token, secs, 1, 1).await;
+    let small_count = small.0.len();
+    let small = report("POST /api/v1/runs (4x1)", small.0, small.1);
 
-    let upload_url = format!("http://{addr}/api/v1/runs");
-    let uploads = upload_phase(&client, &upload_url, &token, secs, FUNCTIONS, 0).await;
-    report("POST /api/v1/runs (4x200)", uploads.0.clone(), uploads.1);
-    let small = upload_phase(&client, &upload_url, &token, secs, 1, 1).await;
-    let small_rate = report("POST /api/v1/runs (4x1)", small.0, small.1);
-    let uploads = uploads.0.len() as f64 / uploads.1.as_secs_f64();
-
-    let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
-        .fetch_one(&pool)
-        .await?;
-    let samples: i64 = sqlx::query_scalar("SELECT COALESCE(SUM(n), 0) FROM series_block")
-        .fetch_one(&pool)
-        .await?;
-    println!("stored: {runs} runs, {samples} samples");
+    // Every 2xx answer is one stored run.
+    let runs = st.runs(&store::RunQuery::default()).await?.len();
     println!(
-        "ratio uploads/healthz = {:.4} (1/{:.1}) for 4x200, {:.4} (1/{:.1}) for 4x1; target >= 0.25",
-        uploads / healthz,
-        healthz / uploads,
-        small_rate / healthz,
-        healthz / small_rate
+        "stored: {runs} runs for {} answered uploads, {} samples",
+        big_count + small_count,
+        st.total_samples().await?
     );
+    anyhow::ensure!(
+        runs == big_count + small_count,
+        "{runs} runs stored for {} successful uploads",
+        big_count + small_count
+    );
+    println!(
+        "ratio uploads/healthz = {:.4} (1/{:.1}) for 4x200, {:.4} (1/{:.1}) for 4x1",
+        big / healthz,
+        healthz / big,
+        small / healthz,
+        healthz / small
+    );
+    st.close().await;
+    Ok(Figures {
+        healthz,
+        big,
+        small,
+    })
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let secs: f64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10.0);
+    println!(
+        "{CLIENTS} clients, {secs} s per phase; upload = {CPUS} trace_stat files x {FUNCTIONS} functions ({} bytes, {} samples)",
+        form_bytes_len(),
+        CPUS as usize * FUNCTIONS * 4
+    );
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("bench.db").display().to_string();
+    let sqlite = bench("SQLite", &db, 1, secs).await?;
+
+    // PostgreSQL: BENCH_PG_URL names a server whose user may create databases, else a
+    // throwaway one is started from the machine's binaries (`store::testing`).
+    let mut pg = Vec::new();
+    for servers in [1, 4] {
+        let url = match std::env::var("BENCH_PG_URL") {
+            Ok(base) => fresh_database(&base, servers).await?,
+            Err(_) => match store::testing::fresh_pg_url().await {
+                Some(u) => u,
+                None => {
+                    println!("PostgreSQL skipped: no server (set BENCH_PG_URL)");
+                    return Ok(());
+                }
+            },
+        };
+        pg.push((servers, bench("PostgreSQL", &url, servers, secs).await?));
+    }
+    println!("== PostgreSQL against one server on SQLite, same run (target: uploads/s >= 0.5x)");
+    for (servers, f) in &pg {
+        println!(
+            "{servers} server(s): healthz {:.2}x, uploads 4x200 {:.2}x, uploads 4x1 {:.2}x",
+            f.healthz / sqlite.healthz,
+            f.big / sqlite.big,
+            f.small / sqlite.small
+        );
+    }
     Ok(())
+}
+
+/// A new database `bench_upload_N_PID` on the server of `base`; its URL.
+async fn fresh_database(base: &str, n: usize) -> anyhow::Result<String> {
+    use sqlx::Connection as _;
+    let after = base.find("://").map_or(0, |i| i + 3);
+    let server = match base[after..].find('/') {
+        Some(i) => &base[..after + i],
+        None => base,
+    };
+    let name = format!("bench_upload_{n}_{}", std::process::id());
+    let mut admin = sqlx::PgConnection::connect(&format!("{server}/postgres")).await?;
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut admin)
+        .await?;
+    Ok(format!("{server}/{name}"))
 }
 
 /// 16 clients uploading distinct 4-CPU sets of `functions` rows for `secs` seconds.
 async fn upload_phase(
     client: &reqwest::Client,
-    url: &str,
+    urls: &[String],
     token: &str,
     secs: f64,
     functions: usize,
     phase: u64,
 ) -> (Vec<Duration>, Duration) {
-    let (c, url, token) = (client.clone(), url.to_string(), token.to_string());
+    let (c, urls, token) = (client.clone(), urls.to_vec(), token.to_string());
     load(secs, move |client_no, i| {
-        let (c, url, token) = (c.clone(), url.clone(), token.clone());
+        let (c, url, token) = (
+            c.clone(),
+            urls[client_no % urls.len()].clone(),
+            token.clone(),
+        );
         async move {
             let seed = phase * 1_000_000_000 + client_no as u64 * 10_000_000 + i;
             match c

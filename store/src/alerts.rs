@@ -220,7 +220,7 @@ impl Store {
             .bind(&filter.machine)
             .bind(&filter.branch)
             .bind(filter.group_id)
-            .bind(filter.limit.unwrap_or(10_000))
+            .bind(crate::engine::limit(filter.limit.unwrap_or(10_000)))
             .fetch_all(pool)
             .await?;
             rows.iter()
@@ -317,7 +317,8 @@ impl Store {
         })
     }
 
-    /// Recent groups with their build label and alert count, newest first.
+    /// Recent groups with their build label and alert count, newest first; at most `limit`
+    /// (all when negative).
     pub async fn alert_groups(&self, limit: i64) -> Result<Vec<AlertGroup>, Error> {
         with_pool!(self, |pool| {
             let rows = sqlx::query(
@@ -327,7 +328,7 @@ impl Store {
                  JOIN builds b ON b.id = g.build_id JOIN alerts a ON a.group_id = g.id \
                  GROUP BY g.id, br.name, b.label, g.created_at ORDER BY g.id DESC LIMIT $1",
             )
-            .bind(limit)
+            .bind(crate::engine::limit(limit))
             .fetch_all(pool)
             .await?;
             rows.iter()

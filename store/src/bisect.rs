@@ -51,8 +51,10 @@ pub struct StepRow {
 }
 
 impl Store {
-    /// Records a step; returns its id.
+    /// Records a step; returns its id. A value that is not a number is stored as none: SQLite
+    /// stores NaN as NULL, and PostgreSQL, which would keep it, is given NULL too.
     pub async fn insert_bisect_step(&self, s: &NewStep<'_>) -> Result<i64, Error> {
+        let num = |v: Option<f64>| v.filter(|v| !v.is_nan());
         with_pool!(self, |pool| {
             Ok(sqlx::query_scalar(
                 "INSERT INTO bisect_steps (created_at, commit_sha, build_label, machine, benchmark, series, \
@@ -69,12 +71,12 @@ impl Store {
             .bind(s.bad_ref)
             .bind(s.runs)
             .bind(s.samples)
-            .bind(s.median)
-            .bind(s.good_median)
-            .bind(s.bad_median)
-            .bind(s.p_good)
-            .bind(s.p_bad)
-            .bind(s.level)
+            .bind(num(s.median))
+            .bind(num(s.good_median))
+            .bind(num(s.bad_median))
+            .bind(num(s.p_good))
+            .bind(num(s.p_bad))
+            .bind(num(s.level))
             .bind(s.verdict)
             .bind(s.run_id)
             .fetch_one(pool)
@@ -86,11 +88,12 @@ impl Store {
     /// (case-insensitive).
     pub async fn bisect_steps(&self, commit: Option<&str>) -> Result<Vec<StepRow>, Error> {
         with_pool!(self, |pool| {
-            Ok(sqlx::query_as::<_, StepRow>(
+            Ok(sqlx::query_as::<_, StepRow>(sqlx::AssertSqlSafe(format!(
                 "SELECT id, created_at, commit_sha AS \"commit\", build_label, machine, benchmark, series, \
                  good_ref, bad_ref, runs, median, good_median, bad_median, p_good, p_bad, verdict, run_id FROM bisect_steps \
-                 WHERE $1 IS NULL OR commit_sha LIKE $1 || '%' ORDER BY id",
-            )
+                 WHERE $1 IS NULL OR {} ORDER BY id",
+                crate::engine::starts_with(self.is_postgres(), "commit_sha", 1)
+            )))
             .bind(commit.map(str::to_ascii_lowercase))
             .fetch_all(pool)
             .await?)

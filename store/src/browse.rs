@@ -98,7 +98,6 @@ impl Store {
     /// A build by exact label, with its benchmarks (runs per benchmark) and machines.
     pub async fn build_by_label(&self, label: &str) -> Result<Option<BuildInfoDetail>, Error> {
         with_pool!(self, |pool| {
-            let pool = pool;
             let Some(build) = sqlx::query_as::<_, Build>(sqlx::AssertSqlSafe(format!(
                 "{BUILD_COLUMNS} WHERE label = $1"
             )))
@@ -193,7 +192,6 @@ impl Store {
     /// A machine by name, with its benchmarks and builds; `None` when it does not exist.
     pub async fn machine(&self, name: &str) -> Result<Option<MachineInfo>, Error> {
         with_pool!(self, |pool| {
-            let pool = pool;
             let Some(row) = sqlx::query(
                 "SELECT m.id, m.created_at, COUNT(r.id), COUNT(DISTINCT r.build_id) \
                  FROM machines m LEFT JOIN runs r ON r.machine_id = m.id WHERE m.name = $1 GROUP BY m.id",

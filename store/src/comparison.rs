@@ -61,7 +61,6 @@ impl Store {
     /// Finds a build by label, or by commit id (a unique prefix of at least 7 hex digits).
     pub async fn find_build(&self, name: &str) -> Result<BuildLookup, Error> {
         with_pool!(self, |pool| {
-            let pool = pool;
             let q = "SELECT label, commit_sha, kernel_version, config, cmdline FROM builds ";
             let row = sqlx::query(AssertSqlSafe(format!("{q} WHERE label = $1")))
                 .bind(name)
@@ -71,7 +70,8 @@ impl Store {
                 Some(r) => r,
                 None if name.len() >= 7 && name.bytes().all(|b| b.is_ascii_hexdigit()) => {
                     let mut rows = sqlx::query(AssertSqlSafe(format!(
-                        "{q} WHERE commit_sha LIKE $1 || '%' LIMIT 2"
+                        "{q} WHERE {} LIMIT 2",
+                        crate::engine::starts_with(self.is_postgres(), "commit_sha", 1)
                     )))
                     .bind(name.to_ascii_lowercase())
                     .fetch_all(pool)
@@ -100,7 +100,7 @@ impl Store {
             Ok(sqlx::query_scalar(
                 "SELECT label FROM builds ORDER BY created_at DESC, id DESC LIMIT $1",
             )
-            .bind(limit)
+            .bind(crate::engine::limit(limit))
             .fetch_all(pool)
             .await?)
         })
@@ -230,7 +230,8 @@ impl Store {
         Ok(out)
     }
 
-    /// The first `limit` latency artifacts of these runs, by run and sequence.
+    /// The first `limit` latency artifacts of these runs (all when negative), by run and
+    /// sequence.
     pub async fn latency_artifacts(
         &self,
         runs: &[i64],
@@ -245,7 +246,7 @@ impl Store {
                 crate::engine::json_ids(self.is_postgres(), 1)
             )))
             .bind(ids_json)
-            .bind(limit)
+            .bind(crate::engine::limit(limit))
             .fetch_all(pool)
             .await?;
             Ok(rows

@@ -27,7 +27,7 @@ pub(crate) enum Tx {
 /// The key of the PostgreSQL advisory lock every write transaction takes (`"quiesce"` in
 /// ASCII): writers queue on it as SQLite's `BEGIN IMMEDIATE` makes them queue, so the import's
 /// id allocation and duplicate checks stay correct with any number of servers on one database.
-pub(crate) const WRITE_LOCK: i64 = 0x7175_6965_7363_65;
+pub(crate) const WRITE_LOCK: i64 = 0x0071_7569_6573_6365;
 
 /// Runs `$body` with `$pool` bound to the store's pool, compiled once per engine.
 macro_rules! with_pool {
@@ -113,6 +113,22 @@ impl Tx {
     pub(crate) async fn rollback(self) -> Result<(), Error> {
         with_tx!(self, |tx| tx.rollback().await?);
         Ok(())
+    }
+}
+
+/// A `LIMIT` to bind for `n`: SQLite takes a negative limit as none, PostgreSQL refuses it, so
+/// a negative `n` binds the largest limit on both.
+pub(crate) fn limit(n: i64) -> i64 {
+    if n < 0 { i64::MAX } else { n }
+}
+
+/// `col` starts with parameter `$n`, ASCII case ignored: SQLite's `LIKE` ignores it,
+/// PostgreSQL's needs `ILIKE` (without an escape character, as SQLite's `LIKE` has none).
+pub(crate) fn starts_with(postgres: bool, col: &str, n: usize) -> String {
+    if postgres {
+        format!("{col} ILIKE ${n} || '%' ESCAPE ''")
+    } else {
+        format!("{col} LIKE ${n} || '%'")
     }
 }
 

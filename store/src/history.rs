@@ -84,7 +84,6 @@ impl Store {
             if name.trim().is_empty() {
                 return Err(Error::Invalid("a branch name must not be empty".into()));
             }
-            let pool = pool;
             sqlx::query("INSERT INTO branches (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
                 .bind(name)
                 .execute(pool)
@@ -267,7 +266,7 @@ impl Store {
         })
     }
 
-    /// A branch's builds in order, newest first, at most `limit`.
+    /// A branch's builds in order, newest first, at most `limit` (all when negative).
     pub async fn branch_builds(&self, branch: &str, limit: i64) -> Result<Vec<BranchBuild>, Error> {
         with_pool!(self, |pool| {
             let rows = sqlx::query(
@@ -277,7 +276,7 @@ impl Store {
                  WHERE br.name = $1 ORDER BY bb.position DESC LIMIT $2",
             )
             .bind(branch)
-            .bind(limit)
+            .bind(crate::engine::limit(limit))
             .fetch_all(pool)
             .await?;
             rows.iter()

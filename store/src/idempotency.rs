@@ -13,7 +13,6 @@ impl Store {
         key: &str,
     ) -> Result<Option<ImportOutcome>, Error> {
         with_pool!(self, |pool| {
-            let pool = pool;
             let run_id: Option<i64> = sqlx::query_scalar(
                 "SELECT run_id FROM idempotency_keys WHERE token_id = $1 AND key = $2",
             )

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use crate::artifacts::store_artifact;
 use crate::blocks::Blocks;
-use crate::meta::{import_hash, validate_meta};
+use crate::meta::{import_hash, refuse_nul, validate_meta};
 use crate::sink::{ChannelSink, Counting, Msg};
 use crate::write::{Names, Row, TotalRole, Totals, total_role};
 use crate::{
@@ -68,6 +68,9 @@ async fn import_run(
     progress: Option<Arc<AtomicU64>>,
 ) -> Result<ImportOutcome, Error> {
     validate_meta(meta)?;
+    if store.is_postgres() {
+        refuse_nul(meta, files)?;
+    }
     if files.is_empty() {
         return Err(Error::Invalid("no input files".into()));
     }

@@ -16,6 +16,7 @@ mod engine;
 mod error;
 mod hardening;
 mod history;
+mod history_batch;
 mod idempotency;
 mod import;
 mod meta;
@@ -44,6 +45,7 @@ pub use copy::{CopyOutcome, CopyProgress, CopyReport};
 pub use error::{Error, Result};
 pub use hardening::{KeyUse, TokenScopes};
 pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement, WholeRunSeries};
+pub use history_batch::SavedSeries;
 pub use meta::{
     BuildMeta, ImportOutcome, InputFile, RunMeta, Source, escape_bidi, find_bidi, is_bidi_control,
     params_key, safe_file_name,

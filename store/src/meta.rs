@@ -171,6 +171,35 @@ pub(crate) fn validate_meta(meta: &RunMeta) -> Result<(), Error> {
     Ok(())
 }
 
+/// Refuses text PostgreSQL cannot store: its text holds no NUL character (SQLite's does), so an
+/// import naming one is invalid there rather than a database error. Names are checked by
+/// [`validate_meta`] already (NUL is a control character).
+pub(crate) fn refuse_nul(meta: &RunMeta, files: &[InputFile]) -> Result<(), Error> {
+    let b = &meta.build;
+    let mut texts: Vec<(String, &str)> = [
+        ("commit", &b.commit),
+        ("kernel version", &b.kernel_version),
+        ("config", &b.config),
+        ("boot command line", &b.cmdline),
+        ("block", &meta.block),
+    ]
+    .into_iter()
+    .filter_map(|(what, v)| Some((what.to_string(), v.as_deref()?)))
+    .collect();
+    for (k, v) in meta.params.iter().chain(&meta.machine_facts) {
+        texts.push((format!("value of {k}"), v));
+    }
+    for f in files {
+        texts.push(("file name".into(), &f.name));
+    }
+    match texts.into_iter().find(|(_, v)| v.contains('\0')) {
+        Some((what, _)) => Err(Error::Invalid(format!(
+            "{what} must not contain NUL characters (PostgreSQL cannot store them)"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Whether `c` is a bidirectional embedding, override or isolate control (U+202A-U+202E,
 /// U+2066-U+2069): text holding one displays in another order than it is stored.
 pub fn is_bidi_control(c: char) -> bool {

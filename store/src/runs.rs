@@ -101,7 +101,7 @@ impl Store {
                 .bind(some(q.build))
                 .bind(some(q.machine))
                 .bind(some(q.benchmark))
-                .bind(q.limit.unwrap_or(i64::MAX))
+                .bind(crate::engine::limit(q.limit.unwrap_or(-1)))
                 .fetch_all(pool)
                 .await?)
         })
@@ -110,7 +110,6 @@ impl Store {
     /// One run's facts; `None` when it does not exist.
     pub async fn run(&self, id: i64) -> Result<Option<RunInfo>, Error> {
         with_pool!(self, |pool| {
-            let pool = pool;
             let Some(r) = sqlx::query(
                 "SELECT r.build_id, m.id, m.name, r.benchmark, r.created_at, t.name \
                  FROM runs r JOIN machines m ON m.id = r.machine_id LEFT JOIN tokens t ON t.id = r.token_id \
@@ -153,12 +152,13 @@ impl Store {
         })
     }
 
-    /// A run's series with their samples, ordered by metric, scope, label, statistic.
+    /// A run's series with their samples, ordered by metric, scope, label, statistic (a missing
+    /// label or statistic first, as SQLite sorts NULL; PostgreSQL would sort it last).
     pub async fn run_series(&self, run_id: i64) -> Result<Vec<RunSeries>, Error> {
         with_pool!(self, |pool| {
             let rows = sqlx::query(
                 "SELECT id, metric, scope, label, statistic, unit, direction FROM series \
-                 WHERE run_id = $1 ORDER BY metric, scope, label, statistic, id",
+                 WHERE run_id = $1 ORDER BY metric, scope, label NULLS FIRST, statistic NULLS FIRST, id",
             )
             .bind(run_id)
             .fetch_all(pool)

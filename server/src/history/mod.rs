@@ -49,18 +49,30 @@ impl Loaded {
 
 /// Reads a history key's runs and their samples (through the store's sample reads).
 pub async fn load(store: &Store, key: &HistoryKey) -> anyhow::Result<Loaded> {
-    let points = store.history_points(key).await?;
-    let ids: Vec<i64> = points.iter().map(|p| p.series_id).collect();
-    let by_id: HashMap<i64, Vec<f64>> = store.series_values(&ids).await?.into_iter().collect();
-    let values = points
+    let mut all = load_many(store, std::slice::from_ref(key)).await?;
+    Ok(all.pop().expect("one key, one history"))
+}
+
+/// [`load`] of many keys: one query for their runs per history and one for all their samples.
+pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<Loaded>> {
+    let points = store.history_points_many(keys).await?;
+    let ids: Vec<i64> = points.iter().flatten().map(|p| p.series_id).collect();
+    let mut by_id: HashMap<i64, Vec<f64>> = store.series_values(&ids).await?.into_iter().collect();
+    Ok(keys
         .iter()
-        .map(|p| by_id.get(&p.series_id).cloned().unwrap_or_default())
-        .collect();
-    Ok(Loaded {
-        key: key.clone(),
-        points,
-        values,
-    })
+        .zip(points)
+        .map(|(key, points)| {
+            let values = points
+                .iter()
+                .map(|p| by_id.remove(&p.series_id).unwrap_or_default())
+                .collect();
+            Loaded {
+                key: key.clone(),
+                points,
+                values,
+            }
+        })
+        .collect())
 }
 
 /// Detector state per history key kept between imports in this process, so a run appended at
@@ -127,23 +139,38 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
     let mut groups = Vec::new();
     // Per (branch, benchmark): the analyses of the keys re-analysed.
     let mut by_bench: HashMap<(i64, String), Vec<Analysed>> = HashMap::new();
-    for key in keys {
-        let loaded = load(store, key).await?;
+    let mut analysed = Vec::with_capacity(keys.len());
+    for loaded in load_many(store, keys).await? {
         let (pos, vals) = loaded.flat();
-        let analysis = {
-            let key = key.clone();
-            tokio::task::spawn_blocking(move || analyse(&key, &pos, &vals)).await??
-        };
-        let direction = loaded
-            .points
-            .first()
-            .map_or("lower_is_better", |p| p.direction.as_str())
-            .to_string();
-        let hs = store
-            .save_history_series(key, &direction, loaded.unit(), &analysis.tested_p)
-            .await?;
+        let key = loaded.key.clone();
+        let analysis = tokio::task::spawn_blocking(move || analyse(&key, &pos, &vals)).await??;
+        analysed.push((loaded, analysis));
+    }
+    let directions: Vec<String> = analysed
+        .iter()
+        .map(|(loaded, _)| {
+            loaded
+                .points
+                .first()
+                .map_or("lower_is_better", |p| p.direction.as_str())
+                .to_string()
+        })
+        .collect();
+    let saved: Vec<store::SavedSeries<'_>> = analysed
+        .iter()
+        .zip(&directions)
+        .map(|((loaded, analysis), direction)| store::SavedSeries {
+            key: &loaded.key,
+            direction,
+            unit: loaded.unit(),
+            tested_p: &analysis.tested_p,
+        })
+        .collect();
+    let ids = store.save_history_series_many(&saved).await?;
+    drop(saved);
+    for (hs, (loaded, analysis)) in ids.into_iter().zip(analysed) {
         by_bench
-            .entry((key.branch_id, key.benchmark.clone()))
+            .entry((loaded.key.branch_id, loaded.key.benchmark.clone()))
             .or_default()
             .push((hs, loaded, analysis));
     }

@@ -71,20 +71,30 @@ impl Resp {
     }
 }
 
+/// Sends `req` to `app` and reads the whole answer.
+pub async fn send(app: &Router, req: Request<Body>) -> Resp {
+    let res = app.clone().oneshot(req).await.expect("infallible");
+    let status = res.status();
+    let headers = res.headers().clone();
+    let body = axum::body::to_bytes(res.into_body(), usize::MAX)
+        .await
+        .expect("body")
+        .to_vec();
+    Resp {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// A GET of `uri` on `app`.
+pub async fn get_on(app: &Router, uri: &str) -> Resp {
+    send(app, Request::get(uri).body(Body::empty()).expect("request")).await
+}
+
 impl TestApp {
     pub async fn request(&self, req: Request<Body>) -> Resp {
-        let res = self.app.clone().oneshot(req).await.expect("infallible");
-        let status = res.status();
-        let headers = res.headers().clone();
-        let body = axum::body::to_bytes(res.into_body(), usize::MAX)
-            .await
-            .expect("body")
-            .to_vec();
-        Resp {
-            status,
-            headers,
-            body,
-        }
+        send(&self.app, req).await
     }
 
     pub async fn get(&self, uri: &str) -> Resp {

@@ -6,6 +6,7 @@ mod common;
 mod copy_db;
 mod demo_reports;
 mod detect;
+mod engines;
 mod hardening;
 mod history;
 mod limits;

@@ -1,5 +1,6 @@
-//! Integration tests of the store: the import and the packed samples (the upgrade of a
-//! release-0.1 database is tested end to end by the server's `upgrade` tests).
+//! Integration tests of the store: every public read and write on both engines (`engines`), the
+//! import's SQLite specifics and the packed samples (the upgrade of a release-0.1 database is
+//! tested end to end by the server's `upgrade` tests).
 
 mod engines;
 mod import;

@@ -1,0 +1,386 @@
+//! Histories: builds placed on branches (upload order, after a parent, by commit time, in git
+//! order) and the series that follow one key over a branch's builds.
+
+use store::{BranchBuild, Error, HistoryKey, KeyFilter, NewSeries, Placement, Store};
+
+use super::{build_id, meta};
+
+const C: [&str; 4] = [
+    "1111111111aaaaaaaaaa",
+    "2222222222bbbbbbbbbb",
+    "3333333333cccccccccc",
+    "4444444444dddddddddd",
+];
+
+/// A run of build `b{i+1}` (commit `C[i]`) on `machine`; the run id.
+async fn run_at(st: &Store, i: usize, machine: &str, times: &[f64]) -> i64 {
+    let mut m = meta(&format!("b{}", i + 1), "hb");
+    m.build.commit = Some(C[i].into());
+    m.machine = machine.into();
+    st.import_run(&m, &[super::hb("hb.txt", times)], None)
+        .await
+        .unwrap()
+        .run_ids[0]
+}
+
+/// A branch's build labels, newest first, with their positions.
+async fn order(st: &Store, branch: &str) -> Vec<(String, i64)> {
+    st.branch_builds(branch, -1)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|b| (b.label, b.position))
+        .collect()
+}
+
+fn labels(list: &[(&str, i64)]) -> Vec<(String, i64)> {
+    list.iter().map(|&(l, p)| (l.to_string(), p)).collect()
+}
+
+fn placed(branch: &str, parent: Option<&str>, commit_time: Option<i64>) -> Placement {
+    Placement {
+        branch: branch.into(),
+        parent: parent.map(str::to_string),
+        commit_time,
+    }
+}
+
+both!(builds_are_placed_on_branches_in_order, |st| {
+    let r1 = run_at(&st, 0, "rig", &[1.0]).await;
+    let r3 = run_at(&st, 2, "rig", &[3.0]).await;
+    let (b1, b3) = (build_id(&st, "b1").await, build_id(&st, "b3").await);
+    assert_eq!(
+        st.builds_of_runs(&[r3, r1, r1, r3 + 1000]).await.unwrap(),
+        [b1, b3],
+        "sorted, each once, unknown runs left out"
+    );
+
+    // Git order known before the build in the middle is imported.
+    assert_eq!(
+        st.import_commit_order("git", &[C[0].into(), C[1].into(), C[2].into()])
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(order(&st, "git").await, labels(&[("b3", 1), ("b1", 0)]));
+    run_at(&st, 1, "rig", &[2.0]).await;
+    let b2 = build_id(&st, "b2").await;
+    let git = st
+        .place_build(b2, &placed("git", None, None))
+        .await
+        .unwrap();
+    assert_eq!(
+        order(&st, "git").await,
+        labels(&[("b3", 2), ("b2", 1), ("b1", 0)]),
+        "git order puts it in the middle"
+    );
+    assert_ne!(
+        st.place_build(b2, &Placement::main()).await.unwrap(),
+        git,
+        "another branch"
+    );
+
+    // Upload order, then a parent: right after it.
+    let main = st.place_build(b1, &Placement::main()).await.unwrap();
+    st.place_build(b3, &Placement::main()).await.unwrap();
+    assert_eq!(
+        order(&st, "main").await,
+        labels(&[("b3", 2), ("b1", 1), ("b2", 0)])
+    );
+    run_at(&st, 3, "rig", &[4.0]).await;
+    let b4 = build_id(&st, "b4").await;
+    assert_eq!(
+        st.place_build(b4, &placed("main", Some(C[1]), None))
+            .await
+            .unwrap(),
+        main
+    );
+    assert_eq!(
+        order(&st, "main").await,
+        labels(&[("b3", 3), ("b1", 2), ("b4", 1), ("b2", 0)])
+    );
+    // A build keeps its place.
+    st.place_build(b4, &placed("main", None, Some(1)))
+        .await
+        .unwrap();
+    assert_eq!(order(&st, "main").await.len(), 4);
+
+    // Commit times; a parent named by label.
+    st.place_build(b1, &placed("timed", None, Some(100)))
+        .await
+        .unwrap();
+    st.place_build(b3, &placed("timed", None, Some(300)))
+        .await
+        .unwrap();
+    st.place_build(b2, &placed("timed", None, Some(200)))
+        .await
+        .unwrap();
+    st.place_build(b4, &placed("timed", Some("b1"), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        order(&st, "timed").await,
+        labels(&[("b3", 3), ("b2", 2), ("b4", 1), ("b1", 0)])
+    );
+
+    let newest = st.branch_builds("main", 2).await.unwrap();
+    assert_eq!(
+        newest,
+        [
+            BranchBuild {
+                build_id: b3,
+                label: "b3".into(),
+                commit: Some(C[2].into()),
+                position: 3,
+                created_at: newest[0].created_at,
+            },
+            BranchBuild {
+                build_id: b1,
+                label: "b1".into(),
+                commit: Some(C[0].into()),
+                position: 2,
+                created_at: newest[1].created_at,
+            },
+        ]
+    );
+    assert!(newest.iter().all(|b| b.created_at > 0));
+    assert!(st.branch_builds("ghost", 10).await.unwrap().is_empty());
+    assert!(st.branch_builds("main", 0).await.unwrap().is_empty());
+
+    // A new commit order: known commits in git order, the others after them as they were.
+    assert_eq!(
+        st.import_commit_order("main", &[C[3].into(), C[2].into()])
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        order(&st, "main").await,
+        labels(&[("b1", 3), ("b2", 2), ("b3", 1), ("b4", 0)])
+    );
+    assert_eq!(
+        st.import_commit_order("git", &C.map(String::from))
+            .await
+            .unwrap(),
+        4,
+        "builds of known commits join the branch"
+    );
+    assert_eq!(
+        order(&st, "git").await,
+        labels(&[("b4", 3), ("b3", 2), ("b2", 1), ("b1", 0)])
+    );
+
+    let err = st
+        .place_build(b1, &placed(" ", None, None))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Invalid(_)), "{err}");
+});
+
+/// Adds a whole-run series `metric` to `run`.
+async fn add(st: &Store, run: i64, metric: &str, label: Option<&str>, values: &[f64]) {
+    st.add_series(&[NewSeries {
+        run_id: run,
+        metric,
+        unit: "ops/s",
+        direction: "higher_is_better",
+        scope: "all",
+        label,
+        statistic: None,
+        values,
+    }])
+    .await
+    .unwrap();
+}
+
+both!(a_history_follows_one_key_over_a_branch, |st| {
+    let r1 = run_at(&st, 0, "rig-a", &[1.0, 2.0, 3.0]).await;
+    let r2 = run_at(&st, 1, "rig-a", &[2.0, 3.0, 4.0]).await;
+    let r3 = run_at(&st, 2, "rig-a", &[5.0, 6.0, 7.0]).await;
+    let rb = run_at(&st, 0, "rig-b", &[9.0]).await;
+    add(&st, r1, "ops", None, &[10.0, 11.0, 12.0]).await;
+    // Not whole-run series: labelled, or of one CPU.
+    add(&st, r2, "labelled", Some("x"), &[1.0, 1.0, 1.0]).await;
+    st.add_series(&[NewSeries {
+        run_id: r3,
+        metric: "percpu",
+        unit: "s",
+        direction: "lower_is_better",
+        scope: "cpu0",
+        label: None,
+        statistic: None,
+        values: &[1.0, 1.0, 1.0],
+    }])
+    .await
+    .unwrap();
+    assert!(
+        st.history_keys(&KeyFilter::default())
+            .await
+            .unwrap()
+            .is_empty(),
+        "no build is on a branch yet"
+    );
+    for b in ["b1", "b2", "b3"] {
+        let id = build_id(&st, b).await;
+        st.place_build(id, &Placement::main()).await.unwrap();
+    }
+
+    let keys = st.history_keys_of_runs(&[r1]).await.unwrap();
+    let short = |k: &HistoryKey| {
+        (
+            k.branch.clone(),
+            k.machine.clone(),
+            k.benchmark.clone(),
+            k.params_key.clone(),
+            k.metric.clone(),
+        )
+    };
+    let key = |machine: &str, metric: &str| {
+        (
+            "main".to_string(),
+            machine.to_string(),
+            "hb".to_string(),
+            String::new(),
+            metric.to_string(),
+        )
+    };
+    assert_eq!(
+        keys.iter().map(short).collect::<Vec<_>>(),
+        [key("rig-a", "ops"), key("rig-a", "time")]
+    );
+    assert_eq!(
+        st.history_keys_of_runs(&[r2, r1, r2, rb])
+            .await
+            .unwrap()
+            .iter()
+            .map(short)
+            .collect::<Vec<_>>(),
+        [
+            key("rig-a", "ops"),
+            key("rig-a", "time"),
+            key("rig-b", "time")
+        ]
+    );
+    let all = st.history_keys(&KeyFilter::default()).await.unwrap();
+    assert_eq!(
+        all.iter().map(short).collect::<Vec<_>>(),
+        [
+            key("rig-a", "ops"),
+            key("rig-a", "time"),
+            key("rig-b", "time")
+        ]
+    );
+    let filtered = |f: KeyFilter| {
+        let st = st.clone();
+        async move {
+            st.history_keys(&f)
+                .await
+                .unwrap()
+                .iter()
+                .map(short)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        filtered(KeyFilter {
+            machine: Some("rig-b".into()),
+            ..Default::default()
+        })
+        .await,
+        [key("rig-b", "time")]
+    );
+    assert_eq!(
+        filtered(KeyFilter {
+            metric: Some("ops".into()),
+            branch: Some("main".into()),
+            benchmark: Some("hb".into()),
+            params_key: Some(String::new()),
+            ..Default::default()
+        })
+        .await,
+        [key("rig-a", "ops")]
+    );
+    assert!(
+        filtered(KeyFilter {
+            branch: Some("ghost".into()),
+            ..Default::default()
+        })
+        .await
+        .is_empty()
+    );
+
+    let time = &all[1];
+    let points = st.history_points(time).await.unwrap();
+    let rows: Vec<_> = points
+        .iter()
+        .map(|p| {
+            (
+                p.label.as_str(),
+                p.position,
+                p.run_id,
+                p.unit.as_str(),
+                p.direction.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("b1", 0, r1, "s", "lower_is_better"),
+            ("b2", 1, r2, "s", "lower_is_better"),
+            ("b3", 2, r3, "s", "lower_is_better"),
+        ]
+    );
+    assert_eq!(points[0].build_id, build_id(&st, "b1").await);
+    let ids: Vec<i64> = points.iter().map(|p| p.series_id).collect();
+    let values: Vec<Vec<f64>> = st
+        .series_values(&ids)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(
+        values,
+        [
+            vec![1.0, 2.0, 3.0],
+            vec![2.0, 3.0, 4.0],
+            vec![5.0, 6.0, 7.0]
+        ]
+    );
+    let ops = st.history_points(&all[0]).await.unwrap();
+    assert_eq!(
+        ops.iter()
+            .map(|p| (p.run_id, p.unit.as_str(), p.direction.as_str()))
+            .collect::<Vec<_>>(),
+        [(r1, "ops/s", "higher_is_better")]
+    );
+    let rig_b = st.history_points(&all[2]).await.unwrap();
+    assert_eq!(
+        rig_b.iter().map(|p| p.run_id).collect::<Vec<_>>(),
+        [rb],
+        "one machine's runs"
+    );
+
+    let whole = st.whole_run_series(3).await.unwrap();
+    let rows: Vec<_> = whole
+        .iter()
+        .map(|s| (s.run_id, s.metric.as_str(), s.n, s.unit.as_str()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (r1, "ops", 3, "ops/s"),
+            (r1, "time", 3, "s"),
+            (r2, "time", 3, "s"),
+            (r3, "time", 3, "s"),
+        ]
+    );
+    assert!(whole.iter().all(|s| s.benchmark == "hb"));
+    assert_eq!(whole[1].series_id, points[0].series_id);
+    assert_eq!(whole[0].direction, "higher_is_better");
+    let every = st.whole_run_series(0).await.unwrap();
+    assert_eq!(every.len(), 5);
+    assert_eq!((every[4].run_id, every[4].n), (rb, 1));
+    assert!(st.whole_run_series(4).await.unwrap().is_empty());
+});
