@@ -11,6 +11,7 @@ mod limits;
 mod limits_cli;
 mod mail;
 mod mail_web;
+mod pg_servers;
 mod upgrade;
 mod upload;
 mod web;
