@@ -5,6 +5,7 @@
 
 mod load;
 mod together;
+mod webhook;
 
 use std::io::BufRead as _;
 use std::net::SocketAddr;
@@ -61,13 +62,14 @@ pub fn bin(tmp: &Path) -> Command {
 }
 
 /// Starts `n` servers on `db` at once (their migrations race, as on a real deployment), each
-/// on an ephemeral port, and waits until every one serves.
-pub fn start_servers(db: &str, tmp: &Path, n: usize) -> Vec<Server> {
+/// on an ephemeral port with the flags `extra`, and waits until every one serves.
+pub fn start_servers(db: &str, tmp: &Path, n: usize, extra: &[&str]) -> Vec<Server> {
     let starting: Vec<(Child, PathBuf)> = (0..n)
         .map(|i| {
             let log = tmp.join(format!("serve-{i}.log"));
             let child = bin(tmp)
                 .args(["serve", "--db", db, "--bind", "127.0.0.1:0"])
+                .args(extra)
                 .stdout(Stdio::piped())
                 .stderr(std::fs::File::create(&log).unwrap())
                 .spawn()

@@ -88,7 +88,7 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
     };
     let tmp = tempfile::tempdir().unwrap();
     let t = Instant::now();
-    let mut servers = start_servers(&db, tmp.path(), SERVERS);
+    let mut servers = start_servers(&db, tmp.path(), SERVERS, &[]);
     eprintln!(
         "{SERVERS} servers started together (migrating one database) in {:.1} s",
         t.elapsed().as_secs_f64()
