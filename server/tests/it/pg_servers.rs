@@ -120,7 +120,7 @@ pub fn cli(tmp: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// The small real file the uploads send: three `time` runs (real, user, sys) in six blocks.
+/// A small real file: three `time` runs (real, user, sys) in six blocks, 18 series.
 pub fn time_file() -> Vec<u8> {
     std::fs::read(crate::common::fixture(
         "time/seed000_bash_time_3runs_ftrace_switch.txt",
@@ -128,18 +128,36 @@ pub fn time_file() -> Vec<u8> {
     .unwrap()
 }
 
-/// An upload of `file` (as `time.txt`) for `build` on `rig-1`, with parameters.
+/// A smaller one: rcuscale writer durations, old and new console output, 4 series.
+pub fn rcuscale_file() -> Vec<u8> {
+    std::fs::read(crate::common::fixture(
+        "rcuscale/lkml_2021_rcuscale_writer_duration_console_sample.txt",
+    ))
+    .unwrap()
+}
+
+/// An upload of a `time` file for `build` on `rig-1`, with parameters.
 pub fn form(build: &str, params: &[(&str, String)], file: Vec<u8>) -> reqwest::multipart::Form {
+    form_of("time", build, params, file)
+}
+
+/// An upload of `file` (as `BENCHMARK.txt`) of `benchmark` for `build` on `rig-1`.
+pub fn form_of(
+    benchmark: &str,
+    build: &str,
+    params: &[(&str, String)],
+    file: Vec<u8>,
+) -> reqwest::multipart::Form {
     let mut form = reqwest::multipart::Form::new()
         .text("build", build.to_string())
         .text("machine", "rig-1")
-        .text("benchmark", "time");
+        .text("benchmark", benchmark.to_string());
     for (k, v) in params {
         form = form.text(format!("param.{k}"), v.clone());
     }
     form.part(
         "file",
-        reqwest::multipart::Part::bytes(file).file_name("time.txt"),
+        reqwest::multipart::Part::bytes(file).file_name(format!("{benchmark}.txt")),
     )
 }
 

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{Answer, assert_runs_whole, cli, count, form, start_servers, time_file, upload};
+use super::{Answer, assert_runs_whole, cli, count, form_of, rcuscale_file, start_servers, upload};
 
 const SERVERS: usize = 4;
 const CLIENTS: usize = 16;
@@ -98,7 +98,7 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
     let token = quiescent::tokens::create(&check, "rig-load").await.unwrap();
     let bases: Arc<Vec<String>> = Arc::new(servers.iter().map(|s| s.url("")).collect());
     let client = reqwest::Client::new();
-    let file = time_file();
+    let file = rcuscale_file();
 
     // 16 clients x 50 distinct uploads, each client going round the servers.
     let t = Instant::now();
@@ -112,7 +112,7 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
                 let base = &bases[(c + i) % SERVERS];
                 let params = [("client", c.to_string()), ("i", i.to_string())];
                 let (a, busy) = upload_retrying(&client, base, &token, || {
-                    form("load", &params, file.clone())
+                    form_of("rcuscale", "load", &params, file.clone())
                 })
                 .await;
                 got.push((c, i, a, busy));
@@ -161,7 +161,7 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
             (client.clone(), bases.clone(), token.clone(), file.clone());
         tasks.push(tokio::spawn(async move {
             upload_retrying(&client, &bases[k % SERVERS], &token, || {
-                form("dup", &[], file.clone())
+                form_of("rcuscale", "dup", &[], file.clone())
             })
             .await
         }));
@@ -244,7 +244,7 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
                 let was_killed = killed.load(Ordering::Relaxed);
                 let params = [("survivor", c.to_string()), ("i", i.to_string())];
                 let (a, _) = upload_retrying(&client, &base, &token, || {
-                    form("after", &params, file.clone())
+                    form_of("rcuscale", "after", &params, file.clone())
                 })
                 .await;
                 assert_eq!(a.status, 201, "{base}: {}", a.body);
@@ -288,7 +288,7 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
             base,
             &token,
             None,
-            form("after", &params, file.clone()),
+            form_of("rcuscale", "after", &params, file.clone()),
         )
         .await;
         assert_eq!(a.status, 201, "{}", a.body);
