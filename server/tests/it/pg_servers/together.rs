@@ -135,6 +135,10 @@ async fn two_servers_on_one_database_answer_as_one() {
     let later = get_ok(&client, &format!("{a}{shared}")).await;
     assert!(later.contains("Newer runs exist"), "{later}");
     assert_eq!(linked_runs(&later), vec![base_run, head_1, head_2]);
+    // Shared on both at the same moment (now with the new head run): one id.
+    let (x, y) = tokio::join!(share(a.clone()), share(b.clone()));
+    assert_eq!(x, y);
+    assert_ne!(x, shared);
 
     // One Idempotency-Key sent to A, then B: one run; other content under it on B: 422.
     let keyed = || form("keyed", &[], variant(3));
