@@ -100,6 +100,26 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
     let client = reqwest::Client::new();
     let file = rcuscale_file();
 
+    // The connections to the database while the load runs: each server's pool holds 8 at most.
+    let watching = Arc::new(AtomicBool::new(true));
+    let watcher = {
+        let (pool, watching) = (pool.clone(), watching.clone());
+        tokio::spawn(async move {
+            let mut most = 0;
+            while watching.load(Ordering::Relaxed) {
+                let n = count(
+                    &pool,
+                    "SELECT COUNT(*) FROM pg_stat_activity \
+                     WHERE datname = current_database() AND application_name = 'quiescent'",
+                )
+                .await;
+                most = most.max(n);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            most
+        })
+    };
+
     // 16 clients x 50 distinct uploads, each client going round the servers.
     let t = Instant::now();
     let mut tasks = Vec::new();
@@ -131,6 +151,13 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
         }
     }
     let took = t.elapsed();
+    watching.store(false, Ordering::Relaxed);
+    let connections = watcher.await.unwrap();
+    // This test's own pool counts too (and holds 8 at most).
+    assert!(
+        connections <= (SERVERS as i64 + 1) * 8,
+        "{connections} connections"
+    );
     assert_eq!(acked.len(), CLIENTS * PER_CLIENT);
     let stored: Vec<(i64, String)> = sqlx::query_as(
         "SELECT r.id, r.params_key FROM runs r JOIN builds b ON b.id = r.build_id WHERE b.label = 'load'",
@@ -147,7 +174,8 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
     let listed = cli(tmp.path(), &["runs", "--build", "load", "--db", &db]);
     assert_eq!(listed.lines().count(), acked.len() + 1, "quiescent runs");
     eprintln!(
-        "{} uploads by {CLIENTS} clients over {SERVERS} servers in {:.1} s ({:.0}/s), {busy} answered 503 first",
+        "{} uploads by {CLIENTS} clients over {SERVERS} servers in {:.1} s ({:.0}/s), {busy} answered 503 first, \
+         {connections} database connections at most",
         acked.len(),
         took.as_secs_f64(),
         acked.len() as f64 / took.as_secs_f64()
