@@ -320,7 +320,11 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
         )
         .await;
         assert_eq!(a.status, 201, "{}", a.body);
-        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "an upload after the kill took {:?}",
+            started.elapsed()
+        );
     }
     let acks = victim_acks.lock().unwrap().clone();
     assert!(
