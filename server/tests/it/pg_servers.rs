@@ -42,6 +42,11 @@ impl Server {
         alive
     }
 
+    /// Its upload spool directory (under the temporary directory `tmp` it was started with).
+    pub fn spool(&self, tmp: &Path) -> PathBuf {
+        tmp.join(format!("quiescent-spool-{}", self.child.id()))
+    }
+
     /// Its log so far (stderr).
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

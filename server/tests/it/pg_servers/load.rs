@@ -285,6 +285,8 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
     while victim_acks.lock().unwrap().len() < 12 && t.elapsed() < Duration::from_secs(20) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    let victim_spool = servers[0].spool(tmp.path());
+    assert!(victim_spool.is_dir(), "{}", victim_spool.display());
     assert!(servers[0].kill9(), "the server died before the kill");
     killed.store(true, Ordering::Relaxed);
     let killed_at = Instant::now();
@@ -365,5 +367,17 @@ async fn four_servers_take_concurrent_and_duplicate_uploads_and_survive_a_killed
         acks.len(),
         killed_at.elapsed().as_secs_f64()
     );
+    // The killed server could not remove its spool directory: the next server to start does,
+    // and leaves the running servers' alone.
+    assert!(victim_spool.is_dir());
+    let next = start_servers(&db, tmp.path(), 1, &[]);
+    assert!(
+        !victim_spool.exists(),
+        "{} is still there",
+        victim_spool.display()
+    );
+    for s in servers[1..].iter().chain(&next) {
+        assert!(s.spool(tmp.path()).is_dir());
+    }
     drop(servers);
 }
