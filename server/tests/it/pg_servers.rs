@@ -3,9 +3,9 @@
 //! detection and token revocation hold across them, and they survive load and a killed peer.
 //! Every test needs PostgreSQL (`store::testing`) and returns early without it.
 
+mod alerts;
 mod load;
 mod together;
-mod webhook;
 
 use std::io::BufRead as _;
 use std::net::SocketAddr;

@@ -1,4 +1,5 @@
-//! The alert webhook with two servers on one database: each new alert group is posted once.
+//! Alerts with two servers on one database: detection over uploads that reached either, and
+//! the webhook posting each new alert group once.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -89,4 +90,47 @@ async fn two_servers_post_each_alert_group_once() {
     let got = posts.lock().unwrap().clone();
     assert_eq!(got.len(), 1, "group posted {} times", got.len());
     assert_eq!(got[0]["build"], "b15");
+}
+
+/// A step in a 30-build history whose builds were uploaded through two servers in turn (each
+/// process keeps its own detector state): one alert, at the step, the same on both servers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_history_uploaded_through_two_servers_raises_one_alert() {
+    let Some(db) = store::testing::fresh_pg_url().await else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let servers = start_servers(&db, tmp.path(), 2, &[]);
+    let check = store::Store::open(&db).await.unwrap();
+    let token = quiescent::tokens::create(&check, "rig-1").await.unwrap();
+    let client = reqwest::Client::new();
+    for b in 0..30 {
+        let level = if b < 15 { 10.0 } else { 11.5 };
+        let form = reqwest::multipart::Form::new()
+            .text("build", format!("u{b:02}"))
+            .text("machine", "rig2")
+            .text("benchmark", "up")
+            .text("branch", "next")
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(samples(b, level).into_bytes())
+                    .file_name("run.csv"),
+            );
+        let a = upload(&client, &servers[b % 2].url(""), &token, None, form).await;
+        assert_eq!(a.status, 201, "build {b}: {}", a.body);
+    }
+    let mut seen = Vec::new();
+    for s in &servers {
+        let r = client
+            .get(s.url("/api/v1/alerts?branch=next"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let alerts: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(alerts.as_array().map(Vec::len), Some(1), "{alerts}");
+        assert_eq!(alerts[0]["build_after"], "u15");
+        seen.push(alerts);
+    }
+    assert_eq!(seen[0], seen[1]);
 }
