@@ -21,7 +21,6 @@ fn samples(build: usize, level: f64) -> String {
 /// together. The receiver answers slowly, as a real one may, so that both servers' senders
 /// are running when it answers the first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "known: a server claims nothing before posting a group; the one-sender lock is per process"]
 async fn two_servers_post_each_alert_group_once() {
     let Some(db) = store::testing::fresh_pg_url().await else {
         return;

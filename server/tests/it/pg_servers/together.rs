@@ -242,12 +242,10 @@ async fn two_servers_on_one_database_answer_as_one() {
     super::assert_runs_whole(&pool).await;
 }
 
-/// One key with two contents sent to two servers at the same moment: one of them must be
-/// refused (422), as on one server. The key is checked before the import's transaction and
-/// recorded after it, and only the server's in-process writer lock keeps the two apart: across
-/// servers both are stored (19 rounds of 20 in a first measurement).
+/// One key with two contents sent to two servers at the same moment: one is stored, the other
+/// refused (422), as on one server. (The key is checked before the import's transaction and
+/// recorded after it: without a lock across servers both were stored in 19 rounds of 20.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "known: the Idempotency-Key check is outside the import's write transaction"]
 async fn one_key_with_two_contents_on_two_servers_at_once_stores_one() {
     let Some(db) = store::testing::fresh_pg_url().await else {
         return;
