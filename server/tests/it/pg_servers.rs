@@ -1,6 +1,7 @@
 //! Several servers on one PostgreSQL database act as one server: what one stores the others
 //! show at once, their caches follow the database, shares, idempotency keys, duplicate
-//! detection and token revocation hold across them, and they survive load and a killed peer.
+//! detection and token revocation hold across them, alerts are raised once, and they survive
+//! load and a killed peer.
 //! Every test needs PostgreSQL (`store::testing`) and returns early without it.
 
 mod alerts;
