@@ -47,7 +47,8 @@ pub struct ServeArgs {
     pub upload_wait_secs: u64,
 
     /// Directory for upload files being received (the server owns it and empties it on
-    /// start); defaults to `DB-spool` beside the database.
+    /// start); defaults to `DB-spool` beside a SQLite database, and to one directory per
+    /// process in the temporary directory on PostgreSQL.
     #[arg(long, env = "QUIESCENT_SPOOL_DIR")]
     pub spool_dir: Option<PathBuf>,
 

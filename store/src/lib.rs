@@ -20,6 +20,7 @@ mod history_batch;
 mod idempotency;
 mod import;
 mod meta;
+mod named_locks;
 mod open;
 mod read;
 mod runs;
@@ -50,6 +51,7 @@ pub use meta::{
     BuildMeta, ImportOutcome, InputFile, RunMeta, Source, escape_bidi, find_bidi, is_bidi_control,
     params_key, safe_file_name,
 };
+pub use named_locks::NamedLock;
 pub use open::{POSTGRES_MIGRATOR, SQLITE_MIGRATOR, is_postgres_url};
 pub use runs::{RunArtifact, RunInfo, RunQuery, RunSeries, RunSummary};
 pub use series::NewSeries;

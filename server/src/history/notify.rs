@@ -46,6 +46,8 @@ pub async fn send_pending(
     backoff: Duration,
 ) -> anyhow::Result<usize> {
     let _one_sender = SENDING.lock().await;
+    // And one among every server of the database, for the same reason.
+    let one_sender_anywhere = store.lock_named("webhook sender").await?;
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .build()?;
@@ -73,6 +75,7 @@ pub async fn send_pending(
             }
         }
     }
+    one_sender_anywhere.release().await;
     Ok(sent)
 }
 

@@ -87,10 +87,20 @@ async fn not_found(uri: axum::http::Uri) -> AppError {
 /// Opens the database and serves until Ctrl-C.
 pub async fn serve(db: &DbArgs, mut config: ServeArgs) -> anyhow::Result<()> {
     let store = db.open_existing_store().await?;
+    // Held while serving: it marks the per-process spool directory as in use.
+    let mut _spool_lock = None;
     if config.spool_dir.is_none() {
         config.spool_dir = Some(if db.is_postgres() {
             // Several servers may share the database (and a machine): one spool each.
-            std::env::temp_dir().join(format!("quiescent-spool-{}", std::process::id()))
+            let dir = std::env::temp_dir().join(format!(
+                "{}{}",
+                limits::PROCESS_SPOOL_PREFIX,
+                std::process::id()
+            ));
+            _spool_lock = Some(limits::own_spool(&dir).with_context(|| {
+                format!("preparing the upload spool directory {}", dir.display())
+            })?);
+            dir
         } else {
             limits::default_spool_dir(&db.db)
         });

@@ -13,6 +13,7 @@ mod limits;
 mod limits_cli;
 mod mail;
 mod mail_web;
+mod pg_servers;
 mod upgrade;
 mod upload;
 mod web;

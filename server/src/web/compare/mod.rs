@@ -213,7 +213,8 @@ pub struct CompareForm {
 impl CompareForm {
     /// The choices that exist, with nothing selected.
     pub async fn load(store: &Store) -> Result<CompareForm, AppError> {
-        let builds = store.build_labels_newest(-1).await?;
+        // Every build: PostgreSQL refuses a negative LIMIT, where SQLite reads it as none.
+        let builds = store.build_labels_newest(i64::MAX).await?;
         let benchmarks = store.benchmark_names().await?;
         let machines = store.machine_names().await?;
         Ok(CompareForm {

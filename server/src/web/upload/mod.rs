@@ -229,22 +229,33 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
     let outcome = {
         // One writer at a time: waiting here is cheaper and fairer than SQLite's busy handler.
         let _writer = state.writer.lock().await;
-        // Again under the lock: a concurrent request with the same key may have just stored.
-        if let Some(key) = &idempotency_key
-            && let Some(r) = replay(state, &token, key, &content_hash).await?
-        {
-            return Ok(r);
+        // One upload per key at a time on every server of the database, so that the key is
+        // checked, the run stored and the key recorded as one step.
+        let key_lock = match &idempotency_key {
+            Some(key) => Some(
+                state
+                    .store
+                    .lock_named(&format!("idempotency-key {} {key}", token.id))
+                    .await?,
+            ),
+            None => None,
+        };
+        let stored = import_once(
+            state,
+            &token,
+            idempotency_key.as_deref(),
+            &content_hash,
+            &meta,
+            &inputs,
+        )
+        .await;
+        if let Some(lock) = key_lock {
+            lock.release().await;
         }
-        let outcome = state.store.import_run(&meta, &inputs, None).await?;
-        if let Some(key) = &idempotency_key
-            && let Some(&run_id) = outcome.run_ids.first()
-        {
-            state
-                .store
-                .remember_idempotency_key_for(token.id, key, run_id, &content_hash)
-                .await?;
+        match stored? {
+            Ok(outcome) => outcome,
+            Err(replayed) => return Ok(replayed),
         }
-        outcome
     };
     drop(spool);
     if outcome.created {
@@ -257,6 +268,34 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
         );
     }
     respond(state, &outcome, &token).await
+}
+
+/// Imports the upload unless its `Idempotency-Key` was used before: then the earlier answer
+/// (`Err`), or 422 when the key came with other content.
+async fn import_once(
+    state: &AppState,
+    token: &Token,
+    idempotency_key: Option<&str>,
+    content_hash: &str,
+    meta: &RunMeta,
+    inputs: &[InputFile],
+) -> Result<Result<ImportOutcome, Response>, AppError> {
+    // Again under the locks: a concurrent request with the same key may have just stored.
+    if let Some(key) = idempotency_key
+        && let Some(r) = replay(state, token, key, content_hash).await?
+    {
+        return Ok(Err(r));
+    }
+    let outcome = state.store.import_run(meta, inputs, None).await?;
+    if let Some(key) = idempotency_key
+        && let Some(&run_id) = outcome.run_ids.first()
+    {
+        state
+            .store
+            .remember_idempotency_key_for(token.id, key, run_id, content_hash)
+            .await?;
+    }
+    Ok(Ok(outcome))
 }
 
 /// The answer to a request whose `Idempotency-Key` was used before: the stored run when the
