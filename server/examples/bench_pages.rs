@@ -61,83 +61,38 @@ async fn main() -> anyhow::Result<()> {
         bail!("the database is smaller than the benchmark needs");
     }
 
-    // Serve in-process on loopback, as `quiescent serve` does.
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let config = quiescent::config::ServeArgs {
-        bind: "127.0.0.1:0".into(),
-        ..Default::default()
+    let sqlite = serve_and_measure("SQLite", store::Store::from_sqlite_pool(pool.clone())).await?;
+    let (server, mut conn) = (sqlite.server, sqlite.conn);
+
+    // The same database in PostgreSQL (copied, ids and all), the same requests.
+    let pg_url = match std::env::var("BENCH_PG_URL") {
+        Ok(u) => Some(u),
+        Err(_) => store::testing::fresh_pg_url().await,
     };
-    let server = tokio::spawn(quiescent::web::serve_pool(
-        store::Store::from_sqlite_pool(pool.clone()),
-        config,
-        |addr| {
-            let _ = tx.send(addr);
-        },
-    ));
-    let addr = rx.await.context("the server did not start")?;
-    let mut conn = Client::connect(addr).await?;
+    match pg_url {
+        None => println!("PostgreSQL skipped: no server (set BENCH_PG_URL to an empty database)"),
+        Some(url) => {
+            let pg = store::Store::open(&url).await?;
+            let t = Instant::now();
+            store::Store::from_sqlite_pool(pool.clone())
+                .copy_to(&pg, false, |_| {})
+                .await?;
+            println!(
+                "copied into PostgreSQL in {:.1} s",
+                t.elapsed().as_secs_f64()
+            );
+            let post = serve_and_measure("PostgreSQL", pg).await?;
+            post.server.abort();
+            println!(
+                "PostgreSQL against SQLite, same run: comparison p99 {:.2}x (target <= 2x), p50 {:.2}x, report cache miss p50 {:.2}x, static p99 {:.2}x",
+                post.p99.as_secs_f64() / sqlite.p99.as_secs_f64(),
+                post.p50.as_secs_f64() / sqlite.p50.as_secs_f64(),
+                post.cold50.as_secs_f64() / sqlite.cold50.as_secs_f64(),
+                post.s99.as_secs_f64() / sqlite.s99.as_secs_f64(),
+            );
+        }
+    }
 
-    // The first comparison computes the report; later ones reuse it until runs are added.
-    let (first, body) = conn.get(COMPARE).await?;
-    if !body.contains("svg class=\"chart strip\"") || !body.contains("data-verdict=\"regression\"")
-    {
-        bail!("the comparison page does not look right");
-    }
-    println!(
-        "comparison page: {} KiB, {} series",
-        body.len() / 1024,
-        body.matches("<tr id=\"row-").count()
-    );
-
-    let mut cold = Vec::new();
-    for i in 0..COLD_REQUESTS {
-        // A different alpha is a different report: a cache miss.
-        let (d, _) = conn.get(&format!("{COMPARE}&alpha=0.0{}", 40 + i)).await?;
-        cold.push(d);
-    }
-    let mut page = Vec::with_capacity(PAGE_REQUESTS);
-    for _ in 0..PAGE_REQUESTS {
-        page.push(conn.get(COMPARE).await?.0);
-    }
-    let mut css = Vec::with_capacity(STATIC_REQUESTS);
-    for _ in 0..STATIC_REQUESTS {
-        css.push(conn.get("/static/style.css").await?.0);
-    }
-    // Interleave a second pass so that drift (CPU frequency, other load) hits both alike.
-    let mut page2 = Vec::with_capacity(PAGE_REQUESTS);
-    let mut css2 = Vec::with_capacity(PAGE_REQUESTS);
-    for _ in 0..PAGE_REQUESTS {
-        page2.push(conn.get(COMPARE).await?.0);
-        css2.push(conn.get("/static/style.css").await?.0);
-    }
-    page.extend(page2);
-    css.extend(css2);
-
-    let (p50, p99) = percentiles(&mut page);
-    let (s50, s99) = percentiles(&mut css);
-    let (c50, _) = percentiles(&mut cold);
-    println!("first comparison (report computed): {}", ms(first));
-    println!(
-        "comparison, report cache miss ({COLD_REQUESTS} requests): p50 {}",
-        ms(c50)
-    );
-    println!(
-        "comparison page ({} requests): p50 {}  p99 {}",
-        page.len(),
-        ms(p50),
-        ms(p99)
-    );
-    println!(
-        "/static/style.css ({} requests): p50 {}  p99 {}",
-        css.len(),
-        ms(s50),
-        ms(s99)
-    );
-    println!(
-        "ratio comparison/static: p50 {:.2}x  p99 {:.2}x  (target p99 <= 5x)",
-        p50.as_secs_f64() / s50.as_secs_f64(),
-        p99.as_secs_f64() / s99.as_secs_f64()
-    );
     // Where an uncached comparison spends its time.
     let sel = quiescent::report::Selection {
         base: "v6.0".into(),
@@ -221,6 +176,102 @@ async fn main() -> anyhow::Result<()> {
     }
     server.abort();
     Ok(())
+}
+
+/// What [`serve_and_measure`] saw; the server and connection stay open for more requests.
+struct Measured {
+    server: tokio::task::JoinHandle<anyhow::Result<()>>,
+    conn: Client,
+    p50: Duration,
+    p99: Duration,
+    s99: Duration,
+    cold50: Duration,
+}
+
+/// Serves `store` in-process on loopback, as `quiescent serve` does, and times the comparison
+/// page (first, uncached, cached) against the static file.
+async fn serve_and_measure(engine: &str, store: store::Store) -> anyhow::Result<Measured> {
+    println!("== {engine}");
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let config = quiescent::config::ServeArgs {
+        bind: "127.0.0.1:0".into(),
+        ..Default::default()
+    };
+    let server = tokio::spawn(quiescent::web::serve_pool(store, config, |addr| {
+        let _ = tx.send(addr);
+    }));
+    let addr = rx.await.context("the server did not start")?;
+    let mut conn = Client::connect(addr).await?;
+
+    // The first comparison computes the report; later ones reuse it until runs are added.
+    let (first, body) = conn.get(COMPARE).await?;
+    if !body.contains("svg class=\"chart strip\"") || !body.contains("data-verdict=\"regression\"")
+    {
+        bail!("the comparison page does not look right");
+    }
+    println!(
+        "comparison page: {} KiB, {} series",
+        body.len() / 1024,
+        body.matches("<tr id=\"row-").count()
+    );
+
+    let mut cold = Vec::new();
+    for i in 0..COLD_REQUESTS {
+        // A different alpha is a different report: a cache miss.
+        let (d, _) = conn.get(&format!("{COMPARE}&alpha=0.0{}", 40 + i)).await?;
+        cold.push(d);
+    }
+    let mut page = Vec::with_capacity(PAGE_REQUESTS);
+    for _ in 0..PAGE_REQUESTS {
+        page.push(conn.get(COMPARE).await?.0);
+    }
+    let mut css = Vec::with_capacity(STATIC_REQUESTS);
+    for _ in 0..STATIC_REQUESTS {
+        css.push(conn.get("/static/style.css").await?.0);
+    }
+    // Interleave a second pass so that drift (CPU frequency, other load) hits both alike.
+    let mut page2 = Vec::with_capacity(PAGE_REQUESTS);
+    let mut css2 = Vec::with_capacity(PAGE_REQUESTS);
+    for _ in 0..PAGE_REQUESTS {
+        page2.push(conn.get(COMPARE).await?.0);
+        css2.push(conn.get("/static/style.css").await?.0);
+    }
+    page.extend(page2);
+    css.extend(css2);
+
+    let (p50, p99) = percentiles(&mut page);
+    let (s50, s99) = percentiles(&mut css);
+    let (c50, _) = percentiles(&mut cold);
+    println!("first comparison (report computed): {}", ms(first));
+    println!(
+        "comparison, report cache miss ({COLD_REQUESTS} requests): p50 {}",
+        ms(c50)
+    );
+    println!(
+        "comparison page ({} requests): p50 {}  p99 {}",
+        page.len(),
+        ms(p50),
+        ms(p99)
+    );
+    println!(
+        "/static/style.css ({} requests): p50 {}  p99 {}",
+        css.len(),
+        ms(s50),
+        ms(s99)
+    );
+    println!(
+        "ratio comparison/static: p50 {:.2}x  p99 {:.2}x  (target p99 <= 5x)",
+        p50.as_secs_f64() / s50.as_secs_f64(),
+        p99.as_secs_f64() / s99.as_secs_f64()
+    );
+    Ok(Measured {
+        server,
+        conn,
+        p50,
+        p99,
+        s99,
+        cold50: c50,
+    })
 }
 
 fn ms(d: Duration) -> String {

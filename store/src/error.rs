@@ -23,18 +23,36 @@ pub enum Error {
     #[error("stored data unreadable: {0}")]
     Corrupt(String),
     #[error("database: {0}")]
-    Db(#[from] sqlx::Error),
+    Db(sqlx::Error),
     #[error("database migration: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
 }
 
+impl From<sqlx::Error> for Error {
+    fn from(e: sqlx::Error) -> Error {
+        // PostgreSQL text cannot hold NUL (SQLite's can): that is the input's fault, said as
+        // such, not a database failure.
+        if let sqlx::Error::Database(d) = &e
+            && d.code().as_deref() == Some("22021")
+            && d.message().contains("0x00")
+        {
+            return Error::Invalid("text must not contain NUL characters (\\0)".into());
+        }
+        Error::Db(e)
+    }
+}
+
 impl Error {
-    /// True when the database is busy or locked by another writer (worth a retry).
+    /// True when the database is busy or locked by another writer (worth a retry): SQLite's
+    /// busy and locked errors, PostgreSQL's serialization failures, deadlocks and lock
+    /// timeouts.
     pub fn is_busy(&self) -> bool {
         match self {
             Error::Db(sqlx::Error::Database(e)) => {
                 let m = e.message();
-                m.contains("database is locked") || m.contains("busy")
+                m.contains("database is locked")
+                    || m.contains("busy")
+                    || matches!(e.code().as_deref(), Some("40001" | "40P01" | "55P03"))
             }
             _ => false,
         }

@@ -9,6 +9,9 @@ use sqlx::Row as _;
 use crate::blocks::decode_series;
 use crate::{Error, HistoryKey, HistoryPoint, Store, now, with_pool, with_tx};
 
+/// (branch id, machine id, benchmark, parameters): the history a key's metric belongs to.
+type HistoryOf<'a> = (i64, i64, &'a str, &'a str);
+
 /// Metric names per query (their placeholders stay far below either engine's limit).
 const METRICS_PER_QUERY: usize = 500;
 

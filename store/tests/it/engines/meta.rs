@@ -261,3 +261,18 @@ both!(
         assert_eq!(st.idempotency_key_use(t, "k3").await.unwrap(), None);
     }
 );
+
+/// PostgreSQL text cannot hold NUL: a name with one is the input's fault (`Invalid`, which the
+/// server answers 400), never a database failure (500).
+#[tokio::test]
+async fn nul_in_text_is_invalid_input_on_postgresql() {
+    let Some(st) = store::testing::pg_store().await else {
+        return;
+    };
+    let err = st.insert_token("rig\0one", "hash").await.unwrap_err();
+    assert!(
+        matches!(err, store::Error::Invalid(ref m) if m.contains("NUL")),
+        "{err:?}"
+    );
+    assert!(st.tokens().await.unwrap().is_empty(), "nothing stored");
+}
