@@ -12,6 +12,12 @@ const CHUNK: usize = 1 << 20;
 /// Stores a file's bytes (if not already stored) and returns the artifact id.
 pub(crate) async fn store_artifact(tx: &mut Tx, file: &InputFile) -> Result<i64, Error> {
     // Hash first so that a file already stored is not written again.
+    let (sha, size) = hash_file(file)?;
+    store_hashed(tx, file, &sha, size).await
+}
+
+/// The sha256 (hex) and size of a file's bytes, read in chunks.
+pub(crate) fn hash_file(file: &InputFile) -> Result<(String, u64), Error> {
     let mut hasher = Sha256::new();
     let mut size = 0u64;
     {
@@ -29,10 +35,31 @@ pub(crate) async fn store_artifact(tx: &mut Tx, file: &InputFile) -> Result<i64,
             size += n as u64;
         }
     }
-    let sha = hex::encode(hasher.finalize());
+    Ok((hex::encode(hasher.finalize()), size))
+}
+
+/// The id of the artifact with these bytes, if stored.
+pub(crate) async fn artifact_by_sha(store: &Store, sha: &str) -> Result<Option<i64>, Error> {
+    with_pool!(store, |pool| {
+        Ok(
+            sqlx::query_scalar("SELECT id FROM artifacts WHERE sha256 = $1")
+                .bind(sha)
+                .fetch_optional(pool)
+                .await?,
+        )
+    })
+}
+
+/// [`store_artifact`] of a file already hashed.
+pub(crate) async fn store_hashed(
+    tx: &mut Tx,
+    file: &InputFile,
+    sha: &str,
+    size: u64,
+) -> Result<i64, Error> {
     let known: Option<i64> = with_tx!(&mut *tx, |t| {
         sqlx::query_scalar("SELECT id FROM artifacts WHERE sha256 = $1")
-            .bind(&sha)
+            .bind(sha)
             .fetch_optional(&mut **t)
             .await?
     });
@@ -41,7 +68,7 @@ pub(crate) async fn store_artifact(tx: &mut Tx, file: &InputFile) -> Result<i64,
     }
     let id: i64 = with_tx!(&mut *tx, |t| {
         sqlx::query_scalar("INSERT INTO artifacts (sha256, size) VALUES ($1, $2) RETURNING id")
-            .bind(&sha)
+            .bind(sha)
             .bind(size as i64)
             .fetch_one(&mut **t)
             .await?

@@ -92,6 +92,25 @@ impl Blocks {
         self.lens[slot] as usize
     }
 
+    /// Renumbers the blocks before they are written: run `i` of the import becomes `runs[i]`,
+    /// and name ids found in `names` become what it maps them to. No series may be added
+    /// afterwards.
+    pub(crate) fn renumber(&mut self, runs: &[i64], names: Option<&FastMap<u32, u32>>) {
+        self.index.clear();
+        let name = |id: u32| names.and_then(|m| m.get(&id).copied()).unwrap_or(id);
+        for b in &mut self.blocks {
+            b.key.0 = runs[b.key.0 as usize];
+            if names.is_some() {
+                for id in &mut b.key.1 {
+                    *id = name(*id);
+                }
+                for s in &mut b.scopes {
+                    *s = name(*s);
+                }
+            }
+        }
+    }
+
     /// Slots used so far.
     pub(crate) fn slots(&self) -> usize {
         self.slots.len()

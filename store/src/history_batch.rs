@@ -32,7 +32,7 @@ impl Store {
     ) -> Result<Vec<Vec<HistoryPoint>>, Error> {
         let mut out: Vec<Vec<HistoryPoint>> = vec![Vec::new(); keys.len()];
         // (branch, machine, benchmark, params) -> metric -> indexes into `keys`.
-        let mut groups: HashMap<(i64, i64, &str, &str), HashMap<&str, Vec<usize>>> = HashMap::new();
+        let mut groups: HashMap<HistoryOf<'_>, HashMap<&str, Vec<usize>>> = HashMap::new();
         for (i, k) in keys.iter().enumerate() {
             groups
                 .entry((k.branch_id, k.machine_id, &k.benchmark, &k.params_key))

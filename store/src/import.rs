@@ -2,10 +2,15 @@
 //! call, in one transaction, with the raw files kept byte for byte.
 //!
 //! Parsing runs on a blocking thread and streams batches of samples over a bounded channel to
-//! the transaction. Samples are gathered into blocks (one per key without its scope, see
-//! `blocks`), 16 bytes a sample, and written at the end of the import: a per-CPU profile's block
-//! takes one scope from each file, so memory grows with the run's samples and blocks, never with
-//! a copy of each key's strings.
+//! the import. Samples are gathered into blocks (one per key without its scope, see `blocks`),
+//! 16 bytes a sample, and written at the end of the import: a per-CPU profile's block takes one
+//! scope from each file, so memory grows with the run's samples and blocks, never with a copy
+//! of each key's strings.
+//!
+//! Everything is parsed before the write transaction begins, so a large upload holds the
+//! database's single writer only while its bytes and blocks are written, not while it is read
+//! and parsed: small uploads arriving meanwhile commit in between. Runs and new names get their
+//! final ids inside the transaction (another import may have added names meanwhile).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -16,7 +21,7 @@ use sha2::{Digest, Sha256};
 use sqlx::{AssertSqlSafe, Row as _};
 use tokio::sync::mpsc;
 
-use crate::artifacts::store_artifact;
+use crate::artifacts::{artifact_by_sha, hash_file, store_hashed};
 use crate::blocks::Blocks;
 use crate::meta::{import_hash, refuse_nul, validate_meta};
 use crate::sink::{ChannelSink, Counting, Msg};
@@ -29,13 +34,26 @@ use crate::{
 /// Warnings kept per file; the count beyond is still reported.
 const MAX_WARNINGS_KEPT: usize = 1000;
 
-/// The series of one run being written: interned key (metric, label, statistic; 0 for none)
+/// The series of one run being read: interned key (metric, label, statistic; 0 for none)
 /// -> (scope, slot) of each of its series. Two levels, because a per-CPU profile has millions
 /// of series but only as many keys as functions x metrics, each with a few scopes.
 struct RunState {
+    /// The run's number in this import (0, 1, ...); its id once the transaction stores it.
     run_id: i64,
     series: FastMap<[u32; 3], Vec<(u32, u32)>>,
     count: u64,
+}
+
+/// A file's `run_artifacts` rows, written once the runs it fed have ids.
+struct Attachment {
+    seq: usize,
+    /// Numbers (in this import) of the runs the file fed.
+    fed: BTreeSet<i64>,
+    format: String,
+    meta_json: String,
+    warnings_json: String,
+    warning_count: u64,
+    extra_json: String,
 }
 
 /// What the file being read knows of a slot.
@@ -74,33 +92,34 @@ async fn import_run(
     if files.is_empty() {
         return Err(Error::Invalid("no input files".into()));
     }
-    let mut tx = store.begin_write().await?;
-
-    // Pass 1: hash every file and store its bytes (content-addressed).
-    let mut artifacts = Vec::with_capacity(files.len());
+    // Pass 1: hash every file. An import whose files and metadata are all stored already is
+    // answered at once, without parsing (the transaction checks again, for races).
+    let mut hashes = Vec::with_capacity(files.len());
     for f in files {
-        artifacts.push(store_artifact(&mut tx, f).await?);
+        hashes.push(hash_file(f)?);
     }
-    let import_hash = import_hash(meta, files, &artifacts);
-    let existing: Vec<i64> = with_tx!(&mut tx, |t| {
-        sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = $1 ORDER BY id")
-            .bind(&import_hash)
-            .fetch_all(&mut **t)
-            .await?
-    });
-    if !existing.is_empty() {
-        tx.rollback().await?;
-        return existing_outcome(store, existing).await;
+    let mut known = Vec::with_capacity(files.len());
+    for (sha, _) in &hashes {
+        match artifact_by_sha(store, sha).await? {
+            Some(id) => known.push(id),
+            None => break,
+        }
+    }
+    if known.len() == files.len() {
+        let existing = runs_of_import(store, &import_hash(meta, files, &known)).await?;
+        if !existing.is_empty() {
+            return existing_outcome(store, existing).await;
+        }
     }
 
-    let build_id = upsert_build(&mut tx, &meta.build).await?;
-    let machine_id = upsert_machine(&mut tx, &meta.machine, &meta.machine_facts).await?;
-
-    // Pass 2: parse each file and stream its series into the run(s).
+    // Pass 2: parse each file and stream its series into the run(s), outside the writer.
     let created_at = now();
     let mut runs: BTreeMap<String, RunState> = BTreeMap::new();
+    // Parameters and key of each run, by its number in this import.
+    let mut new_runs: Vec<(BTreeMap<String, String>, String)> = Vec::new();
+    let mut attachments: Vec<Attachment> = Vec::with_capacity(files.len());
     let base_pkey = params_key(&meta.params);
-    let mut names = Names::load(&mut tx).await?;
+    let mut names = Names::snapshot(store).await?;
     // Every series of the import, gathered into blocks written at the end (a block takes the
     // samples of one key from every file: one per CPU for a per-CPU profile).
     let mut blocks = Blocks::default();
@@ -117,7 +136,7 @@ async fn import_run(
         warning_count: 0,
         formats: Vec::new(),
     };
-    for (seq, (file, artifact_id)) in files.iter().zip(&artifacts).enumerate() {
+    for (seq, file) in files.iter().enumerate() {
         let (tx_msgs, mut rx) = mpsc::channel::<Vec<Msg>>(4);
         let reader = file.open()?;
         let name = file.display_path();
@@ -146,11 +165,7 @@ async fn import_run(
         let mut file_warnings = Vec::new();
         let mut warning_count = 0u64;
         let mut extra = serde_json::Map::new();
-        let mut db_err: Option<Error> = None;
         while let Some(batch) = rx.recv().await {
-            if db_err.is_some() {
-                continue;
-            }
             for msg in batch {
                 match msg {
                     Msg::Series(id, mut spec) => {
@@ -174,24 +189,11 @@ async fn import_run(
                             (Some(params), pkey)
                         };
                         if !runs.contains_key(&pkey) {
-                            let run_id = match insert_run(
-                                &mut tx,
-                                build_id,
-                                machine_id,
-                                meta,
-                                params.as_ref().unwrap_or(&meta.params),
-                                &pkey,
-                                &import_hash,
-                                created_at,
-                            )
-                            .await
-                            {
-                                Ok(id) => id,
-                                Err(e) => {
-                                    db_err = Some(e);
-                                    break;
-                                }
-                            };
+                            let run_id = new_runs.len() as i64;
+                            new_runs.push((
+                                params.unwrap_or_else(|| meta.params.clone()),
+                                pkey.clone(),
+                            ));
                             runs.insert(
                                 pkey.clone(),
                                 RunState {
@@ -274,9 +276,6 @@ async fn import_run(
         let summary = parse
             .await
             .map_err(|e| Error::Invalid(format!("parser thread failed: {e}")))??;
-        if let Some(e) = db_err {
-            return Err(e);
-        }
         if local.iter().all(Option::is_none) {
             if let Some(block) = &meta.block {
                 return Err(Error::Invalid(format!(
@@ -350,29 +349,16 @@ async fn import_run(
         }
         drop(rows);
 
-        // Attach the artifact to every run this file fed.
-        let meta_json = serde_json::to_string(&file_meta).unwrap_or_else(|_| "{}".into());
-        let warnings_json = serde_json::to_string(&file_warnings).unwrap_or_else(|_| "[]".into());
-        let extra_json = serde_json::to_string(&extra).unwrap_or_else(|_| "{}".into());
-        for run_id in fed {
-            with_tx!(&mut tx, |t| {
-                sqlx::query(
-                    "INSERT INTO run_artifacts (run_id, artifact_id, seq, file_name, format, meta_json, warnings_json, warning_count, extra_json) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                )
-                .bind(run_id)
-                .bind(artifact_id)
-                .bind(seq as i64)
-                .bind(&file.name)
-                .bind(summary.format)
-                .bind(&meta_json)
-                .bind(&warnings_json)
-                .bind(warning_count as i64)
-                .bind(&extra_json)
-                .execute(&mut **t)
-                .await?;
-            });
-        }
+        // The artifact goes to every run this file fed, once they have ids.
+        attachments.push(Attachment {
+            seq,
+            fed,
+            format: summary.format.to_string(),
+            meta_json: serde_json::to_string(&file_meta).unwrap_or_else(|_| "{}".into()),
+            warnings_json: serde_json::to_string(&file_warnings).unwrap_or_else(|_| "[]".into()),
+            warning_count,
+            extra_json: serde_json::to_string(&extra).unwrap_or_else(|_| "{}".into()),
+        });
         outcome.warning_count += warning_count;
         outcome
             .warnings
@@ -395,11 +381,87 @@ async fn import_run(
         outcome.series += run.count;
         outcome.run_ids.push(run.run_id);
     }
-    outcome.run_ids.sort_unstable();
+
+    // Pass 3: the writer. Store the bytes, the runs, new names and the blocks in one
+    // transaction.
+    let mut tx = store.begin_write().await?;
+    let mut artifacts = Vec::with_capacity(files.len());
+    for (f, (sha, size)) in files.iter().zip(&hashes) {
+        artifacts.push(store_hashed(&mut tx, f, sha, *size).await?);
+    }
+    let import_hash = import_hash(meta, files, &artifacts);
+    let existing: Vec<i64> = with_tx!(&mut tx, |t| {
+        sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = $1 ORDER BY id")
+            .bind(&import_hash)
+            .fetch_all(&mut **t)
+            .await?
+    });
+    if !existing.is_empty() {
+        // The same import, stored while this one was parsed.
+        tx.rollback().await?;
+        return existing_outcome(store, existing).await;
+    }
+    let build_id = upsert_build(&mut tx, &meta.build).await?;
+    let machine_id = upsert_machine(&mut tx, &meta.machine, &meta.machine_facts).await?;
+    let mut run_ids = Vec::with_capacity(new_runs.len());
+    for (params, pkey) in &new_runs {
+        run_ids.push(
+            insert_run(
+                &mut tx,
+                build_id,
+                machine_id,
+                meta,
+                params,
+                pkey,
+                &import_hash,
+                created_at,
+            )
+            .await?,
+        );
+    }
+    let renamed = names.reconcile(&mut tx).await?;
     names.flush(&mut tx).await?;
+    blocks.renumber(&run_ids, renamed.as_ref());
     blocks.write(&mut tx).await?;
+    for a in &attachments {
+        for &run in &a.fed {
+            with_tx!(&mut tx, |t| {
+                sqlx::query(
+                    "INSERT INTO run_artifacts (run_id, artifact_id, seq, file_name, format, meta_json, warnings_json, warning_count, extra_json) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                )
+                .bind(run_ids[run as usize])
+                .bind(artifacts[a.seq])
+                .bind(a.seq as i64)
+                .bind(&files[a.seq].name)
+                .bind(&a.format)
+                .bind(&a.meta_json)
+                .bind(&a.warnings_json)
+                .bind(a.warning_count as i64)
+                .bind(&a.extra_json)
+                .execute(&mut **t)
+                .await?;
+            });
+        }
+    }
     tx.commit().await?;
+    for id in &mut outcome.run_ids {
+        *id = run_ids[*id as usize];
+    }
+    outcome.run_ids.sort_unstable();
     Ok(outcome)
+}
+
+/// The runs an import with this hash stored, if any.
+async fn runs_of_import(store: &Store, import_hash: &str) -> Result<Vec<i64>, Error> {
+    with_pool!(store, |pool| {
+        Ok(
+            sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = $1 ORDER BY id")
+                .bind(import_hash)
+                .fetch_all(pool)
+                .await?,
+        )
+    })
 }
 
 pub(crate) async fn existing_outcome(

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use sqlx::AssertSqlSafe;
 
-use crate::{Error, Tx, with_tx};
+use crate::{Error, Store, Tx, with_pool, with_tx};
 
 /// Names per INSERT statement.
 const NAMES_PER_STMT: usize = 2000;
@@ -35,11 +35,13 @@ pub fn unpack(blob: &[u8]) -> Result<Vec<f64>, Error> {
         .collect())
 }
 
-/// The interned strings of series keys: loaded once per transaction, new ones written in bulk
+/// The interned strings of series keys: loaded once per import, new ones written in bulk
 /// before the series that use them.
 pub(crate) struct Names {
     ids: FastMap<Box<str>, u32>,
     next: u32,
+    /// `next` when loaded: names another writer adds later get ids from here on.
+    loaded_next: u32,
     new: Vec<(u32, Box<str>)>,
 }
 
@@ -50,6 +52,65 @@ impl Names {
                 .fetch_all(&mut **t)
                 .await?
         });
+        Names::from_rows(rows)
+    }
+
+    /// The names as stored now, read outside any write transaction (an import parses before
+    /// it takes the writer); [`Names::reconcile`] then settles the ids of new names.
+    pub(crate) async fn snapshot(store: &Store) -> Result<Names, Error> {
+        let rows: Vec<(i64, String)> = with_pool!(store, |pool| {
+            sqlx::query_as("SELECT id, name FROM names")
+                .fetch_all(pool)
+                .await?
+        });
+        Names::from_rows(rows)
+    }
+
+    /// Inside the write transaction: the names other writers stored since the snapshot. New
+    /// names of ours they also stored take their ids, the others get ids after theirs; the
+    /// returned map (old id -> new id) is what the import's series must be renumbered by,
+    /// `None` when nothing was stored in between (the usual case).
+    pub(crate) async fn reconcile(
+        &mut self,
+        tx: &mut Tx,
+    ) -> Result<Option<FastMap<u32, u32>>, Error> {
+        let fresh: Vec<(i64, String)> = with_tx!(tx, |t| {
+            sqlx::query_as("SELECT id, name FROM names WHERE id >= $1")
+                .bind(i64::from(self.loaded_next))
+                .fetch_all(&mut **t)
+                .await?
+        });
+        if fresh.is_empty() {
+            return Ok(None);
+        }
+        let mut next = self.loaded_next;
+        let mut theirs: FastMap<&str, u32> = FastMap::default();
+        for (id, name) in &fresh {
+            let id = u32::try_from(*id)
+                .map_err(|_| Error::Corrupt(format!("name id {id} out of range")))?;
+            next = next.max(id + 1);
+            theirs.insert(name, id);
+        }
+        let mut map = FastMap::default();
+        let mut still_new = Vec::new();
+        for (id, name) in self.new.drain(..) {
+            match theirs.get(&*name) {
+                Some(&known) => {
+                    map.insert(id, known);
+                }
+                None => {
+                    map.insert(id, next);
+                    still_new.push((next, name));
+                    next += 1;
+                }
+            }
+        }
+        self.new = still_new;
+        self.next = next;
+        Ok(Some(map))
+    }
+
+    fn from_rows(rows: Vec<(i64, String)>) -> Result<Names, Error> {
         let mut ids = FastMap::default();
         let mut next = 1u32;
         for (id, name) in rows {
@@ -61,6 +122,7 @@ impl Names {
         Ok(Names {
             ids,
             next,
+            loaded_next: next,
             new: Vec::new(),
         })
     }

@@ -39,6 +39,7 @@ mod history;
 mod imports;
 mod meta;
 mod shared;
+mod writer;
 
 use sqlx::Connection as _;
 use store::{BuildMeta, InputFile, RunMeta, Store};
