@@ -82,9 +82,18 @@ impl DbArgs {
     /// Opens (creating and migrating) the store.
     pub async fn open_store(&self) -> anyhow::Result<store::Store> {
         use anyhow::Context;
-        store::Store::open(&self.db.to_string_lossy())
-            .await
-            .with_context(|| format!("opening database {}", self.shown()))
+        match store::Store::open(&self.db.to_string_lossy()).await {
+            Ok(s) => Ok(s),
+            // SQLite only says "unable to open database file": name the cause.
+            Err(e) if !self.is_postgres() && read_only_error(&e) && on_read_only_fs(&self.db) => {
+                anyhow::bail!(
+                    "database {} is on a read-only filesystem: it cannot be written (`runs`, `compare`, `artifact` and `serve` read it as it is)",
+                    self.db.display()
+                )
+            }
+            Err(e) => Err(anyhow::Error::new(e))
+                .with_context(|| format!("opening database {}", self.shown())),
+        }
     }
 
     /// Opens the store for a command that only reads: a missing database is an error (instead
@@ -168,4 +177,13 @@ impl Default for ServeArgs {
 fn read_only_error(e: &store::Error) -> bool {
     let text = format!("{e}").to_ascii_lowercase();
     text.contains("readonly") || text.contains("read-only") || text.contains("unable to open")
+}
+
+/// Whether the file at `path` exists on a read-only filesystem (opening it to write, which
+/// changes nothing, is refused with EROFS).
+fn on_read_only_fs(path: &std::path::Path) -> bool {
+    matches!(
+        std::fs::OpenOptions::new().write(true).open(path),
+        Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem
+    )
 }

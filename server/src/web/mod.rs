@@ -90,8 +90,13 @@ pub async fn serve(db: &DbArgs, mut config: ServeArgs) -> anyhow::Result<()> {
     // Held while serving: it marks the per-process spool directory as in use.
     let mut _spool_lock = None;
     if config.spool_dir.is_none() {
-        config.spool_dir = Some(if db.is_postgres() {
-            // Several servers may share the database (and a machine): one spool each.
+        let beside = limits::default_spool_dir(&db.db);
+        // Several servers may share a PostgreSQL database (and a machine), and a database on a
+        // read-only filesystem has no room beside it: then one spool per process.
+        let per_process = db.is_postgres()
+            || matches!(std::fs::create_dir_all(&beside),
+                Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem);
+        config.spool_dir = Some(if per_process {
             let dir = std::env::temp_dir().join(format!(
                 "{}{}",
                 limits::PROCESS_SPOOL_PREFIX,
@@ -102,7 +107,7 @@ pub async fn serve(db: &DbArgs, mut config: ServeArgs) -> anyhow::Result<()> {
             })?);
             dir
         } else {
-            limits::default_spool_dir(&db.db)
+            beside
         });
     }
     let shown = db.shown();

@@ -14,6 +14,7 @@ mod limits_cli;
 mod mail;
 mod mail_web;
 mod pg_servers;
+mod read_only;
 mod upgrade;
 mod upload;
 mod web;
