@@ -153,6 +153,17 @@ async fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
     }
 }
 
+/// Prints `text` and a newline to standard output; a reader that went away (`quiescent runs |
+/// head`) ends the output quietly instead of a panic.
+pub fn print_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
 /// Opens the database named by `db`, with a readable error.
 pub async fn open_store(db: &DbArgs) -> anyhow::Result<store::Store> {
     db.open_store().await
