@@ -10,9 +10,6 @@ pub struct AppState {
     pub config: Arc<ServeArgs>,
     /// Comparison reports already computed (see `cache`).
     pub cache: Arc<crate::cache::ReportCache>,
-    /// Serialises this process's write transactions (uploads): waiting on it is cheaper and
-    /// fairer than polling SQLite's busy handler.
-    pub writer: Arc<tokio::sync::Mutex<()>>,
     /// Bytes all uploads in flight may hold together.
     pub upload_budget: Arc<crate::web::limits::UploadBudget>,
     /// Anonymous writes (shares) per client and minute.
@@ -26,7 +23,6 @@ impl AppState {
         AppState {
             store,
             cache: Arc::default(),
-            writer: Arc::new(tokio::sync::Mutex::new(())),
             upload_budget: Arc::new(crate::web::limits::UploadBudget::new(
                 config.upload_budget_mib,
                 config.upload_wait_secs,

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use sqlx::{AssertSqlSafe, Row as _};
 
-use crate::{Backend, Error, Store, Tx, with_pool, with_tx};
+use crate::{Backend, Error, Store, Tx, TxInner, with_pool, with_tx};
 
 /// How a column is read and written (every column may be NULL as far as the copy goes: the
 /// target's schema holds the constraints).
@@ -423,14 +423,14 @@ impl Store {
     /// A read transaction whose reads all see one snapshot of the database, so that rows
     /// written meanwhile never show up half (a run without its samples).
     async fn begin_snapshot(&self) -> Result<Tx, Error> {
-        Ok(match &self.backend {
+        Ok(Tx::from(match &self.backend {
             // A deferred transaction: its first read fixes the snapshot (WAL).
-            Backend::Sqlite(p) => Tx::Sqlite(p.begin().await?),
-            Backend::Postgres(p) => Tx::Postgres(
+            Backend::Sqlite(p) => TxInner::Sqlite(p.begin().await?),
+            Backend::Postgres(p) => TxInner::Postgres(
                 p.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                     .await?,
             ),
-        })
+        }))
     }
 
     /// Refuses a database whose tables or columns are not exactly the ones [`TABLES`] knows:

@@ -18,10 +18,24 @@ pub(crate) enum Backend {
     Postgres(PgPool),
 }
 
-/// A write transaction of either engine, begun by [`Store::begin_write`].
-pub(crate) enum Tx {
+/// A transaction of either engine: a write transaction begun by [`Store::begin_write`] holds
+/// this process's turn to write until it ends.
+pub(crate) struct Tx {
+    pub(crate) inner: TxInner,
+    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+}
+
+/// The engine's transaction inside a [`Tx`].
+pub(crate) enum TxInner {
     Sqlite(Transaction<'static, Sqlite>),
     Postgres(Transaction<'static, Postgres>),
+}
+
+impl From<TxInner> for Tx {
+    /// A transaction that holds no turn (a read snapshot).
+    fn from(inner: TxInner) -> Tx {
+        Tx { inner, _turn: None }
+    }
 }
 
 /// The key of the PostgreSQL advisory lock every write transaction takes (`"quiesce"` in
@@ -43,9 +57,9 @@ macro_rules! with_pool {
 /// execute on `&mut **$tx`), compiled once per engine.
 macro_rules! with_tx {
     ($t:expr, |$tx:ident| $body:expr) => {
-        match $t {
-            $crate::engine::Tx::Sqlite($tx) => $body,
-            $crate::engine::Tx::Postgres($tx) => $body,
+        match &mut $t.inner {
+            $crate::engine::TxInner::Sqlite($tx) => $body,
+            $crate::engine::TxInner::Postgres($tx) => $body,
         }
     };
 }
@@ -82,11 +96,19 @@ impl WritePool for PgPool {
 }
 
 impl Store {
-    /// Begins a write transaction (see [`WritePool`]).
+    /// Begins a write transaction (see [`WritePool`]) once this process's earlier writers are
+    /// done: they queue here in arrival order, holding no connection, rather than in SQLite's
+    /// busy handler or on PostgreSQL's lock with a connection each. Work done before (an
+    /// import's parsing) runs alongside.
     pub(crate) async fn begin_write(&self) -> Result<Tx, Error> {
-        Ok(match &self.backend {
-            Backend::Sqlite(p) => Tx::Sqlite(p.begin_write().await?),
-            Backend::Postgres(p) => Tx::Postgres(p.begin_write().await?),
+        let turn = self.writer.clone().lock_owned().await;
+        let inner = match &self.backend {
+            Backend::Sqlite(p) => TxInner::Sqlite(p.begin_write().await?),
+            Backend::Postgres(p) => TxInner::Postgres(p.begin_write().await?),
+        };
+        Ok(Tx {
+            inner,
+            _turn: Some(turn),
         })
     }
 
@@ -106,12 +128,18 @@ impl Store {
 
 impl Tx {
     pub(crate) async fn commit(self) -> Result<(), Error> {
-        with_tx!(self, |tx| tx.commit().await?);
+        match self.inner {
+            TxInner::Sqlite(tx) => tx.commit().await?,
+            TxInner::Postgres(tx) => tx.commit().await?,
+        }
         Ok(())
     }
 
     pub(crate) async fn rollback(self) -> Result<(), Error> {
-        with_tx!(self, |tx| tx.rollback().await?);
+        match self.inner {
+            TxInner::Sqlite(tx) => tx.rollback().await?,
+            TxInner::Postgres(tx) => tx.rollback().await?,
+        }
         Ok(())
     }
 }

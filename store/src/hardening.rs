@@ -161,8 +161,6 @@ impl Store {
             .max_connections(8)
             .connect_with(opts)
             .await?;
-        Ok(Store {
-            backend: Backend::Sqlite(pool),
-        })
+        Ok(Store::over(Backend::Sqlite(pool)))
     }
 }

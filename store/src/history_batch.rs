@@ -12,6 +12,9 @@ use crate::{Error, HistoryKey, HistoryPoint, Store, now, with_pool, with_tx};
 /// (branch id, machine id, benchmark, parameters): the history a key's metric belongs to.
 type HistoryOf<'a> = (i64, i64, &'a str, &'a str);
 
+/// History series saved per write transaction.
+const SAVED_PER_TRANSACTION: usize = 1000;
+
 /// Metric names per query (their placeholders stay far below either engine's limit).
 const METRICS_PER_QUERY: usize = 500;
 
@@ -122,19 +125,22 @@ impl Store {
         Ok(out)
     }
 
-    /// [`Store::save_history_series`] of every item in one transaction; their ids in order.
+    /// [`Store::save_history_series`] of every item, in transactions of at most
+    /// [`SAVED_PER_TRANSACTION`] (each row stands alone, and a profile's tens of thousands of
+    /// series must not hold the writer while other uploads wait); their ids in order.
     pub async fn save_history_series_many(
         &self,
         items: &[SavedSeries<'_>],
     ) -> Result<Vec<i64>, Error> {
         let at = now();
-        let mut tx = self.begin_write().await?;
         let mut ids = Vec::with_capacity(items.len());
-        for s in items {
-            let json = serde_json::to_string(s.tested_p)
-                .map_err(|e| Error::Invalid(format!("p-values: {e}")))?;
-            let id: i64 = with_tx!(&mut tx, |t| {
-                sqlx::query_scalar(
+        for batch in items.chunks(SAVED_PER_TRANSACTION) {
+            let mut tx = self.begin_write().await?;
+            for s in batch {
+                let json = serde_json::to_string(s.tested_p)
+                    .map_err(|e| Error::Invalid(format!("p-values: {e}")))?;
+                let id: i64 = with_tx!(&mut tx, |t| {
+                    sqlx::query_scalar(
                     "INSERT INTO history_series (branch_id, machine_id, benchmark, params_key, metric, direction, tested_p, updated_at, unit) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
                      ON CONFLICT (branch_id, machine_id, benchmark, params_key, metric) \
@@ -152,10 +158,11 @@ impl Store {
                 .bind(s.unit)
                 .fetch_one(&mut **t)
                 .await?
-            });
-            ids.push(id);
+                });
+                ids.push(id);
+            }
+            tx.commit().await?;
         }
-        tx.commit().await?;
         Ok(ids)
     }
 }

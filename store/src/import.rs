@@ -382,6 +382,9 @@ async fn import_run(
         outcome.run_ids.push(run.run_id);
     }
 
+    // Encoded (packed) now, so that the writer only inserts.
+    let mut blocks = blocks.encode();
+
     // Pass 3: the writer. Store the bytes, the runs, new names and the blocks in one
     // transaction.
     let mut tx = store.begin_write().await?;

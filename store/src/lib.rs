@@ -33,7 +33,7 @@ mod tokens;
 mod upgrade;
 mod write;
 
-use engine::{Backend, Tx, WritePool, with_pool, with_tx};
+use engine::{Backend, Tx, TxInner, WritePool, with_pool, with_tx};
 
 pub use alerts::{ALERT_STATES, Alert, AlertFilter, AlertGroup, NewAlert, Triage};
 pub use bisect::{NewStep, StepRow};
@@ -63,6 +63,10 @@ pub use write::{pack, unpack};
 #[derive(Clone, Debug)]
 pub struct Store {
     backend: Backend,
+    /// This process's writers take turns here (see [`Store::begin_write`]).
+    writer: std::sync::Arc<tokio::sync::Mutex<()>>,
+    /// Named locks on SQLite (see `named_locks`).
+    named: std::sync::Arc<Vec<std::sync::Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Store {
@@ -89,8 +93,19 @@ impl Store {
     /// A store over a pool opened by [`Store::open`] (the `test-support` feature).
     #[cfg(feature = "test-support")]
     pub fn from_sqlite_pool(pool: sqlx::SqlitePool) -> Store {
+        Store::over(Backend::Sqlite(pool))
+    }
+
+    /// A store over a new pool: writers of this process take turns on it.
+    pub(crate) fn over(backend: Backend) -> Store {
         Store {
-            backend: Backend::Sqlite(pool),
+            backend,
+            writer: Default::default(),
+            named: std::sync::Arc::new(
+                (0..named_locks::LOCAL_LOCKS)
+                    .map(|_| Default::default())
+                    .collect(),
+            ),
         }
     }
 

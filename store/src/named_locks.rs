@@ -5,8 +5,8 @@
 //! On PostgreSQL a lock is a transaction-scoped advisory lock on a connection of its own,
 //! keyed `(NAMED_LOCKS, hashtext(name))`: the two-key space, apart from the write lock's one
 //! key. It is released when the lock is released or dropped, and by PostgreSQL when the server
-//! holding it dies. On SQLite it is nothing: the server's own locks already serialise its
-//! writers.
+//! holding it dies. On SQLite (one server per file) it is one of [`LOCAL_LOCKS`] mutexes of
+//! the process, chosen by the name's hash.
 
 use sqlx::{Postgres, Transaction};
 
@@ -16,10 +16,14 @@ use crate::{Error, Store};
 /// The first key of every named lock (`"quie"` in ASCII).
 const NAMED_LOCKS: i32 = 0x7175_6965;
 
+/// The mutexes named locks map to on SQLite.
+pub(crate) const LOCAL_LOCKS: usize = 64;
+
 /// A named lock held until released or dropped.
 #[must_use = "the lock is released when dropped"]
 pub struct NamedLock {
     tx: Option<Transaction<'static, Postgres>>,
+    _local: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 impl Store {
@@ -27,7 +31,15 @@ impl Store {
     /// collide): that only makes them wait for each other.
     pub async fn lock_named(&self, name: &str) -> Result<NamedLock, Error> {
         match &self.backend {
-            Backend::Sqlite(_) => Ok(NamedLock { tx: None }),
+            Backend::Sqlite(_) => {
+                let mut h = std::hash::DefaultHasher::new();
+                std::hash::Hash::hash(name, &mut h);
+                let i = std::hash::Hasher::finish(&h) as usize % LOCAL_LOCKS;
+                Ok(NamedLock {
+                    tx: None,
+                    _local: Some(self.named[i].clone().lock_owned().await),
+                })
+            }
             Backend::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
                 sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
@@ -35,7 +47,10 @@ impl Store {
                     .bind(name)
                     .execute(&mut *tx)
                     .await?;
-                Ok(NamedLock { tx: Some(tx) })
+                Ok(NamedLock {
+                    tx: Some(tx),
+                    _local: None,
+                })
             }
         }
     }

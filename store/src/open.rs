@@ -48,9 +48,7 @@ impl Store {
             .await?;
         SQLITE_MIGRATOR.run(&pool).await?;
         crate::upgrade::pack_v1_samples(&pool).await?;
-        Ok(Store {
-            backend: Backend::Sqlite(pool),
-        })
+        Ok(Store::over(Backend::Sqlite(pool)))
     }
 }
 
@@ -65,7 +63,5 @@ async fn open_postgres(url: &str) -> Result<Store, Error> {
         .connect_with(opts)
         .await?;
     POSTGRES_MIGRATOR.run(&pool).await?;
-    Ok(Store {
-        backend: Backend::Postgres(pool),
-    })
+    Ok(Store::over(Backend::Postgres(pool)))
 }

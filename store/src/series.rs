@@ -56,7 +56,7 @@ impl Store {
             blocks.add_alone(i, &row);
         }
         names.flush(&mut tx).await?;
-        blocks.write(&mut tx).await?;
+        blocks.encode().write(&mut tx).await?;
         tx.commit().await?;
         Ok((0..series.len() as i64)
             .map(|i| (first + i) << 16)

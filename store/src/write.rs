@@ -9,8 +9,8 @@ use sqlx::AssertSqlSafe;
 
 use crate::{Error, Store, Tx, with_pool, with_tx};
 
-/// Names per INSERT statement.
-const NAMES_PER_STMT: usize = 2000;
+/// Names per INSERT statement (100 wrote 57,000 names in a quarter of the time 2,000 took).
+const NAMES_PER_STMT: usize = 100;
 
 /// Samples as stored: little-endian f64, in order.
 pub fn pack(values: &[f64]) -> Vec<u8> {

@@ -352,7 +352,6 @@ async fn share(State(st): State<AppState>, req: Request) -> PageResult<Response>
         }
     };
     let id = {
-        let _w = st.writer.lock().await;
         paste_db::store(
             &st.store,
             f.mail.as_bytes(),

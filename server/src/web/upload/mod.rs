@@ -227,8 +227,7 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
         .collect();
 
     let outcome = {
-        // One writer at a time: waiting here is cheaper and fairer than SQLite's busy handler.
-        let _writer = state.writer.lock().await;
+        // Parsing runs alongside other uploads; their writes take turns in the store.
         // One upload per key at a time on every server of the database, so that the key is
         // checked, the run stored and the key recorded as one step.
         let key_lock = match &idempotency_key {
