@@ -330,3 +330,47 @@ pub fn between<'a>(s: &'a str, start: &str, end: &str) -> &'a str {
     let j = s[i..].find(end).map(|j| i + j).unwrap_or(s.len());
     &s[i..j]
 }
+
+/// Runs `cmd`, killing it after `secs` (a hang is a failure, not a stuck test).
+pub fn run_for(mut cmd: std::process::Command, secs: u64) -> std::process::Output {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(secs) {
+            child.kill().unwrap();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "still running after {secs} s: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Every before/after pair the demo database offers (see `cli/demo.rs`): per-CPU profiles,
+/// latency histograms, sweeps, ...
+pub const DEMO_PAIRS: [(&str, &str); 17] = [
+    ("v4.19", "v5.1"),
+    ("1e5aa3d5d53a-parent", "1e5aa3d5d53a"),
+    ("v2.6.28-ftrace-disable", "v2.6.28-ftrace-enable"),
+    ("v3.8-qs-fqs-jiffies", "v3.8-qs-fqs-from-HZ"),
+    ("kvfree-rcu-baseline", "kvfree-rcu-polling"),
+    ("rcu-tasks-irq-work-baseline", "rcu-tasks-avoid-irq-work"),
+    ("vmalloc-before", "vmalloc-fix-exhaustion"),
+    ("lockdep-rcu", "lockdep-shazptr"),
+    ("2.6.18-vanilla", "2.6.18-swap-token"),
+    ("slub-count-partial-original", "slub-count-partial-patched"),
+    ("slob-current", "slob-segregated-free-list"),
+    ("sched-without-cluster", "sched-cluster-level"),
+    ("rcu-nesting-unmarked", "rcu-nesting-marked"),
+    ("git-xdiff-before-strbuf", "git-xdiff-strbuf"),
+    ("rcuscale-gps-count-old", "rcuscale-gps-count-fixed"),
+    ("v2.6.26", "v3.8.0-test"),
+    ("c229828ca6bc-reverted", "c229828ca6bc"),
+];

@@ -11,27 +11,6 @@ use axum::http::{Request, StatusCode};
 use sha2::{Digest as _, Sha256};
 use tower::ServiceExt;
 
-/// Every before/after pair the demo offers (the per-CPU profiles, latency histograms, ...).
-const PAIRS: [(&str, &str); 17] = [
-    ("v4.19", "v5.1"),
-    ("1e5aa3d5d53a-parent", "1e5aa3d5d53a"),
-    ("v2.6.28-ftrace-disable", "v2.6.28-ftrace-enable"),
-    ("v3.8-qs-fqs-jiffies", "v3.8-qs-fqs-from-HZ"),
-    ("kvfree-rcu-baseline", "kvfree-rcu-polling"),
-    ("rcu-tasks-irq-work-baseline", "rcu-tasks-avoid-irq-work"),
-    ("vmalloc-before", "vmalloc-fix-exhaustion"),
-    ("lockdep-rcu", "lockdep-shazptr"),
-    ("2.6.18-vanilla", "2.6.18-swap-token"),
-    ("slub-count-partial-original", "slub-count-partial-patched"),
-    ("slob-current", "slob-segregated-free-list"),
-    ("sched-without-cluster", "sched-cluster-level"),
-    ("rcu-nesting-unmarked", "rcu-nesting-marked"),
-    ("git-xdiff-before-strbuf", "git-xdiff-strbuf"),
-    ("rcuscale-gps-count-old", "rcuscale-gps-count-fixed"),
-    ("v2.6.26", "v3.8.0-test"),
-    ("c229828ca6bc-reverted", "c229828ca6bc"),
-];
-
 const BOUNDARY: &str = "c0py-db-5e1f";
 
 fn quiescent(args: &[&str]) -> Output {
@@ -267,7 +246,7 @@ async fn sqlite_to_postgres_and_back_answers_alike() {
         vec!["bisect-log"],
         vec!["alerts", "--json"],
     ];
-    for (base, head) in PAIRS {
+    for (base, head) in crate::common::DEMO_PAIRS {
         commands.push(vec!["compare", base, head, "--json"]);
     }
     for args in &commands {

@@ -18,28 +18,6 @@ fn bin() -> Command {
     c
 }
 
-/// Runs `cmd`, killing it after `secs` (a hang is a failure, not a stuck test).
-fn run_for(mut cmd: Command, secs: u64) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(secs) {
-            child.kill().unwrap();
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "still running after {secs} s: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -74,7 +52,7 @@ fn ingest_refuses_fifos_and_devices_and_reads_stdin_only_from_dash() {
             .success()
     );
     for path in [fifo.display().to_string(), "/dev/zero".to_string()] {
-        let o = run_for(ingest(&db, &path), 30);
+        let o = crate::common::run_for(ingest(&db, &path), 30);
         assert!(!o.status.success(), "{path}");
         let e = stderr(&o);
         assert!(
@@ -124,7 +102,7 @@ fn reading_commands_refuse_a_missing_database() {
     ] {
         let mut c = bin();
         c.args(&args).arg("--db").arg(&db);
-        let o = run_for(c, 30);
+        let o = crate::common::run_for(c, 30);
         assert!(!o.status.success(), "{args:?}");
         let e = stderr(&o);
         assert!(
@@ -153,7 +131,7 @@ fn bidi_controls_in_labels_are_refused_by_ingest() {
     .arg("--db")
     .arg(dir.path().join("q.db"))
     .arg(&file);
-    let o = run_for(c, 60);
+    let o = crate::common::run_for(c, 60);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains("build label") && e.contains("U+202E"), "{e}");
@@ -202,7 +180,7 @@ async fn upload_of_too_many_files_says_so_at_once_without_retrying() {
     .arg(&token)
     .arg(dir.path());
     let start = Instant::now();
-    let o = tokio::task::spawn_blocking(move || run_for(c, 60))
+    let o = tokio::task::spawn_blocking(move || crate::common::run_for(c, 60))
         .await
         .unwrap();
     assert!(!o.status.success());
@@ -273,7 +251,7 @@ fn a_long_line_and_an_out_of_range_json_value_are_named() {
     .unwrap();
     let mut c = bin();
     c.arg("parse").arg(&long).arg(&json);
-    let o = run_for(c, 60);
+    let o = crate::common::run_for(c, 60);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains("line 1: the line is 2097152 bytes long"), "{e}");
@@ -303,7 +281,7 @@ async fn ingested_file_names_keep_bidi_controls_escaped() {
     .arg("--db")
     .arg(&db)
     .arg(&file);
-    let o = tokio::task::spawn_blocking(move || run_for(c, 60))
+    let o = tokio::task::spawn_blocking(move || crate::common::run_for(c, 60))
         .await
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));

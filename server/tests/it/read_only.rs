@@ -20,33 +20,11 @@ fn bin() -> Command {
     c
 }
 
-/// Runs `cmd`, killing it after `secs` (a hang is a failure, not a stuck test).
-fn run_for(mut cmd: Command, secs: u64) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(secs) {
-            child.kill().unwrap();
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "still running after {secs} s: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
 /// Runs the binary with `args` then `--db db` and returns its output, successful or not.
 fn quiescent(args: &[&str], db: &Path) -> Output {
     let mut c = bin();
     c.args(args).arg("--db").arg(db);
-    run_for(c, 120)
+    crate::common::run_for(c, 120)
 }
 
 fn ok(o: &Output, what: &str) -> String {
