@@ -188,14 +188,15 @@ impl Store {
         })
     }
 
-    /// The series of these runs.
+    /// The series of these runs, by id (within each batch of [`CHUNK`] runs): the same order
+    /// on both engines.
     pub async fn series_of_runs(&self, runs: &[i64]) -> Result<Vec<SeriesRow>, Error> {
         with_pool!(self, |pool| {
             let mut out = Vec::new();
             for chunk in runs.chunks(CHUNK) {
                 let sql = format!(
                     "SELECT s.id, r.benchmark, r.params_key, s.metric, s.scope, s.statistic, s.label, s.unit, s.direction \
-                     FROM series s JOIN runs r ON r.id = s.run_id WHERE s.run_id IN ({})",
+                     FROM series s JOIN runs r ON r.id = s.run_id WHERE s.run_id IN ({}) ORDER BY s.id",
                     placeholders(chunk.len())
                 );
                 let mut q = sqlx::query(AssertSqlSafe(sql));
