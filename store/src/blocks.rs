@@ -150,6 +150,84 @@ impl Encoded {
         }
     }
 
+    /// Blocks in all.
+    pub(crate) fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Stages blocks `range` (numbered from 0 in this import) in `pending_blocks` under
+    /// `import_key`, with the import's run numbers; [`Encoded::move_staged`] later moves them.
+    pub(crate) async fn stage(
+        &self,
+        tx: &mut Tx,
+        import_key: &str,
+        range: std::ops::Range<usize>,
+        created_at: i64,
+    ) -> Result<(), Error> {
+        let start = range.start;
+        for (c, chunk) in self.blocks[range].chunks(ROWS_PER_STMT).enumerate() {
+            let sql = insert_sql(
+                "INSERT INTO pending_blocks (import_key, seq, run_slot, metric_id, unit_id, direction_id, label_id, statistic_id, series, n, vals, created_at) VALUES ",
+                chunk.len(),
+                12,
+            );
+            with_tx!(&mut *tx, |t| {
+                let mut q = sqlx::query(AssertSqlSafe(sql));
+                for (i, b) in chunk.iter().enumerate() {
+                    let [metric, unit, direction, label, statistic] = b.key.1;
+                    q = q
+                        .bind(import_key)
+                        .bind((start + c * ROWS_PER_STMT + i) as i64)
+                        .bind(b.key.0)
+                        .bind(metric as i64)
+                        .bind(unit as i64)
+                        .bind(direction as i64)
+                        .bind(nonzero(label))
+                        .bind(nonzero(statistic))
+                        .bind(series_json(&b.scopes, &b.counts))
+                        .bind(b.counts.iter().map(|&c| i64::from(c)).sum::<i64>())
+                        .bind(&b.vals[..])
+                        .bind(created_at);
+                }
+                q.execute(&mut **t).await?;
+            });
+        }
+        Ok(())
+    }
+
+    /// Moves the blocks staged under `import_key` into `series_block` (ids after the highest
+    /// stored one, in staging order), run `i` of the import becoming `runs[i]`, and deletes
+    /// them from `pending_blocks`: inside the import's last transaction.
+    pub(crate) async fn move_staged(
+        tx: &mut Tx,
+        import_key: &str,
+        runs: &[i64],
+    ) -> Result<(), Error> {
+        with_tx!(&mut *tx, |t| {
+            let base: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_block")
+                .fetch_one(&mut **t)
+                .await?;
+            for (slot, run_id) in runs.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO series_block (id, run_id, metric_id, unit_id, direction_id, label_id, statistic_id, series, n, vals) \
+                     SELECT $1 + seq, $2, metric_id, unit_id, direction_id, label_id, statistic_id, series, n, vals \
+                     FROM pending_blocks WHERE import_key = $3 AND run_slot = $4 ORDER BY seq",
+                )
+                .bind(base)
+                .bind(run_id)
+                .bind(import_key)
+                .bind(slot as i64)
+                .execute(&mut **t)
+                .await?;
+            }
+            sqlx::query("DELETE FROM pending_blocks WHERE import_key = $1")
+                .bind(import_key)
+                .execute(&mut **t)
+                .await?;
+        });
+        Ok(())
+    }
+
     /// Writes every block (ids after the highest stored one) through multi-row statements.
     pub(crate) async fn write(self, tx: &mut Tx) -> Result<(), Error> {
         let mut next: i64 = with_tx!(&mut *tx, |t| {
@@ -158,18 +236,11 @@ impl Encoded {
                 .await?
         });
         for chunk in self.blocks.chunks(ROWS_PER_STMT) {
-            let mut sql = String::with_capacity(140 + chunk.len() * 24);
-            sql.push_str(
+            let sql = insert_sql(
                 "INSERT INTO series_block (id, run_id, metric_id, unit_id, direction_id, label_id, statistic_id, series, n, vals) VALUES ",
+                chunk.len(),
+                10,
             );
-            for i in 0..chunk.len() {
-                sql.push_str(if i == 0 { "(" } else { ",(" });
-                for c in 1..=10 {
-                    let sep = if c == 1 { "" } else { "," };
-                    let _ = write!(sql, "{sep}${}", i * 10 + c);
-                }
-                sql.push(')');
-            }
             with_tx!(&mut *tx, |t| {
                 let mut q = sqlx::query(AssertSqlSafe(sql));
                 for b in chunk {
@@ -192,6 +263,21 @@ impl Encoded {
         }
         Ok(())
     }
+}
+
+/// `head` followed by `rows` groups of `cols` placeholders: `($1,$2),($3,$4)`.
+fn insert_sql(head: &str, rows: usize, cols: usize) -> String {
+    let mut sql = String::with_capacity(head.len() + rows * cols * 5);
+    sql.push_str(head);
+    for i in 0..rows {
+        sql.push_str(if i == 0 { "(" } else { ",(" });
+        for c in 1..=cols {
+            let sep = if c == 1 { "" } else { "," };
+            let _ = write!(sql, "{sep}${}", i * cols + c);
+        }
+        sql.push(')');
+    }
+    sql
 }
 
 fn nonzero(id: u32) -> Option<i64> {

@@ -10,7 +10,9 @@
 //! Everything is parsed before the write transaction begins, so a large upload holds the
 //! database's single writer only while its bytes and blocks are written, not while it is read
 //! and parsed: small uploads arriving meanwhile commit in between. Runs and new names get their
-//! final ids inside the transaction (another import may have added names meanwhile).
+//! final ids inside the transaction (another import may have added names meanwhile). A large
+//! import stages its blocks first, in bounded batches (`pending_blocks`), and its last
+//! transaction moves them under its runs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -22,7 +24,7 @@ use sqlx::{AssertSqlSafe, Row as _};
 use tokio::sync::mpsc;
 
 use crate::artifacts::{artifact_by_sha, hash_file, store_hashed};
-use crate::blocks::Blocks;
+use crate::blocks::{Blocks, Encoded};
 use crate::meta::{import_hash, refuse_nul, validate_meta};
 use crate::sink::{ChannelSink, Counting, Msg};
 use crate::write::{Names, Row, TotalRole, Totals, total_role};
@@ -384,12 +386,135 @@ async fn import_run(
 
     // Encoded (packed) now, so that the writer only inserts.
     let mut blocks = blocks.encode();
+    // A large import writes its blocks ahead in bounded batches that other uploads commit
+    // between; its last transaction then only moves them under their runs.
+    let staged = if blocks.len() >= STAGE_MIN_BLOCKS {
+        Some(stage(store, &mut names, &mut blocks, new_runs.len(), &hashes).await?)
+    } else {
+        None
+    };
+    match finish(
+        store,
+        meta,
+        files,
+        &hashes,
+        &new_runs,
+        &attachments,
+        names,
+        blocks,
+        staged.as_deref(),
+        created_at,
+        outcome,
+    )
+    .await
+    {
+        Err(e) => {
+            if let Some(key) = &staged {
+                discard_staged(store, key).await;
+            }
+            Err(e)
+        }
+        Ok(Finished::Stored(outcome)) => Ok(outcome),
+        Ok(Finished::Existing(existing)) => {
+            if let Some(key) = &staged {
+                discard_staged(store, key).await;
+            }
+            existing_outcome(store, existing).await
+        }
+    }
+}
 
+/// Blocks an import has at least for them to be staged ([`stage`]) rather than written in its
+/// last transaction.
+const STAGE_MIN_BLOCKS: usize = 20_000;
+/// Blocks per staging transaction.
+const STAGE_BATCH: usize = 5_000;
+
+/// What the last transaction of an import did.
+enum Finished {
+    Stored(ImportOutcome),
+    /// The same import was stored meanwhile: its runs.
+    Existing(Vec<i64>),
+}
+
+/// Stages a large import's blocks in `pending_blocks`, [`STAGE_BATCH`] per write transaction,
+/// after storing its new names (so that the staged blocks carry their final name ids); the
+/// key they are staged under.
+async fn stage(
+    store: &Store,
+    names: &mut Names,
+    blocks: &mut Encoded,
+    runs: usize,
+    hashes: &[(String, u64)],
+) -> Result<String, Error> {
+    let mut tx = store.begin_write().await?;
+    let renamed = names.reconcile(&mut tx).await?;
+    names.flush(&mut tx).await?;
+    tx.commit().await?;
+    let numbers: Vec<i64> = (0..runs as i64).collect();
+    blocks.renumber(&numbers, renamed.as_ref());
+    // Unique among imports in flight on every server of the database.
+    static STAGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let key = format!(
+        "{}-{}-{nanos}-{}",
+        hashes.first().map_or("", |h| h.0.as_str()),
+        std::process::id(),
+        STAGED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let created_at = now();
+    let mut from = 0;
+    while from < blocks.len() {
+        let to = (from + STAGE_BATCH).min(blocks.len());
+        let written = async {
+            let mut tx = store.begin_write().await?;
+            blocks.stage(&mut tx, &key, from..to, created_at).await?;
+            tx.commit().await
+        }
+        .await;
+        if let Err(e) = written {
+            discard_staged(store, &key).await;
+            return Err(e);
+        }
+        from = to;
+    }
+    Ok(key)
+}
+
+/// Removes what an import that failed staged (best effort: rows left are removed when a day
+/// old, see `open`).
+async fn discard_staged(store: &Store, key: &str) {
+    with_pool!(store, |pool| {
+        let _ = sqlx::query("DELETE FROM pending_blocks WHERE import_key = $1")
+            .bind(key)
+            .execute(pool)
+            .await;
+    });
+}
+
+/// The import's last transaction: its bytes, runs, new names, blocks (or the move of its
+/// staged ones) and files.
+#[allow(clippy::too_many_arguments)]
+async fn finish(
+    store: &Store,
+    meta: &RunMeta,
+    files: &[InputFile],
+    hashes: &[(String, u64)],
+    new_runs: &[(BTreeMap<String, String>, String)],
+    attachments: &[Attachment],
+    mut names: Names,
+    mut blocks: Encoded,
+    staged: Option<&str>,
+    created_at: i64,
+    mut outcome: ImportOutcome,
+) -> Result<Finished, Error> {
     // Pass 3: the writer. Store the bytes, the runs, new names and the blocks in one
     // transaction.
     let mut tx = store.begin_write().await?;
     let mut artifacts = Vec::with_capacity(files.len());
-    for (f, (sha, size)) in files.iter().zip(&hashes) {
+    for (f, (sha, size)) in files.iter().zip(hashes) {
         artifacts.push(store_hashed(&mut tx, f, sha, *size).await?);
     }
     let import_hash = import_hash(meta, files, &artifacts);
@@ -402,12 +527,12 @@ async fn import_run(
     if !existing.is_empty() {
         // The same import, stored while this one was parsed.
         tx.rollback().await?;
-        return existing_outcome(store, existing).await;
+        return Ok(Finished::Existing(existing));
     }
     let build_id = upsert_build(&mut tx, &meta.build).await?;
     let machine_id = upsert_machine(&mut tx, &meta.machine, &meta.machine_facts).await?;
     let mut run_ids = Vec::with_capacity(new_runs.len());
-    for (params, pkey) in &new_runs {
+    for (params, pkey) in new_runs {
         run_ids.push(
             insert_run(
                 &mut tx,
@@ -422,11 +547,16 @@ async fn import_run(
             .await?,
         );
     }
-    let renamed = names.reconcile(&mut tx).await?;
-    names.flush(&mut tx).await?;
-    blocks.renumber(&run_ids, renamed.as_ref());
-    blocks.write(&mut tx).await?;
-    for a in &attachments {
+    match staged {
+        Some(key) => Encoded::move_staged(&mut tx, key, &run_ids).await?,
+        None => {
+            let renamed = names.reconcile(&mut tx).await?;
+            names.flush(&mut tx).await?;
+            blocks.renumber(&run_ids, renamed.as_ref());
+            blocks.write(&mut tx).await?;
+        }
+    }
+    for a in attachments {
         for &run in &a.fed {
             with_tx!(&mut tx, |t| {
                 sqlx::query(
@@ -452,7 +582,7 @@ async fn import_run(
         *id = run_ids[*id as usize];
     }
     outcome.run_ids.sort_unstable();
-    Ok(outcome)
+    Ok(Finished::Stored(outcome))
 }
 
 /// The runs an import with this hash stored, if any.

@@ -48,7 +48,9 @@ impl Store {
             .await?;
         SQLITE_MIGRATOR.run(&pool).await?;
         crate::upgrade::pack_v1_samples(&pool).await?;
-        Ok(Store::over(Backend::Sqlite(pool)))
+        let store = Store::over(Backend::Sqlite(pool));
+        store.remove_abandoned_blocks().await?;
+        Ok(store)
     }
 }
 
@@ -63,5 +65,24 @@ async fn open_postgres(url: &str) -> Result<Store, Error> {
         .connect_with(opts)
         .await?;
     POSTGRES_MIGRATOR.run(&pool).await?;
-    Ok(Store::over(Backend::Postgres(pool)))
+    let store = Store::over(Backend::Postgres(pool));
+    store.remove_abandoned_blocks().await?;
+    Ok(store)
+}
+
+/// Staged blocks older than this belong to an import that died midway (see `pending_blocks`).
+const ABANDONED_AFTER_SECS: i64 = 24 * 3600;
+
+impl Store {
+    /// Removes blocks an import staged and never moved: it died (a kill, a crash) before its
+    /// last transaction. Imports in flight on other servers are much younger.
+    async fn remove_abandoned_blocks(&self) -> Result<(), Error> {
+        crate::with_pool!(self, |pool| {
+            sqlx::query("DELETE FROM pending_blocks WHERE created_at < $1")
+                .bind(crate::now() - ABANDONED_AFTER_SECS)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
 }

@@ -123,3 +123,99 @@ async fn large_series_of(st: &store::Store, run_id: i64, metric: &str) -> Vec<i6
         .map(|s| s.id)
         .collect()
 }
+
+/// Rows of `pending_blocks` (blocks a large import staged and has not moved yet).
+async fn pending(st: &store::Store) -> i64 {
+    let sql = "SELECT COUNT(*) FROM pending_blocks";
+    if st.is_postgres() {
+        sqlx::query_scalar(sql)
+            .fetch_one(st.pg_pool())
+            .await
+            .unwrap()
+    } else {
+        sqlx::query_scalar(sql)
+            .fetch_one(st.sqlite_pool())
+            .await
+            .unwrap()
+    }
+}
+
+both!(a_large_import_is_staged_in_batches_and_moved_whole, |st| {
+    // 30,000 functions x 4 metrics: staged in several transactions, then moved. While the
+    // batches are written, another import commits between two of them.
+    let big = profile(functions(30_000, 1_000));
+    let large = {
+        let st = st.clone();
+        tokio::spawn(async move {
+            let file = InputFile::bytes("trace_stat/function0", big, None);
+            st.import_run(&meta("large"), &[file], None).await
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while pending(&st).await == 0 {
+        assert!(
+            !large.is_finished(),
+            "the large import ended without staging a batch"
+        );
+        assert!(Instant::now() < deadline, "no batch staged in 120 s");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let small = InputFile::bytes("trace_stat/function0", profile(functions(3, 1)), None);
+    st.import_run(&meta("small"), &[small], None).await.unwrap();
+    assert!(
+        !large.is_finished(),
+        "the small import committed only after the large one"
+    );
+    let out = large.await.unwrap().unwrap();
+    assert_eq!(pending(&st).await, 0, "nothing left staged");
+    let runs = st
+        .runs(&RunQuery {
+            build: Some("large"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(runs[0].series as u64, out.series);
+    let ids = large_series_of(&st, out.run_ids[0], "fn_29999.hit").await;
+    let values = st.series_values(&ids).await.unwrap();
+    assert_eq!(values[0].1, vec![30_999.0]);
+
+    // The last transaction fails (the build label already stands for another commit): the
+    // staged blocks go, and nothing of the import is stored.
+    let file = InputFile::bytes("trace_stat/function0", profile(functions(30_000, 7)), None);
+    let conflict = RunMeta {
+        build: BuildMeta {
+            label: "conflict".into(),
+            commit: Some("aaaaaaaaaaaa".into()),
+            ..Default::default()
+        },
+        ..meta("conflict")
+    };
+    st.import_run(
+        &conflict,
+        &[InputFile::bytes(
+            "trace_stat/function0",
+            profile(functions(1, 1)),
+            None,
+        )],
+        None,
+    )
+    .await
+    .unwrap();
+    let refused = RunMeta {
+        build: BuildMeta {
+            label: "conflict".into(),
+            commit: Some("bbbbbbbbbbbb".into()),
+            ..Default::default()
+        },
+        ..meta("conflict")
+    };
+    let err = st.import_run(&refused, &[file], None).await.unwrap_err();
+    assert!(matches!(err, store::Error::Invalid(_)), "{err:?}");
+    assert_eq!(
+        pending(&st).await,
+        0,
+        "the failed import's staged blocks are gone"
+    );
+    assert_eq!(st.runs(&RunQuery::default()).await.unwrap().len(), 3);
+});
