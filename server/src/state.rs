@@ -21,7 +21,8 @@ pub struct AppState {
 impl AppState {
     pub fn new(store: store::Store, config: ServeArgs) -> Self {
         AppState {
-            store,
+            // Uploads from many rigs: a large one must not hold the writer for long.
+            store: store.staging_large_imports(),
             cache: Arc::default(),
             upload_budget: Arc::new(crate::web::limits::UploadBudget::new(
                 config.upload_budget_mib,

@@ -388,7 +388,7 @@ async fn import_run(
     let mut blocks = blocks.encode();
     // A large import writes its blocks ahead in bounded batches that other uploads commit
     // between; its last transaction then only moves them under their runs.
-    let staged = if blocks.len() >= STAGE_MIN_BLOCKS {
+    let staged = if store.stage_large && blocks.len() >= STAGE_MIN_BLOCKS {
         Some(stage(store, &mut names, &mut blocks, new_runs.len(), &hashes).await?)
     } else {
         None

@@ -67,6 +67,8 @@ pub struct Store {
     writer: std::sync::Arc<tokio::sync::Mutex<()>>,
     /// Named locks on SQLite (see `named_locks`).
     named: std::sync::Arc<Vec<std::sync::Arc<tokio::sync::Mutex<()>>>>,
+    /// Whether large imports write their blocks in batches first (see `import`).
+    stage_large: bool,
 }
 
 impl Store {
@@ -101,12 +103,22 @@ impl Store {
         Store {
             backend,
             writer: Default::default(),
+            stage_large: false,
             named: std::sync::Arc::new(
                 (0..named_locks::LOCAL_LOCKS)
                     .map(|_| Default::default())
                     .collect(),
             ),
         }
+    }
+
+    /// This store, with large imports writing their series in bounded batches that other
+    /// writers commit between (a server taking uploads from many rigs). It costs a copy of the
+    /// blocks within the database: a SQLite file grows by the largest import's size, space its
+    /// later writes reuse. Without it (commands), an import writes in one transaction.
+    pub fn staging_large_imports(mut self) -> Store {
+        self.stage_large = true;
+        self
     }
 
     /// Closes every connection (checkpointing SQLite's WAL on the last one).

@@ -44,6 +44,7 @@ fn meta(build: &str) -> RunMeta {
 }
 
 both!(a_small_import_commits_while_a_large_one_is_parsed, |st| {
+    let st = st.staging_large_imports();
     // Large: 100,000 functions, all names new. Small: 10 of the same names and one of its own.
     let big = profile(functions(100_000, 1_000));
     let big_len = big.len() as u64;
@@ -141,6 +142,7 @@ async fn pending(st: &store::Store) -> i64 {
 }
 
 both!(a_large_import_is_staged_in_batches_and_moved_whole, |st| {
+    let st = st.staging_large_imports();
     // 30,000 functions x 4 metrics: staged in several transactions, then moved. While the
     // batches are written, another import commits between two of them.
     let big = profile(functions(30_000, 1_000));
