@@ -87,28 +87,15 @@ impl Store {
         unit: &str,
         tested_p: &[f64],
     ) -> Result<i64, Error> {
-        with_pool!(self, |pool| {
-            let json = serde_json::to_string(tested_p)
-                .map_err(|e| Error::Invalid(format!("p-values: {e}")))?;
-            Ok(sqlx::query_scalar(
-                "INSERT INTO history_series (branch_id, machine_id, benchmark, params_key, metric, direction, tested_p, updated_at, unit) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
-                 ON CONFLICT (branch_id, machine_id, benchmark, params_key, metric) \
-                 DO UPDATE SET direction = excluded.direction, unit = excluded.unit, tested_p = excluded.tested_p, updated_at = excluded.updated_at \
-                 RETURNING id",
-            )
-            .bind(key.branch_id)
-            .bind(key.machine_id)
-            .bind(&key.benchmark)
-            .bind(&key.params_key)
-            .bind(&key.metric)
-            .bind(direction)
-            .bind(json)
-            .bind(now())
-            .bind(unit)
-            .fetch_one(pool)
-            .await?)
-        })
+        let ids = self
+            .save_history_series_many(&[crate::SavedSeries {
+                key,
+                direction,
+                unit,
+                tested_p,
+            }])
+            .await?;
+        Ok(ids[0])
     }
 
     /// The tested p-values of every series of `benchmark` on a branch, as (history series id,

@@ -349,37 +349,9 @@ impl Store {
 
     /// The runs of one history key in branch order (then run id).
     pub async fn history_points(&self, key: &HistoryKey) -> Result<Vec<HistoryPoint>, Error> {
-        with_pool!(self, |pool| {
-            let sql = format!(
-                "SELECT b.id, b.label, bb.position, r.id, s.id, s.unit, s.direction \
-                 FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
-                 JOIN runs r ON r.build_id = b.id JOIN series s ON s.run_id = r.id \
-                 WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
-                   AND r.params_key = $4 AND s.metric = $5 AND {HISTORY_SERIES} \
-                 ORDER BY bb.position, r.id"
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(key.branch_id)
-                .bind(key.machine_id)
-                .bind(&key.benchmark)
-                .bind(&key.params_key)
-                .bind(&key.metric)
-                .fetch_all(pool)
-                .await?;
-            rows.iter()
-                .map(|r| {
-                    Ok(HistoryPoint {
-                        build_id: r.try_get(0)?,
-                        label: r.try_get(1)?,
-                        position: r.try_get(2)?,
-                        run_id: r.try_get(3)?,
-                        series_id: r.try_get(4)?,
-                        unit: r.try_get(5)?,
-                        direction: r.try_get(6)?,
-                    })
-                })
-                .collect()
-        })
+        // One reading of histories for one key or many (see `history_batch`).
+        let mut points = self.history_points_many(std::slice::from_ref(key)).await?;
+        Ok(points.pop().unwrap_or_default())
     }
 }
 

@@ -519,7 +519,7 @@ async fn finish(
     }
     let import_hash = import_hash(meta, files, &artifacts);
     let existing: Vec<i64> = with_tx!(&mut tx, |t| {
-        sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = $1 ORDER BY id")
+        sqlx::query_scalar(RUNS_OF_IMPORT)
             .bind(&import_hash)
             .fetch_all(&mut **t)
             .await?
@@ -585,15 +585,16 @@ async fn finish(
     Ok(Finished::Stored(outcome))
 }
 
+/// The runs an import with a given hash stored.
+const RUNS_OF_IMPORT: &str = "SELECT id FROM runs WHERE import_hash = $1 ORDER BY id";
+
 /// The runs an import with this hash stored, if any.
 async fn runs_of_import(store: &Store, import_hash: &str) -> Result<Vec<i64>, Error> {
     with_pool!(store, |pool| {
-        Ok(
-            sqlx::query_scalar("SELECT id FROM runs WHERE import_hash = $1 ORDER BY id")
-                .bind(import_hash)
-                .fetch_all(pool)
-                .await?,
-        )
+        Ok(sqlx::query_scalar(RUNS_OF_IMPORT)
+            .bind(import_hash)
+            .fetch_all(pool)
+            .await?)
     })
 }
 
