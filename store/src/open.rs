@@ -59,6 +59,10 @@ impl Store {
 /// servers starting together migrate once.
 async fn open_postgres(url: &str) -> Result<Store, Error> {
     let opts = PgConnectOptions::from_str(url)?.application_name("quiescent");
+    // One connection first: a wrong host, port or password says so at once, where the pool
+    // would retry until its timeout and then only say that it timed out.
+    sqlx::Connection::close(<sqlx::PgConnection as sqlx::Connection>::connect_with(&opts).await?)
+        .await?;
     let pool = PgPoolOptions::new()
         .max_connections(8)
         .acquire_timeout(Duration::from_secs(30))
