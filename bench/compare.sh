@@ -99,9 +99,10 @@ printf '%-10s %14s %16.1f   (one run)\n' scipy "$s_s" "$(echo "$s_k/1024" | bc -
 echo "quiescent/ministat wall time: $(echo "scale=3; $q_s/$m_s" | bc -l) (target <= 0.5); peak memory: $(echo "scale=2; $q_k/$m_k" | bc -l) (target <= 2.5); quiescent/scipy wall time: $(echo "scale=3; $q_s/$s_s" | bc -l)"
 
 [ "${TRACE_STAT:-1}" = 0 ] && exit 0
-echo "== trace_stat pair: 19,043 functions x 64 CPUs"
+echo "== trace_stat pair: 19,043 functions x 64 CPUs (--metric '*.hit')"
 r4=$(measure quiescent "$q" compare "$out/ts_base.txt" "$out/ts_head.txt" --json --metric '*.hit')
 r5=$(measure scipy "$py" "$out/scipy_trace_stat.py" "$out/ts_base.txt" "$out/ts_head.txt")
+printf '%-10s %8s %10s\n' tool "wall s" "peak MiB"
 for r in "$r4" "$r5"; do set -- $r; printf '%-10s %8s %10.1f\n' "$1" "$2" "$(echo "$3/1024" | bc -l)"; done
-set -- $r4; a_s=$2; set -- $r5; b_s=$2
-echo "quiescent/scipy wall time: $(echo "scale=3; $a_s/$b_s" | bc -l)"
+set -- $r4; a_s=$2; a_k=$3; set -- $r5; b_s=$2; b_k=$3
+echo "quiescent/scipy wall time: $(echo "scale=3; $a_s/$b_s" | bc -l) (target <= 0.5); peak memory: $(echo "scale=3; $a_k/$b_k" | bc -l) (target <= 1)"

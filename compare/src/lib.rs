@@ -337,17 +337,34 @@ pub fn finish(
     direction_of: impl Fn(usize) -> Direction,
     settings: &Settings,
 ) {
-    let with_p: Vec<usize> = (0..items.len()).filter(|&i| items[i].p.is_some()).collect();
-    let ps: Vec<f64> = with_p.iter().filter_map(|&i| items[i].p).collect();
+    finish_by(items, |c| c, |i, _| direction_of(i), settings);
+}
+
+/// [`finish`] over items that hold their comparison (`cmp`) beside other things, in place: a
+/// profile's comparison holds tens of thousands of them.
+pub fn finish_by<T>(
+    items: &mut [T],
+    cmp: impl Fn(&mut T) -> &mut SeriesComparison,
+    direction_of: impl Fn(usize, &T) -> Direction,
+    settings: &Settings,
+) {
+    let with_p: Vec<usize> = (0..items.len())
+        .filter(|&i| cmp(&mut items[i]).p.is_some())
+        .collect();
+    let ps: Vec<f64> = with_p
+        .iter()
+        .filter_map(|&i| cmp(&mut items[i]).p)
+        .collect();
     let qs = benjamini_hochberg(&ps);
     for item in items.iter_mut() {
-        item.q = None;
+        cmp(item).q = None;
     }
     for (&i, &q) in with_p.iter().zip(&qs) {
-        items[i].q = Some(q);
+        cmp(&mut items[i]).q = Some(q);
     }
     let use_q = with_p.len() > 1;
     for (i, item) in items.iter_mut().enumerate() {
-        verdict::decide(item, direction_of(i), settings, use_q);
+        let direction = direction_of(i, item);
+        verdict::decide(cmp(item), direction, settings, use_q);
     }
 }

@@ -7,31 +7,34 @@ use std::hash::Hash;
 
 use crate::{Direction, SeriesComparison, Settings};
 
-/// The samples of one series on both sides.
+/// The samples of one series on both sides. `C` names a CPU (a string, or an interned id
+/// where a profile has millions of per-CPU series).
 #[derive(Debug, Clone)]
-pub struct Input<K> {
+pub struct Input<K, C = String> {
     pub key: K,
     pub direction: Direction,
     /// The values are someone's pre-computed summaries (`median`, `p99`...): no test.
     pub summary: bool,
     /// For a per-CPU series (`cpuN`): the key of the series pooling every CPU, and this CPU's
     /// name. Summaries are never pooled.
-    pub cpu: Option<(K, String)>,
+    pub cpu: Option<(K, C)>,
     pub base: Vec<f64>,
     pub head: Vec<f64>,
 }
 
 /// One CPU's values on a pooled row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CpuValue {
-    pub cpu: String,
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CpuValue<C = String> {
+    /// Named `scope` outside: a CPU is the scope of its series.
+    #[serde(rename = "scope")]
+    pub cpu: C,
     pub base: Option<f64>,
     pub head: Option<f64>,
 }
 
 /// One compared series.
 #[derive(Debug, Clone)]
-pub struct Output<K> {
+pub struct Output<K, C = String> {
     pub key: K,
     pub direction: Direction,
     pub cmp: SeriesComparison,
@@ -39,7 +42,7 @@ pub struct Output<K> {
     pub base: Vec<f64>,
     pub head: Vec<f64>,
     /// On a pooled series when folding: the CPUs whose single values it carries, in input order.
-    pub per_cpu: Vec<CpuValue>,
+    pub per_cpu: Vec<CpuValue<C>>,
 }
 
 /// Compares every input present on both sides; pools per-CPU series (two CPUs or more) into
@@ -47,20 +50,20 @@ pub struct Output<K> {
 /// comparison. With `fold`, per-CPU series of one value a side (one trace_stat run) appear
 /// only through their pooled series, not as rows of their own. Order: inputs as given,
 /// pooled series after them.
-pub fn pool<K: Clone + Eq + Hash>(
-    inputs: impl IntoIterator<Item = Input<K>>,
+pub fn pool<K: Clone + Eq + Hash, C: Clone>(
+    inputs: impl IntoIterator<Item = Input<K, C>>,
     settings: &Settings,
     fold: bool,
-) -> Vec<Output<K>> {
-    struct Pooled<K> {
+) -> Vec<Output<K, C>> {
+    struct Pooled<K, C> {
         key: K,
         direction: Direction,
         base: Vec<f64>,
         head: Vec<f64>,
-        cpus: Vec<CpuValue>,
+        cpus: Vec<CpuValue<C>>,
     }
     let mut out = Vec::new();
-    let mut pooled: Vec<Pooled<K>> = Vec::new();
+    let mut pooled: Vec<Pooled<K, C>> = Vec::new();
     let mut pooled_index: HashMap<K, usize> = HashMap::new();
     for input in inputs {
         if input.base.is_empty() || input.head.is_empty() {
@@ -107,6 +110,8 @@ pub fn pool<K: Clone + Eq + Hash>(
             per_cpu: Vec::new(),
         });
     }
+    // Exactly the room needed: a row is several hundred bytes, and a profile has thousands.
+    out.reserve_exact(pooled.len());
     for p in pooled {
         if p.base.len() < 2 {
             continue;
@@ -121,11 +126,7 @@ pub fn pool<K: Clone + Eq + Hash>(
             per_cpu: p.cpus,
         });
     }
-    let mut cmps: Vec<SeriesComparison> = out.iter().map(|o| o.cmp.clone()).collect();
-    crate::finish(&mut cmps, |i| out[i].direction, settings);
-    for (o, c) in out.iter_mut().zip(cmps) {
-        o.cmp = c;
-    }
+    crate::finish_by(&mut out, |o| &mut o.cmp, |_, o| o.direction, settings);
     out
 }
 

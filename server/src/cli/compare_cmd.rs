@@ -121,17 +121,15 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         // the work.
         let (format, metric) = (args.format.as_deref(), args.metric.as_deref());
         let (da, db) = std::thread::scope(|s| {
-            let base = s.spawn(|| parse_filtered(a, format, metric));
-            let db = parse_filtered(b, format, metric);
-            (base.join(), db)
+            let head = s.spawn(|| parse_filtered(b, format, metric));
+            let da = parse_filtered(a, format, metric);
+            (da, head.join())
         });
-        let da = da.map_err(|_| anyhow::anyhow!("parsing {} panicked", a.display()))??;
-        let db = db?;
-        report::from_datasets(
-            &args.base,
-            &head,
-            da,
-            db,
+        let da = da?;
+        let db = db.map_err(|_| anyhow::anyhow!("parsing {} panicked", b.display()))??;
+        report::compare_parsed(
+            (&args.base, da),
+            (&head, db),
             direction,
             &settings,
             !args.per_cpu,
@@ -252,53 +250,11 @@ fn parse_filtered(
     path: &Path,
     format: Option<&str>,
     glob: Option<&str>,
-) -> anyhow::Result<ingest::Dataset> {
-    /// Series ids stay dense (parsers' contexts index by them). Every dropped series shares id
-    /// 0, so their keys are never stored: a 64-CPU profile declares millions of them.
-    struct Filter<'a> {
-        inner: ingest::Dataset,
-        glob: Option<&'a str>,
-        ids: ingest::model::FastMap<ingest::SeriesKey, usize>,
-        target: Vec<Option<usize>>,
-    }
-    impl ingest::Sink for Filter<'_> {
-        fn series(&mut self, spec: &ingest::SeriesSpec) -> usize {
-            if let Some(&id) = self.ids.get(&spec.key) {
-                return id;
-            }
-            if self
-                .glob
-                .is_some_and(|g| !report::glob_match(g, &spec.key.metric))
-            {
-                return 0;
-            }
-            let id = self.target.len();
-            self.ids.insert(spec.key.clone(), id);
-            self.target.push(Some(self.inner.series(spec)));
-            id
-        }
-        fn sample(&mut self, id: usize, value: f64) {
-            if let Some(Some(inner)) = self.target.get(id) {
-                self.inner.sample(*inner, value);
-            }
-        }
-        fn meta(&mut self, key: &str, value: String) {
-            self.inner.meta(key, value);
-        }
-        fn warning(&mut self, w: ingest::Warning) {
-            self.inner.warning(w);
-        }
-        fn extra(&mut self, _key: &str, _value: serde_json::Value) {}
-    }
+) -> anyhow::Result<report::Parsed> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    let mut sink = Filter {
-        inner: ingest::Dataset::new(),
-        glob,
-        ids: ingest::model::FastMap::default(),
-        target: vec![None],
-    };
+    let mut sink = report::Parsed::new(glob);
     ingest::parse_reader(path, file, format, &mut sink)?;
-    Ok(sink.inner)
+    Ok(sink)
 }
 
 fn print(args: &CompareArgs, report: &Report) -> anyhow::Result<()> {

@@ -14,8 +14,10 @@ use store::{BuildLookup, Store};
 use crate::error::AppError;
 
 mod env;
+mod files;
 
 pub use env::EnvDiff;
+pub use files::{Parsed, compare_parsed};
 pub use store::BuildInfo;
 
 /// What to compare.
@@ -67,13 +69,9 @@ pub struct Row {
     pub per_cpu: Vec<CpuValues>,
 }
 
-/// One CPU's values of a per-CPU series (a trace_stat column).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CpuValues {
-    pub scope: String,
-    pub base: Option<f64>,
-    pub head: Option<f64>,
-}
+/// One CPU's values of a per-CPU series (a trace_stat column); its name is shared between
+/// rows, since a profile lists 64 CPUs on each of thousands of rows.
+pub type CpuValues = compare::pool::CpuValue<std::sync::Arc<str>>;
 
 impl Row {
     /// `load=idle preempt_off_ms=20`.
@@ -316,19 +314,19 @@ fn rows_from_groups(
             head,
         });
     }
-    let mut rows: Vec<Row> = compare::pool::pool(inputs, settings, fold)
+    let rows: Vec<Row> = compare::pool::pool(inputs, settings, fold)
         .into_iter()
         .map(|o| {
             let mut per_cpu: Vec<CpuValues> = o
                 .per_cpu
                 .into_iter()
                 .map(|c| CpuValues {
-                    scope: c.cpu,
+                    cpu: c.cpu.into(),
                     base: c.base,
                     head: c.head,
                 })
                 .collect();
-            per_cpu.sort_by(|a, b| crate::natural(&a.scope, &b.scope));
+            per_cpu.sort_by(|a, b| crate::natural(&a.cpu, &b.cpu));
             let unit = infos[info_of[&o.key]].unit.clone();
             let key = o.key;
             Row {
@@ -347,15 +345,18 @@ fn rows_from_groups(
             }
         })
         .collect();
+    finish_rows(rows)
+}
+
+/// Flags multiplexed counters, sorts the rows and counts their verdicts.
+fn finish_rows(mut rows: Vec<Row>) -> (Vec<Row>, Summary) {
     flag_multiplexed(&mut rows);
     sort_rows(&mut rows);
     let summary = summarise(&rows);
     (rows, summary)
 }
 
-/// Compares two parsed files (`quiescent compare A.txt B.txt`): series match by metric,
-/// scope, statistic, block label and parameters. `direction`, when given, overrides what the
-/// parsers say is better.
+/// Compares two parsed datasets (the blocks of an email): see [`compare_parsed`].
 pub fn from_datasets(
     base_name: &str,
     head_name: &str,
@@ -365,66 +366,13 @@ pub fn from_datasets(
     settings: &Settings,
     fold: bool,
 ) -> Report {
-    // One map from key to id (the keys are listed from it at the end, not stored twice): a
-    // 64-CPU profile has millions of series.
-    let mut index: FastMap<Key, u32> = FastMap::default();
-    let mut infos: Vec<KeyInfo> = Vec::new();
-    let mut grouped: Grouped = FastMap::default();
-    for (is_head, ds) in [(false, base), (true, head)] {
-        // Samples are moved, not copied: 1,000,000 vs 1,000,000 numbers must stay small.
-        for s in ds.series {
-            let spec = s.spec;
-            let key = Key {
-                benchmark: String::new(),
-                params_key: store::params_key(&spec.key.params),
-                metric: spec.key.metric,
-                scope: spec.key.scope,
-                statistic: spec.key.statistic,
-                label: spec.key.label,
-            };
-            let next = index.len() as u32;
-            let kid = *index.entry(key).or_insert_with(|| {
-                infos.push(KeyInfo {
-                    unit: spec.unit.clone(),
-                    direction: spec.direction,
-                });
-                next
-            });
-            let e = grouped.entry(kid).or_default();
-            let side = if is_head { &mut e.1 } else { &mut e.0 };
-            if side.is_empty() {
-                *side = s.samples;
-            } else {
-                side.extend_from_slice(&s.samples);
-            }
-        }
-    }
-    let mut slots: Vec<Option<Key>> = vec![None; index.len()];
-    for (k, id) in index {
-        slots[id as usize] = Some(k);
-    }
-    let keys: Vec<Key> = slots.into_iter().flatten().collect();
-    let (rows, summary) = rows_from_groups(keys, &infos, grouped, settings, fold, direction);
-    let side = |name: &str| Side {
-        build: BuildInfo {
-            label: name.to_string(),
-            commit: None,
-            kernel_version: None,
-            config: None,
-            cmdline: None,
-        },
-        run_ids: Vec::new(),
-        machines: Vec::new(),
-    };
-    Report {
-        base: side(base_name),
-        head: side(head_name),
-        settings: *settings,
-        comparisons: rows,
-        summary,
-        env_diff: Vec::new(),
-        newer_runs: false,
-    }
+    compare_parsed(
+        (base_name, Parsed::from_dataset(base)),
+        (head_name, Parsed::from_dataset(head)),
+        direction,
+        settings,
+        fold,
+    )
 }
 
 fn is_cpu_scope(scope: &str) -> bool {
@@ -652,7 +600,7 @@ impl Report {
                 && pooled.contains(&key(r))
             {
                 folded.entry(key(r)).or_default().push(CpuValues {
-                    scope: r.scope.clone(),
+                    cpu: r.scope.as_str().into(),
                     base: r.cmp.base.median,
                     head: r.cmp.head.median,
                 });
@@ -665,7 +613,7 @@ impl Report {
             if r.scope == "cpus"
                 && let Some(mut v) = folded.remove(&key(r))
             {
-                v.sort_by(|a, b| crate::natural(&a.scope, &b.scope));
+                v.sort_by(|a, b| crate::natural(&a.cpu, &b.cpu));
                 r.per_cpu = v;
             }
         }
