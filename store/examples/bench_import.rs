@@ -3,7 +3,7 @@
 //! CSV (one line per value with its function, CPU and metric), both in child processes measured
 //! by `/usr/bin/time -v` in the same run. Prints both times, peak RSS, and the ratios.
 //!
-//! `cargo run --release -p quiescent-store --example bench_import [-- --scale 1.0 --dir DIR]`
+//! `cargo run --release -p quiescent-store --example bench_import [-- --scale 1.0 --dir DIR --runs 3]`
 //! Targets: import time <= 2x sqlite3's, import peak RSS <= 512 MiB.
 
 use std::io::{BufWriter, Write};
@@ -21,11 +21,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut scale = 1.0f64;
     let mut dir = PathBuf::from("bench-out");
+    let mut runs = 3usize;
     let mut i = 1;
     while i < args.len() {
         match args[i].as_str() {
             "--scale" => scale = args.get(i + 1).ok_or("--scale needs a value")?.parse()?,
             "--dir" => dir = PathBuf::from(args.get(i + 1).ok_or("--dir needs a value")?),
+            "--runs" => runs = args.get(i + 1).ok_or("--runs needs a value")?.parse()?,
             other => return Err(format!("unknown argument {other}").into()),
         }
         i += 2;
@@ -45,31 +47,42 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{values} values, {text_mb:.0} MB of trace_stat text");
 
     let sdb = dir.join("sqlite3-import.db");
-    remove_db(&sdb);
-    let import_arg = format!(".import --csv {} v", csv.display());
-    let base = timed(Command::new("sqlite3").arg(&sdb).arg(&import_arg))?;
     let qdb = dir.join("quiescent-import.db");
-    remove_db(&qdb);
-    let ours = timed(
-        Command::new(std::env::current_exe()?)
-            .arg("child-import")
-            .arg(&ts_dir)
-            .arg(&qdb),
-    )?;
+    let import_arg = format!(".import --csv {} v", csv.display());
+    // Alternating runs, medians: single runs on a shared machine vary by 15%.
+    let (mut base_runs, mut our_runs) = (Vec::new(), Vec::new());
+    let (mut base_mb, mut our_mb) = (0.0, 0.0);
     let size = |p: &Path| p.metadata().map(|m| m.len() as f64 / 1e6).unwrap_or(0.0);
+    for _ in 0..runs {
+        remove_db(&sdb);
+        base_runs.push(timed(Command::new("sqlite3").arg(&sdb).arg(&import_arg))?);
+        base_mb = size(&sdb);
+        remove_db(&sdb);
+        remove_db(&qdb);
+        our_runs.push(timed(
+            Command::new(std::env::current_exe()?)
+                .arg("child-import")
+                .arg(&ts_dir)
+                .arg(&qdb),
+        )?);
+        our_mb = size(&qdb);
+        remove_db(&qdb);
+    }
+    let (base, ours) = (median(&base_runs), median(&our_runs));
+    println!("median of {runs} alternating runs:");
     println!(
         "sqlite3 .import:   {:>7.2} s ({:>6.2} s CPU), peak RSS {:>7.1} MiB, database {:>6.1} MB",
         base.secs,
         base.cpu,
         base.rss_kib as f64 / 1024.0,
-        size(&sdb)
+        base_mb
     );
     println!(
         "Store::import_run: {:>7.2} s ({:>6.2} s CPU), peak RSS {:>7.1} MiB, database {:>6.1} MB",
         ours.secs,
         ours.cpu,
         ours.rss_kib as f64 / 1024.0,
-        size(&qdb)
+        our_mb
     );
     println!(
         "ratio time import/sqlite3 = {:.2} (target <= 2), CPU {:.2}; peak RSS {:.0} MiB (target <= 512)",
@@ -77,9 +90,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ours.cpu / base.cpu,
         ours.rss_kib as f64 / 1024.0
     );
-    remove_db(&sdb);
-    remove_db(&qdb);
     Ok(())
+}
+
+/// The median wall and CPU time of `runs`, and their highest peak RSS.
+fn median(runs: &[Measured]) -> Measured {
+    let mid = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    Measured {
+        secs: mid(runs.iter().map(|r| r.secs).collect()),
+        cpu: mid(runs.iter().map(|r| r.cpu).collect()),
+        rss_kib: runs.iter().map(|r| r.rss_kib).max().unwrap_or(0),
+    }
 }
 
 /// Writes the per-CPU files and the CSV of the same values; returns the number of values.

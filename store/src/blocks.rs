@@ -43,11 +43,22 @@ pub(crate) struct Blocks {
 impl Blocks {
     /// Adds a new series as slot `slot` (slots are added in increasing order, without gaps).
     pub(crate) fn add(&mut self, slot: usize, r: &Row) {
+        let key = [r.metric, r.unit, r.direction, r.label, r.statistic];
+        self.add_series(slot, r.run_id, key, r.scope, &r.vals);
+    }
+
+    /// [`Blocks::add`] from the parts of a row: `key` is (metric, unit, direction, label,
+    /// statistic).
+    pub(crate) fn add_series(
+        &mut self,
+        slot: usize,
+        run_id: i64,
+        key: [u32; 5],
+        scope: u32,
+        vals: &[f64],
+    ) {
         debug_assert_eq!(slot, self.slots.len());
-        let key = (
-            r.run_id,
-            [r.metric, r.unit, r.direction, r.label, r.statistic],
-        );
+        let key = (run_id, key);
         let b = match self.index.get(&key) {
             Some(&b) if self.blocks[b as usize].scopes.len() < MAX_SERIES => b,
             _ => {
@@ -64,10 +75,10 @@ impl Blocks {
         };
         let block = &mut self.blocks[b as usize];
         let pos = block.scopes.len() as u32;
-        block.scopes.push(r.scope);
+        block.scopes.push(scope);
         self.slots.push((b, pos));
         self.lens.push(0);
-        self.append(slot, &r.vals);
+        self.append(slot, vals);
     }
 
     /// Adds a new series as slot `slot` in a block of its own.
@@ -327,7 +338,6 @@ mod tests {
 
     fn row(run_id: i64, metric: u32, scope: u32, vals: &[f64]) -> Row {
         Row {
-            id: 0,
             run_id,
             metric,
             unit: 1,

@@ -21,13 +21,12 @@ use std::sync::atomic::AtomicU64;
 use ingest::model::FastMap;
 use sha2::{Digest, Sha256};
 use sqlx::{AssertSqlSafe, Row as _};
-use tokio::sync::mpsc;
 
 use crate::artifacts::{artifact_by_sha, hash_file, store_hashed};
 use crate::blocks::{Blocks, Encoded};
 use crate::meta::{import_hash, refuse_nul, validate_meta};
-use crate::sink::{ChannelSink, Counting, Msg};
-use crate::write::{Names, Row, TotalRole, Totals, total_role};
+use crate::sink::{FileNames, Interner, Msg, NONE, Parsing, spawn_parse};
+use crate::write::{Names, TotalRole, Totals, total_role};
 use crate::{
     BuildMeta, Error, ImportOutcome, InputFile, RunMeta, Store, Tx, now, params_key, with_pool,
     with_tx,
@@ -116,7 +115,11 @@ async fn import_run(
 
     // Pass 2: parse each file and stream its series into the run(s), outside the writer.
     let created_at = now();
-    let mut runs: BTreeMap<String, RunState> = BTreeMap::new();
+    // Runs by parameters key (their number in this import, which indexes `states`), and by
+    // the id of the parameter set their series carry (NONE: the import's own).
+    let mut runs: BTreeMap<String, usize> = BTreeMap::new();
+    let mut states: Vec<RunState> = Vec::new();
+    let mut run_of: FastMap<u32, usize> = FastMap::default();
     // Parameters and key of each run, by its number in this import.
     let mut new_runs: Vec<(BTreeMap<String, String>, String)> = Vec::new();
     let mut attachments: Vec<Attachment> = Vec::with_capacity(files.len());
@@ -138,22 +141,19 @@ async fn import_run(
         warning_count: 0,
         formats: Vec::new(),
     };
+    // The names of the import's series, interned while parsing and sent once each. The next
+    // file is parsed while the samples of one are filed.
+    let mut file_names = FileNames::default();
+    let mut next = Some(spawn_parse(
+        &files[0],
+        Interner::default(),
+        progress.clone(),
+    )?);
     for (seq, file) in files.iter().enumerate() {
-        let (tx_msgs, mut rx) = mpsc::channel::<Vec<Msg>>(4);
-        let reader = file.open()?;
-        let name = file.display_path();
-        let format = file.format.clone();
-        let counter = progress.clone();
-        let parse = tokio::task::spawn_blocking(move || {
-            let mut sink = ChannelSink::new(tx_msgs);
-            let reader = Counting {
-                inner: reader,
-                counter,
-            };
-            let r = ingest::parse_reader(&name, reader, format.as_deref(), &mut sink);
-            sink.finish();
-            r
-        });
+        let Parsing {
+            mut rx,
+            task: parse,
+        } = next.take().expect("started before");
 
         // Parser series id -> slot; None for series of other blocks.
         let mut local: Vec<Option<u32>> = Vec::new();
@@ -163,6 +163,7 @@ async fn import_run(
         let mut new_info: Vec<SlotInfo> = Vec::new();
         let mut values: Vec<(u32, f64)> = Vec::new();
         let mut fed: BTreeSet<i64> = BTreeSet::new();
+        let mut last_fed = None;
         let mut file_meta = BTreeMap::new();
         let mut file_warnings = Vec::new();
         let mut warning_count = 0u64;
@@ -170,62 +171,75 @@ async fn import_run(
         while let Some(batch) = rx.recv().await {
             for msg in batch {
                 match msg {
-                    Msg::Series(id, mut spec) => {
+                    Msg::Name(id, name) => file_names.add(id, name),
+                    Msg::Params(id, params) => file_names.add_params(id, params),
+                    Msg::Series(id, mut decl) => {
                         if let Some(block) = &meta.block {
                             // An empty block name selects the series that carry no label
                             // (results printed before the first label line).
                             let want = Some(block.as_str()).filter(|b| !b.is_empty());
-                            if spec.key.label.as_deref() != want {
+                            if file_names.get(decl.label) != want {
                                 continue;
                             }
-                            Arc::make_mut(&mut spec).key.label = None;
+                            decl.label = NONE;
                         }
-                        // Most series carry no parameters of their own: the run's key then is
-                        // the import's, computed once.
-                        let (params, pkey) = if spec.key.params.is_empty() {
-                            (None, base_pkey.clone())
-                        } else {
-                            let mut params = meta.params.clone();
-                            params.extend(spec.key.params.clone());
-                            let pkey = params_key(&params);
-                            (Some(params), pkey)
+                        // The run of the series' parameters, found once per parameter set.
+                        let run_id = match run_of.get(&decl.params) {
+                            Some(&r) => r,
+                            None => {
+                                let params = file_names.params(decl.params).map(|p| {
+                                    let mut params = meta.params.clone();
+                                    params.extend(p.iter().map(|(k, v)| (k.clone(), v.clone())));
+                                    params
+                                });
+                                let pkey = params.as_ref().map(params_key);
+                                let pkey = pkey.unwrap_or_else(|| base_pkey.clone());
+                                let r = *runs.entry(pkey.clone()).or_insert_with(|| {
+                                    let run_id = new_runs.len();
+                                    new_runs.push((
+                                        params.unwrap_or_else(|| meta.params.clone()),
+                                        pkey,
+                                    ));
+                                    states.push(RunState {
+                                        run_id: run_id as i64,
+                                        series: FastMap::default(),
+                                        count: 0,
+                                    });
+                                    run_id
+                                });
+                                run_of.insert(decl.params, r);
+                                r
+                            }
                         };
-                        if !runs.contains_key(&pkey) {
-                            let run_id = new_runs.len() as i64;
-                            new_runs.push((
-                                params.unwrap_or_else(|| meta.params.clone()),
-                                pkey.clone(),
-                            ));
-                            runs.insert(
-                                pkey.clone(),
-                                RunState {
-                                    run_id,
-                                    series: FastMap::default(),
-                                    count: 0,
-                                },
-                            );
-                        }
-                        let run = runs.get_mut(&pkey).expect("inserted above");
-                        let k = &spec.key;
-                        let metric = names.id(&k.metric);
+                        let run = &mut states[run_id];
+                        let metric = file_names.stored(decl.metric, &mut names);
                         let key = [
                             metric,
-                            names.id(&k.scope),
-                            names.opt(k.label.as_deref()),
-                            names.opt(k.statistic.as_deref()),
+                            file_names.stored(decl.scope, &mut names),
+                            file_names.stored(decl.label, &mut names),
+                            file_names.stored(decl.statistic, &mut names),
                         ];
+                        let unit = file_names.stored(decl.unit, &mut names);
+                        let direction = file_names.stored(decl.direction, &mut names);
+                        let role = total_role(
+                            file_names.get(decl.metric).unwrap_or_default(),
+                            file_names.get(decl.scope).unwrap_or_default(),
+                            file_names.get(decl.statistic),
+                        );
+                        if matches!(role, TotalRole::PerCpu { .. })
+                            && file_names.first_note(decl.metric)
+                        {
+                            metric_names.entry(metric).or_insert_with(|| {
+                                file_names.get(decl.metric).unwrap_or_default().to_string()
+                            });
+                        }
                         let si = SlotInfo {
                             run_id: run.run_id,
                             key,
-                            unit: names.id(spec.unit.as_str()),
-                            direction: names.id(spec.direction.as_str()),
-                            role: total_role(&k.metric, &k.scope, k.statistic.as_deref()),
+                            unit,
+                            direction,
+                            role,
                         };
-                        if matches!(si.role, TotalRole::PerCpu { .. }) {
-                            metric_names
-                                .entry(metric)
-                                .or_insert_with(|| k.metric.clone());
-                        }
                         let group = run.series.entry([key[0], key[2], key[3]]).or_default();
                         let slot = match group.iter().find(|&&(scope, _)| scope == key[1]) {
                             Some(&(_, slot)) => slot,
@@ -245,7 +259,10 @@ async fn import_run(
                         } else {
                             info.insert(slot, si);
                         }
-                        fed.insert(run.run_id);
+                        if last_fed != Some(run.run_id) {
+                            fed.insert(run.run_id);
+                            last_fed = Some(run.run_id);
+                        }
                         if local.len() <= id {
                             local.resize(id + 1, None);
                         }
@@ -275,9 +292,10 @@ async fn import_run(
                 }
             }
         }
-        let summary = parse
+        let (summary, names_now) = parse
             .await
-            .map_err(|e| Error::Invalid(format!("parser thread failed: {e}")))??;
+            .map_err(|e| Error::Invalid(format!("parser thread failed: {e}")))?;
+        let summary = summary?;
         if local.iter().all(Option::is_none) {
             if let Some(block) = &meta.block {
                 return Err(Error::Invalid(format!(
@@ -291,15 +309,20 @@ async fn import_run(
                 source: ingest::ParseError::nothing("measurement"),
             }));
         }
+        if let Some(f) = files.get(seq + 1) {
+            next = Some(spawn_parse(f, names_now, progress.clone())?);
+        }
         // The file's samples, grouped by slot in arrival order (the sort is stable).
         values.sort_by_key(|&(slot, _)| slot);
         outcome.samples += values.len() as u64;
         let mut groups = values.chunk_by(|a, b| a.0 == b.0).peekable();
-        let mut rows: Vec<Row> = Vec::with_capacity(new_info.len());
+        // One buffer for every series' values: a profile has millions of one-value series.
+        let mut vals: Vec<f64> = Vec::new();
         // Appends to series of earlier files first (they come first in slot order).
         while let Some(g) = groups.next_if(|g| g[0].0 < file_start) {
             let slot = g[0].0;
-            let vals: Vec<f64> = g.iter().map(|&(_, v)| v).collect();
+            vals.clear();
+            vals.extend(g.iter().map(|&(_, v)| v));
             let n = blocks.len(slot as usize);
             let si = info[&slot];
             totals.add(
@@ -317,10 +340,10 @@ async fn import_run(
         }
         for (i, si) in new_info.iter().enumerate() {
             let slot = file_start + i as u32;
-            let vals: Vec<f64> = match groups.next_if(|g| g[0].0 == slot) {
-                Some(g) => g.iter().map(|&(_, v)| v).collect(),
-                None => Vec::new(),
-            };
+            vals.clear();
+            if let Some(g) = groups.next_if(|g| g[0].0 == slot) {
+                vals.extend(g.iter().map(|&(_, v)| v));
+            }
             totals.add(
                 si.role,
                 si.run_id,
@@ -332,24 +355,12 @@ async fn import_run(
                 0,
                 &vals,
             );
-            rows.push(Row {
-                id: slot as i64,
-                run_id: si.run_id,
-                metric: si.key[0],
-                unit: si.unit,
-                direction: si.direction,
-                scope: si.key[1],
-                label: si.key[2],
-                statistic: si.key[3],
-                vals,
-            });
+            let [metric, scope, label, statistic] = si.key;
+            let key = [metric, si.unit, si.direction, label, statistic];
+            blocks.add_series(slot as usize, si.run_id, key, scope, &vals);
         }
         drop(groups);
         drop(values);
-        for r in &rows {
-            blocks.add(r.id as usize, r);
-        }
-        drop(rows);
 
         // The artifact goes to every run this file fed, once they have ids.
         attachments.push(Attachment {
@@ -371,7 +382,7 @@ async fn import_run(
     }
 
     let profiled = outcome.formats.iter().any(|(_, f)| f == "trace_stat");
-    for run in runs.values() {
+    for run in runs.values().map(|&r| &states[r]) {
         if profiled {
             let mut rows = totals.rows(run.run_id, &mut names, &metric_names);
             for r in &mut rows {

@@ -43,7 +43,6 @@ impl Store {
         let mut blocks = Blocks::default();
         for (i, s) in series.iter().enumerate() {
             let row = Row {
-                id: i as i64,
                 run_id: s.run_id,
                 metric: names.id(s.metric),
                 unit: names.id(s.unit),

@@ -1,19 +1,42 @@
 //! The store's [`Sink`]: parser events forwarded in batches over a bounded channel from the
-//! parsing thread to the importing transaction.
+//! parsing thread to the importing transaction. Names are interned here, on the parsing thread:
+//! a series travels as a few ids, and each name once, because a per-CPU profile declares
+//! millions of series over a few thousand names.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ingest::model::{FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Warning};
+use ingest::model::{Direction, FastMap, SeriesId, SeriesSpec, Sink, Unit, Warning};
 use tokio::sync::mpsc;
 
 /// Samples per channel message.
 pub(crate) const BATCH: usize = 4096;
 
+/// No name (no label, no statistic, no parameters).
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// A declared series: ids of names sent before it ([`Msg::Name`], [`Msg::Params`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Decl {
+    pub(crate) metric: u32,
+    pub(crate) scope: u32,
+    pub(crate) label: u32,
+    pub(crate) statistic: u32,
+    /// The series' own parameters ([`Msg::Params`]), NONE when it has none.
+    pub(crate) params: u32,
+    /// The names of its unit and direction.
+    pub(crate) unit: u32,
+    pub(crate) direction: u32,
+}
+
 pub(crate) enum Msg {
-    /// Shared with the sink's index, so that a declared series' key is copied once.
-    Series(SeriesId, Arc<SeriesSpec>),
+    /// The name with this id (numbered from 0 in the file).
+    Name(u32, Box<str>),
+    /// The parameters with this id.
+    Params(u32, BTreeMap<String, String>),
+    Series(SeriesId, Decl),
     Samples(Vec<(SeriesId, f64)>),
     Meta(String, String),
     Warning(Warning),
@@ -24,47 +47,115 @@ pub(crate) enum Msg {
 /// thread hand-off per series would cost more than its INSERT.
 const MSGS_PER_SEND: usize = 512;
 
-/// A declared series, looked up by its key.
-struct Declared(Arc<SeriesSpec>);
-
-impl std::hash::Hash for Declared {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.key.hash(state);
-    }
-}
-
-impl PartialEq for Declared {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.key == other.0.key
-    }
-}
-
-impl Eq for Declared {}
-
-impl std::borrow::Borrow<SeriesKey> for Declared {
-    fn borrow(&self) -> &SeriesKey {
-        &self.0.key
-    }
+/// The names sent so far in an import, kept from file to file: the 64 files of a per-CPU
+/// profile share every function's names.
+#[derive(Default)]
+pub(crate) struct Interner {
+    names: FastMap<Box<str>, u32>,
+    by_id: Vec<Box<str>>,
+    params: FastMap<BTreeMap<String, String>, u32>,
 }
 
 /// A sink that forwards everything to the importing transaction in batches.
 pub(crate) struct ChannelSink {
     tx: mpsc::Sender<Vec<Msg>>,
-    index: FastMap<Declared, SeriesId>,
+    interner: Interner,
+    /// (metric, scope, label, statistic, params) -> series id.
+    index: FastMap<[u32; 5], SeriesId>,
+    /// The scope of the last series declared (rows of one table share it), and its id.
+    last_scope: Option<(Box<str>, u32)>,
+    /// Unit and direction names seen so far.
+    units: Vec<(Unit, u32)>,
+    directions: [u32; 3],
+    /// Metric name of each series, for error messages: the parser's context keeps none when
+    /// the sink does.
+    metrics: Vec<u32>,
     buf: Vec<(SeriesId, f64)>,
     out: Vec<Msg>,
     closed: bool,
 }
 
 impl ChannelSink {
-    pub(crate) fn new(tx: mpsc::Sender<Vec<Msg>>) -> Self {
+    /// A sink for one file; `interner` holds the names earlier files of the import sent.
+    pub(crate) fn new(tx: mpsc::Sender<Vec<Msg>>, interner: Interner) -> Self {
         ChannelSink {
             tx,
+            interner,
             index: FastMap::default(),
+            last_scope: None,
+            units: Vec::new(),
+            directions: [NONE; 3],
+            metrics: Vec::new(),
             buf: Vec::with_capacity(BATCH),
             out: Vec::new(),
             closed: false,
         }
+    }
+
+    /// The names, for the next file of the import.
+    pub(crate) fn into_interner(self) -> Interner {
+        self.interner
+    }
+
+    /// The id of `name`, sent ahead of the series that uses it when new.
+    fn name(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.interner.names.get(name) {
+            return id;
+        }
+        let id = self.interner.by_id.len() as u32;
+        self.interner.names.insert(name.into(), id);
+        self.interner.by_id.push(name.into());
+        self.send(Msg::Name(id, name.into()));
+        id
+    }
+
+    fn opt(&mut self, name: Option<&str>) -> u32 {
+        name.map_or(NONE, |n| self.name(n))
+    }
+
+    fn scope(&mut self, scope: &str) -> u32 {
+        if let Some((s, id)) = &self.last_scope
+            && **s == *scope
+        {
+            return *id;
+        }
+        let id = self.name(scope);
+        self.last_scope = Some((scope.into(), id));
+        id
+    }
+
+    fn unit(&mut self, unit: &Unit) -> u32 {
+        if let Some(&(_, id)) = self.units.iter().find(|(u, _)| u == unit) {
+            return id;
+        }
+        let id = self.name(unit.as_str());
+        self.units.push((unit.clone(), id));
+        id
+    }
+
+    fn direction(&mut self, d: Direction) -> u32 {
+        let i = match d {
+            Direction::LowerIsBetter => 0,
+            Direction::HigherIsBetter => 1,
+            Direction::Neutral => 2,
+        };
+        if self.directions[i] == NONE {
+            self.directions[i] = self.name(d.as_str());
+        }
+        self.directions[i]
+    }
+
+    fn params(&mut self, params: &BTreeMap<String, String>) -> u32 {
+        if params.is_empty() {
+            return NONE;
+        }
+        if let Some(&id) = self.interner.params.get(params) {
+            return id;
+        }
+        let id = self.interner.params.len() as u32;
+        self.interner.params.insert(params.clone(), id);
+        self.send(Msg::Params(id, params.clone()));
+        id
     }
 }
 
@@ -110,15 +201,31 @@ impl ChannelSink {
 
 impl Sink for ChannelSink {
     fn series(&mut self, spec: &SeriesSpec) -> SeriesId {
-        if let Some(&id) = self.index.get(&spec.key) {
+        let k = &spec.key;
+        let metric = self.name(&k.metric);
+        let scope = self.scope(&k.scope);
+        let label = self.opt(k.label.as_deref());
+        let statistic = self.opt(k.statistic.as_deref());
+        let params = self.params(&k.params);
+        let key = [metric, scope, label, statistic, params];
+        if let Some(&id) = self.index.get(&key) {
             return id;
         }
         let id = self.index.len();
-        let spec = Arc::new(spec.clone());
-        self.index.insert(Declared(spec.clone()), id);
+        self.index.insert(key, id);
+        self.metrics.push(metric);
+        let decl = Decl {
+            metric,
+            scope,
+            label,
+            statistic,
+            params,
+            unit: self.unit(&spec.unit),
+            direction: self.direction(spec.direction),
+        };
         // Queued after every sample buffered so far: those refer to series already declared,
         // so the samples need no flush here (a flush per series would ship one-sample batches).
-        self.send(Msg::Series(id, spec));
+        self.send(Msg::Series(id, decl));
         id
     }
 
@@ -143,6 +250,11 @@ impl Sink for ChannelSink {
         self.flush();
         self.send(Msg::Extra(key.to_string(), value));
     }
+
+    fn metric_name(&self, id: SeriesId) -> Option<&str> {
+        let m = *self.metrics.get(id)?;
+        Some(&self.interner.by_id[m as usize])
+    }
 }
 
 /// Counts bytes read, for progress bars.
@@ -159,4 +271,91 @@ impl<R: Read> Read for Counting<R> {
         }
         Ok(n)
     }
+}
+
+/// The names of an import's series ([`Msg::Name`], [`Msg::Params`]) as the import reads them,
+/// each resolved to its stored id on first use.
+#[derive(Default)]
+pub(crate) struct FileNames {
+    names: Vec<Box<str>>,
+    /// Stored id by name id; 0 until resolved (stored ids are never 0).
+    ids: Vec<u32>,
+    /// Names noted once by [`FileNames::first_note`].
+    noted: Vec<bool>,
+    params: Vec<BTreeMap<String, String>>,
+}
+
+impl FileNames {
+    pub(crate) fn add(&mut self, id: u32, name: Box<str>) {
+        debug_assert_eq!(id as usize, self.names.len());
+        self.names.push(name);
+        self.ids.push(0);
+        self.noted.push(false);
+    }
+
+    pub(crate) fn add_params(&mut self, id: u32, params: BTreeMap<String, String>) {
+        debug_assert_eq!(id as usize, self.params.len());
+        self.params.push(params);
+    }
+
+    /// The name `id`, None for NONE.
+    pub(crate) fn get(&self, id: u32) -> Option<&str> {
+        (id != NONE).then(|| &*self.names[id as usize])
+    }
+
+    /// The stored id of name `id` (0 for NONE), allocated in `names` on first use.
+    pub(crate) fn stored(&mut self, id: u32, names: &mut crate::write::Names) -> u32 {
+        if id == NONE {
+            return 0;
+        }
+        let slot = &mut self.ids[id as usize];
+        if *slot == 0 {
+            *slot = names.id(&self.names[id as usize]);
+        }
+        *slot
+    }
+
+    /// True the first time it is asked about name `id` (not NONE).
+    pub(crate) fn first_note(&mut self, id: u32) -> bool {
+        !std::mem::replace(&mut self.noted[id as usize], true)
+    }
+
+    pub(crate) fn params(&self, id: u32) -> Option<&BTreeMap<String, String>> {
+        (id != NONE).then(|| &self.params[id as usize])
+    }
+}
+
+/// A file being parsed on a blocking thread: its messages, and at the end its summary and the
+/// names, for the next file.
+pub(crate) struct Parsing {
+    pub(crate) rx: mpsc::Receiver<Vec<Msg>>,
+    pub(crate) task:
+        tokio::task::JoinHandle<(Result<ingest::ParseSummary, ingest::Error>, Interner)>,
+}
+
+/// Batches queued ahead of the import: enough for the parser of the next file to run while
+/// the import files the samples of the one before.
+const QUEUED_BATCHES: usize = 64;
+
+/// Starts parsing `file` with the names of the files before it.
+pub(crate) fn spawn_parse(
+    file: &crate::InputFile,
+    interner: Interner,
+    progress: Option<Arc<AtomicU64>>,
+) -> Result<Parsing, crate::Error> {
+    let (tx, rx) = mpsc::channel::<Vec<Msg>>(QUEUED_BATCHES);
+    let reader = file.open()?;
+    let name = file.display_path();
+    let format = file.format.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        let mut sink = ChannelSink::new(tx, interner);
+        let reader = Counting {
+            inner: reader,
+            counter: progress,
+        };
+        let r = ingest::parse_reader(&name, reader, format.as_deref(), &mut sink);
+        sink.finish();
+        (r, sink.into_interner())
+    });
+    Ok(Parsing { rx, task })
 }

@@ -166,7 +166,6 @@ impl Names {
 
 /// A series row to write: ids of interned names (0: none) and the samples.
 pub(crate) struct Row {
-    pub(crate) id: i64,
     pub(crate) run_id: i64,
     pub(crate) metric: u32,
     pub(crate) unit: u32,
@@ -218,7 +217,9 @@ pub(crate) struct Totals {
 
 pub(crate) struct Sum {
     values: Vec<f64>,
-    scopes: FastMap<u32, ()>,
+    /// The first CPU seen, and whether another one was: totals need two CPUs or more.
+    first_scope: u32,
+    several: bool,
     unit: u32,
     direction: u32,
     hit: bool,
@@ -246,12 +247,13 @@ impl Totals {
             TotalRole::PerCpu { hit } => {
                 let s = self.sums.entry((run_id, metric, label)).or_insert(Sum {
                     values: Vec::new(),
-                    scopes: FastMap::default(),
+                    first_scope: scope,
+                    several: false,
                     unit,
                     direction,
                     hit,
                 });
-                s.scopes.insert(scope, ());
+                s.several |= scope != s.first_scope;
                 if s.values.len() < offset + values.len() {
                     s.values.resize(offset + values.len(), 0.0);
                 }
@@ -285,7 +287,7 @@ impl Totals {
         let mut kinds: Vec<(String, bool)> = Vec::new();
         for k in &keys {
             let s = &self.sums[k];
-            if s.scopes.len() < 2 {
+            if !s.several {
                 continue;
             }
             let m = &metric_name[&k.1];
@@ -293,7 +295,6 @@ impl Totals {
             made.insert((base.clone(), k.2, s.hit), out.len());
             kinds.push((base, s.hit));
             out.push(Row {
-                id: 0,
                 run_id,
                 metric: k.1,
                 unit: s.unit,
@@ -321,7 +322,6 @@ impl Totals {
                 .map(|(t, h)| t / h)
                 .collect();
             avgs.push(Row {
-                id: 0,
                 run_id,
                 metric: names.id(&format!("{base}.avg")),
                 unit: t.unit,

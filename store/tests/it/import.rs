@@ -293,6 +293,74 @@ async fn a_directory_of_per_cpu_files_gets_all_totals() {
     );
 }
 
+#[tokio::test]
+async fn later_files_bring_new_names_and_reuse_earlier_ones() {
+    // Names travel from the parser once per import: the second file reuses `a`'s and brings
+    // `b`; the third only `a` again. Each series must still land under its own name and CPU.
+    let (d, st, pool) = fresh().await;
+    let dir = d.path().join("trace_stat");
+    std::fs::create_dir(&dir).unwrap();
+    let head = "  Function    Hit    Time            Avg             s^2\n  \
+                --------    ---    ----            ---             ---\n";
+    for (cpu, rows) in [
+        (0, vec![("a", 10)]),
+        (1, vec![("b", 21), ("a", 11)]),
+        (2, vec![("a", 12)]),
+    ] {
+        let mut text = head.to_string();
+        for (f, hit) in rows {
+            text.push_str(&format!(
+                "  {f}    {hit}    1.0 us     0.1 us        0.0 us    \n"
+            ));
+        }
+        std::fs::write(dir.join(format!("function{cpu}")), text).unwrap();
+    }
+    let files: Vec<InputFile> = ingest::expand_paths(std::slice::from_ref(&dir))
+        .unwrap()
+        .into_iter()
+        .map(|p| InputFile::path(p, None))
+        .collect();
+    st.import_run(&meta("b", "names"), &files, None)
+        .await
+        .unwrap();
+    let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT metric, scope, id FROM series WHERE metric LIKE '%.hit' AND scope != 'all' ORDER BY metric, scope",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let keys: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|(m, s, _)| (m.as_str(), s.as_str()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("a.hit", "cpu0"),
+            ("a.hit", "cpu1"),
+            ("a.hit", "cpu2"),
+            ("b.hit", "cpu1")
+        ]
+    );
+    let ids: Vec<i64> = rows.iter().map(|r| r.2).collect();
+    let vals: Vec<f64> = st
+        .series_values(&ids)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(_, v)| v[0])
+        .collect();
+    assert_eq!(vals, [10.0, 11.0, 12.0, 21.0]);
+    // Every stored name once.
+    let dup: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM (SELECT name FROM names GROUP BY name HAVING COUNT(*) > 1)",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(dup, 0);
+}
+
 #[track_caller]
 fn close(a: f64, b: f64) {
     let tol = 1e-9 * a.abs().max(b.abs()).max(1e-12);
