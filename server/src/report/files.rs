@@ -106,8 +106,11 @@ pub struct Parsed {
     series: Vec<Entry>,
     /// The scope of the last series declared: rows of one table share it.
     last_scope: u32,
-    /// Samples in arrival order: the series of each, and its value.
+    /// Samples in arrival order: the series of each, and its value. While every sample
+    /// belongs to one series (`only`), no ids are kept: a file of a million numbers is one
+    /// series.
     sample_ids: Vec<u32>,
+    only: Option<u32>,
     values: Vec<f64>,
 }
 
@@ -129,6 +132,7 @@ impl Parsed {
             }],
             last_scope: NONE,
             sample_ids: Vec::new(),
+            only: None,
             values: Vec::new(),
         }
     }
@@ -193,6 +197,9 @@ impl Parsed {
             "more than 2^32 samples in one input"
         );
         let mut offsets = vec![0u32; self.series.len() + 1];
+        if let Some(only) = self.only {
+            offsets[only as usize + 1] = values.len() as u32;
+        }
         for &id in &ids {
             offsets[id as usize + 1] += 1;
         }
@@ -253,10 +260,22 @@ impl Sink for Parsed {
     }
 
     fn sample(&mut self, id: SeriesId, value: f64) {
-        if id != 0 {
-            self.sample_ids.push(id as u32);
-            self.values.push(value);
+        if id == 0 {
+            return;
         }
+        let id = id as u32;
+        match self.only {
+            None if self.values.is_empty() => self.only = Some(id),
+            Some(only) if only != id => {
+                self.sample_ids = vec![only; self.values.len()];
+                self.only = None;
+            }
+            _ => {}
+        }
+        if self.only.is_none() {
+            self.sample_ids.push(id);
+        }
+        self.values.push(value);
     }
 
     fn meta(&mut self, _key: &str, _value: String) {}
@@ -268,6 +287,16 @@ impl Sink for Parsed {
     fn metric_name(&self, id: SeriesId) -> Option<&str> {
         let e = self.series.get(id).filter(|_| id != 0)?;
         Some(self.names.name(self.groups[e.group as usize][0]))
+    }
+}
+
+/// The samples `r` of `vals`, moved out when they are all of them (one series of a million
+/// numbers is not copied), else copied.
+fn take(vals: &mut Vec<f64>, r: std::ops::Range<usize>) -> Vec<f64> {
+    if r.start == 0 && r.end == vals.len() {
+        std::mem::take(vals)
+    } else {
+        vals[r].to_vec()
     }
 }
 
@@ -320,8 +349,8 @@ pub fn compare_parsed(
         p.scopes = Vec::new();
         p.group_index = FastMap::default();
     }
-    let (b_off, b_vals) = base.bucketed();
-    let (h_off, h_vals) = head.bucketed();
+    let (b_off, mut b_vals) = base.bucketed();
+    let (h_off, mut h_vals) = head.bucketed();
     head.series = Vec::new();
     base.series.shrink_to_fit();
     // Each CPU's name once, shared by every row that lists it.
@@ -335,8 +364,7 @@ pub fn compare_parsed(
             return None;
         }
         let e = base.series[sid];
-        let b = &b_vals[range(&b_off, sid)];
-        let h = &h_vals[range(&h_off, hid as usize)];
+        let (b, h) = (range(&b_off, sid), range(&h_off, hid as usize));
         if b.is_empty() || h.is_empty() {
             return None;
         }
@@ -356,8 +384,8 @@ pub fn compare_parsed(
             direction: direction.unwrap_or(base.kinds[e.kind as usize].1),
             summary: statistic != NONE,
             cpu,
-            base: b.to_vec(),
-            head: h.to_vec(),
+            base: take(&mut b_vals, b),
+            head: take(&mut h_vals, h),
         })
     });
     let outputs = compare::pool::pool(inputs, settings, fold);
@@ -509,6 +537,28 @@ mod tests {
         assert_eq!(distinct.len(), SCOPES_IN_LIST * 3);
         assert_eq!(p.metric_name(ids[0]), Some("m"));
         assert_eq!(p.metric_name(0), None, "the dropped series");
+    }
+
+    #[test]
+    fn samples_are_grouped_by_series_whatever_their_order() {
+        let mut p = Parsed::new(None);
+        let a = p.series(&SeriesSpec::count(SeriesKey::new("a")));
+        let b = p.series(&SeriesSpec::count(SeriesKey::new("b")));
+        for (id, v) in [(a, 1.0), (a, 2.0), (b, 3.0), (a, 4.0)] {
+            p.sample(id, v);
+        }
+        let (off, vals) = p.bucketed();
+        assert_eq!(&vals[off[a] as usize..off[a + 1] as usize], [1.0, 2.0, 4.0]);
+        assert_eq!(&vals[off[b] as usize..off[b + 1] as usize], [3.0]);
+        // One series only: no ids kept, the values are its own.
+        let mut q = Parsed::new(None);
+        let c = q.series(&SeriesSpec::count(SeriesKey::new("c")));
+        q.sample(c, 5.0);
+        q.sample(c, 6.0);
+        assert!(q.sample_ids.is_empty());
+        let (off, vals) = q.bucketed();
+        assert_eq!((off[c], off[c + 1]), (0, 2));
+        assert_eq!(vals, [5.0, 6.0]);
     }
 
     #[test]
