@@ -5,6 +5,7 @@
 
 use sqlx::Row as _;
 
+use crate::blocks::decode_series;
 use crate::{Error, Store};
 use crate::{WritePool as _, with_pool};
 
@@ -296,27 +297,47 @@ impl Store {
     /// The history keys the runs `run_ids` add a point to: one per branch of their build and
     /// metric of their whole-run series.
     pub async fn history_keys_of_runs(&self, run_ids: &[i64]) -> Result<Vec<HistoryKey>, Error> {
+        // Blocks are read whole rather than through the `series` view: a per-CPU profile's
+        // run has millions of series, and its `all` totals are found in each block here.
+        let Some(all) = self.name_id("all").await? else {
+            return Ok(Vec::new());
+        };
         with_pool!(self, |pool| {
             let mut out = Vec::new();
             for id in run_ids {
-                let sql = format!(
-                    "SELECT DISTINCT bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key, s.metric \
+                let rows = sqlx::query(
+                    "SELECT bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key, mn.name, sb.series \
                      FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
                      JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
-                     JOIN series s ON s.run_id = r.id \
-                     WHERE r.id = $1 AND {HISTORY_SERIES}"
-                );
-                let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                    .bind(id)
-                    .fetch_all(pool)
-                    .await?;
+                     JOIN series_block sb ON sb.run_id = r.id JOIN names mn ON mn.id = sb.metric_id \
+                     WHERE r.id = $1 AND sb.label_id IS NULL AND sb.statistic_id IS NULL",
+                )
+                .bind(id)
+                .fetch_all(pool)
+                .await?;
                 for r in &rows {
-                    out.push(key_of(r)?);
+                    let series: String = r.try_get(7)?;
+                    if decode_series(&series)?
+                        .iter()
+                        .any(|&(scope, _)| i64::from(scope) == all)
+                    {
+                        out.push(key_of(r)?);
+                    }
                 }
             }
             out.sort();
             out.dedup();
             Ok(out)
+        })
+    }
+
+    /// The id of a stored name.
+    pub(crate) async fn name_id(&self, name: &str) -> Result<Option<i64>, Error> {
+        with_pool!(self, |pool| {
+            Ok(sqlx::query_scalar("SELECT id FROM names WHERE name = $1")
+                .bind(name)
+                .fetch_optional(pool)
+                .await?)
         })
     }
 

@@ -2,7 +2,7 @@
 //! one (branch, machine, benchmark, parameters) history, and one statement for all of them
 //! costs what one per series would cost once (a round trip each on PostgreSQL).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use sqlx::Row as _;
 
@@ -14,6 +14,21 @@ type HistoryOf<'a> = (i64, i64, &'a str, &'a str);
 
 /// History series saved per write transaction.
 const SAVED_PER_TRANSACTION: usize = 1000;
+
+/// History series per INSERT statement (9 values each).
+const SAVED_PER_STATEMENT: usize = 100;
+
+/// The identity of a saved history series.
+fn saved_key<'a>(s: &SavedSeries<'a>) -> (i64, i64, &'a str, &'a str, &'a str) {
+    let k = s.key;
+    (
+        k.branch_id,
+        k.machine_id,
+        &k.benchmark,
+        &k.params_key,
+        &k.metric,
+    )
+}
 
 /// Metric names per query (their placeholders stay far below either engine's limit).
 const METRICS_PER_QUERY: usize = 500;
@@ -46,18 +61,31 @@ impl Store {
         }
         // Blocks are read whole rather than through the `series` view, whose JSON expansion
         // PostgreSQL's planner cannot estimate; the `all` scope is found in each block here.
-        let all: Option<i64> = with_pool!(self, |pool| {
-            sqlx::query_scalar("SELECT id FROM names WHERE name = 'all'")
-                .fetch_optional(pool)
-                .await?
-        });
-        let Some(all) = all else {
+        let Some(all) = self.name_id("all").await? else {
             return Ok(out);
         };
         for ((branch_id, machine_id, benchmark, params_key), metrics) in groups {
             let names: Vec<&str> = metrics.keys().copied().collect();
             let mut rows: Vec<(HistoryPoint, String, i64, String)> = Vec::new();
-            for chunk in names.chunks(METRICS_PER_QUERY) {
+            // Many metrics (a profile's functions) are read in one query and sorted out here:
+            // a query per few hundred names would read every block of the history each time.
+            let chunks: Vec<&[&str]> = if names.len() > METRICS_PER_QUERY {
+                vec![&[]]
+            } else {
+                names.chunks(METRICS_PER_QUERY).collect()
+            };
+            for chunk in chunks {
+                let filter = if chunk.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "AND m.name IN ({})",
+                        (5..5 + chunk.len())
+                            .map(|i| format!("${i}"))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    )
+                };
                 let sql = format!(
                     "SELECT b.id, b.label, bb.position, r.id, sb.id, u.name, d.name, m.name, sb.series \
                      FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
@@ -67,12 +95,8 @@ impl Store {
                      JOIN names d ON d.id = sb.direction_id \
                      WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
                        AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
-                       AND m.name IN ({}) \
-                     ORDER BY bb.position, r.id",
-                    (5..5 + chunk.len())
-                        .map(|i| format!("${i}"))
-                        .collect::<Vec<_>>()
-                        .join(",")
+                       {filter} \
+                     ORDER BY bb.position, r.id"
                 );
                 let got: Vec<(HistoryPoint, String, i64, String)> = with_pool!(self, |pool| {
                     let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -136,30 +160,81 @@ impl Store {
         let mut ids = Vec::with_capacity(items.len());
         for batch in items.chunks(SAVED_PER_TRANSACTION) {
             let mut tx = self.begin_write().await?;
-            for s in batch {
-                let json = serde_json::to_string(s.tested_p)
-                    .map_err(|e| Error::Invalid(format!("p-values: {e}")))?;
-                let id: i64 = with_tx!(&mut tx, |t| {
-                    sqlx::query_scalar(
+            let mut start = 0;
+            while start < batch.len() {
+                // A statement's rows: an upsert may touch a row once, so no key twice.
+                let mut seen = HashSet::new();
+                let mut end = start;
+                while end < batch.len()
+                    && end - start < SAVED_PER_STATEMENT
+                    && seen.insert(saved_key(&batch[end]))
+                {
+                    end += 1;
+                }
+                let rows = &batch[start..end];
+                let values = (0..rows.len())
+                    .map(|i| {
+                        let p = |k: usize| format!("${}", 9 * i + k);
+                        format!(
+                            "({},{},{},{},{},{},{},{},{})",
+                            p(1),
+                            p(2),
+                            p(3),
+                            p(4),
+                            p(5),
+                            p(6),
+                            p(7),
+                            p(8),
+                            p(9)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let sql = format!(
                     "INSERT INTO history_series (branch_id, machine_id, benchmark, params_key, metric, direction, tested_p, updated_at, unit) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+                     VALUES {values} \
                      ON CONFLICT (branch_id, machine_id, benchmark, params_key, metric) \
                      DO UPDATE SET direction = excluded.direction, unit = excluded.unit, tested_p = excluded.tested_p, updated_at = excluded.updated_at \
-                     RETURNING id",
-                )
-                .bind(s.key.branch_id)
-                .bind(s.key.machine_id)
-                .bind(&s.key.benchmark)
-                .bind(&s.key.params_key)
-                .bind(&s.key.metric)
-                .bind(s.direction)
-                .bind(json)
-                .bind(at)
-                .bind(s.unit)
-                .fetch_one(&mut **t)
-                .await?
+                     RETURNING id, branch_id, machine_id, benchmark, params_key, metric"
+                );
+                let mut json = Vec::with_capacity(rows.len());
+                for s in rows {
+                    json.push(
+                        serde_json::to_string(s.tested_p)
+                            .map_err(|e| Error::Invalid(format!("p-values: {e}")))?,
+                    );
+                }
+                // RETURNING gives no order: the ids are matched to the rows by key.
+                let got: Vec<(i64, (i64, i64, String, String, String))> = with_tx!(&mut tx, |t| {
+                    let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+                    for (s, json) in rows.iter().zip(&json) {
+                        q = q
+                            .bind(s.key.branch_id)
+                            .bind(s.key.machine_id)
+                            .bind(&s.key.benchmark)
+                            .bind(&s.key.params_key)
+                            .bind(&s.key.metric)
+                            .bind(s.direction)
+                            .bind(json)
+                            .bind(at)
+                            .bind(s.unit);
+                    }
+                    q.fetch_all(&mut **t)
+                        .await?
+                        .into_iter()
+                        .map(|(id, b, m, bench, p, metric)| (id, (b, m, bench, p, metric)))
+                        .collect()
                 });
-                ids.push(id);
+                let by_key: HashMap<_, i64> = got.into_iter().map(|(id, k)| (k, id)).collect();
+                for s in rows {
+                    let (b, m, bench, p, metric) = saved_key(s);
+                    let key = (b, m, bench.to_string(), p.to_string(), metric.to_string());
+                    let id = by_key.get(&key).copied().ok_or_else(|| {
+                        Error::Corrupt(format!("history series {metric:?} not returned"))
+                    })?;
+                    ids.push(id);
+                }
+                start = end;
             }
             tx.commit().await?;
         }

@@ -139,13 +139,20 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
     let mut groups = Vec::new();
     // Per (branch, benchmark): the analyses of the keys re-analysed.
     let mut by_bench: HashMap<(i64, String), Vec<Analysed>> = HashMap::new();
-    let mut analysed = Vec::with_capacity(keys.len());
-    for loaded in load_many(store, keys).await? {
-        let (pos, vals) = loaded.flat();
-        let key = loaded.key.clone();
-        let analysis = tokio::task::spawn_blocking(move || analyse(&key, &pos, &vals)).await??;
-        analysed.push((loaded, analysis));
-    }
+    // Every analysis on one blocking thread: a profile re-analyses tens of thousands of
+    // series, most of them a few points long, and a hand-off each cost more than the work.
+    let loaded = load_many(store, keys).await?;
+    let analysed = tokio::task::spawn_blocking(move || {
+        loaded
+            .into_iter()
+            .map(|loaded| {
+                let (pos, vals) = loaded.flat();
+                let analysis = analyse(&loaded.key, &pos, &vals)?;
+                Ok((loaded, analysis))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()
+    })
+    .await??;
     let directions: Vec<String> = analysed
         .iter()
         .map(|(loaded, _)| {

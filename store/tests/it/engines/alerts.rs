@@ -296,3 +296,56 @@ both!(alerts_are_recorded_listed_triaged_and_grouped, |st| {
     assert_eq!(st.alert_groups(-1).await.unwrap().len(), 2);
     assert!(st.alert_groups(0).await.unwrap().is_empty());
 });
+
+both!(
+    many_history_series_are_saved_in_statements_of_many_rows,
+    |st| {
+        run_of(&st, "v1", "rig-a", "hb", &[1.0, 2.0]).await;
+        let b = build_id(&st, "v1").await;
+        st.place_build(b, &Placement::main()).await.unwrap();
+        let base = st.history_keys(&KeyFilter::default()).await.unwrap()[0].clone();
+        // 250 keys, written in statements of many rows, one key twice: a statement may upsert a
+        // row once, and the ids come back matched to their keys whatever order RETURNING gives.
+        let keys: Vec<HistoryKey> = (0..250)
+            .map(|i| HistoryKey {
+                metric: format!("f{i:03}.hit"),
+                ..base.clone()
+            })
+            .collect();
+        let ps: Vec<Vec<f64>> = (0..251).map(|i| vec![i as f64 / 1000.0]).collect();
+        let mut items: Vec<store::SavedSeries<'_>> = keys
+            .iter()
+            .zip(&ps)
+            .map(|(key, p)| store::SavedSeries {
+                key,
+                direction: "neutral",
+                unit: "count",
+                tested_p: p,
+            })
+            .collect();
+        items.insert(
+            120,
+            store::SavedSeries {
+                key: &keys[7],
+                direction: "neutral",
+                unit: "count",
+                tested_p: &ps[250],
+            },
+        );
+        let ids = st.save_history_series_many(&items).await.unwrap();
+        assert_eq!(ids.len(), 251);
+        assert_eq!(ids[120], ids[7], "one row per key");
+        let distinct: std::collections::BTreeSet<i64> = ids.iter().copied().collect();
+        assert_eq!(distinct.len(), 250);
+        // Saved again, every key keeps its id, in the order asked.
+        let again = st.save_history_series_many(&items[..10]).await.unwrap();
+        assert_eq!(again, ids[..10]);
+        for (i, k) in [(0, &keys[0]), (7, &keys[7]), (249, &keys[249])] {
+            let one = st
+                .save_history_series(k, "neutral", "count", &ps[i])
+                .await
+                .unwrap();
+            assert_eq!(one, ids[if i >= 120 { i + 1 } else { i }]);
+        }
+    }
+);
