@@ -18,6 +18,9 @@ const SAVED_PER_TRANSACTION: usize = 1000;
 /// History series per INSERT statement (9 values each).
 const SAVED_PER_STATEMENT: usize = 100;
 
+/// What identifies a history series, as RETURNING gives it back.
+type OwnedKey = (i64, i64, String, String, String);
+
 /// The identity of a saved history series.
 fn saved_key<'a>(s: &SavedSeries<'a>) -> (i64, i64, &'a str, &'a str, &'a str) {
     let k = s.key;
@@ -205,7 +208,7 @@ impl Store {
                     );
                 }
                 // RETURNING gives no order: the ids are matched to the rows by key.
-                let got: Vec<(i64, (i64, i64, String, String, String))> = with_tx!(&mut tx, |t| {
+                let got: Vec<(i64, OwnedKey)> = with_tx!(&mut tx, |t| {
                     let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql));
                     for (s, json) in rows.iter().zip(&json) {
                         q = q
@@ -225,7 +228,8 @@ impl Store {
                         .map(|(id, b, m, bench, p, metric)| (id, (b, m, bench, p, metric)))
                         .collect()
                 });
-                let by_key: HashMap<_, i64> = got.into_iter().map(|(id, k)| (k, id)).collect();
+                let by_key: HashMap<OwnedKey, i64> =
+                    got.into_iter().map(|(id, k)| (k, id)).collect();
                 for s in rows {
                     let (b, m, bench, p, metric) = saved_key(s);
                     let key = (b, m, bench.to_string(), p.to_string(), metric.to_string());
