@@ -1,9 +1,12 @@
 //! Import benchmark at seed 002's scale: a 64-CPU x 19,043-function trace_stat set (4.9 M
 //! values) stored by `Store::import_run`, against sqlite3's own `.import` of the same values as
 //! CSV (one line per value with its function, CPU and metric), both in child processes measured
-//! by `/usr/bin/time -v` in the same run. Prints both times, peak RSS, and the ratios.
+//! by `/usr/bin/time -v` in the same run. Prints both times, peak RSS, and the ratios. With
+//! `--ingest BIN`, also the whole `quiescent ingest` command (the import, then change-point
+//! detection over the run's totals) in the same alternation.
 //!
-//! `cargo run --release -p quiescent-store --example bench_import [-- --scale 1.0 --dir DIR --runs 3]`
+//! `cargo run --release -p quiescent-store --example bench_import [-- --scale 1.0 --dir DIR
+//! --runs 3 --ingest target/release/quiescent]`
 //! Targets: import time <= 2x sqlite3's, import peak RSS <= 512 MiB.
 
 use std::io::{BufWriter, Write};
@@ -22,12 +25,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut scale = 1.0f64;
     let mut dir = PathBuf::from("bench-out");
     let mut runs = 3usize;
+    let mut ingest: Option<PathBuf> = None;
     let mut i = 1;
     while i < args.len() {
         match args[i].as_str() {
             "--scale" => scale = args.get(i + 1).ok_or("--scale needs a value")?.parse()?,
             "--dir" => dir = PathBuf::from(args.get(i + 1).ok_or("--dir needs a value")?),
             "--runs" => runs = args.get(i + 1).ok_or("--runs needs a value")?.parse()?,
+            "--ingest" => {
+                ingest = Some(PathBuf::from(
+                    args.get(i + 1)
+                        .ok_or("--ingest needs the quiescent binary")?,
+                ))
+            }
             other => return Err(format!("unknown argument {other}").into()),
         }
         i += 2;
@@ -50,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let qdb = dir.join("quiescent-import.db");
     let import_arg = format!(".import --csv {} v", csv.display());
     // Alternating runs, medians: single runs on a shared machine vary by 15%.
-    let (mut base_runs, mut our_runs) = (Vec::new(), Vec::new());
+    let (mut base_runs, mut our_runs, mut cli_runs) = (Vec::new(), Vec::new(), Vec::new());
     let (mut base_mb, mut our_mb) = (0.0, 0.0);
     let size = |p: &Path| p.metadata().map(|m| m.len() as f64 / 1e6).unwrap_or(0.0);
     for _ in 0..runs {
@@ -67,6 +77,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?);
         our_mb = size(&qdb);
         remove_db(&qdb);
+        if let Some(bin) = &ingest {
+            cli_runs.push(timed(
+                Command::new(bin)
+                    .args([
+                        "ingest",
+                        "--build",
+                        "b",
+                        "--machine",
+                        "m",
+                        "--benchmark",
+                        "p",
+                    ])
+                    .arg("--db")
+                    .arg(&qdb)
+                    .arg(&ts_dir),
+            )?);
+            remove_db(&qdb);
+        }
     }
     let (base, ours) = (median(&base_runs), median(&our_runs));
     println!("median of {runs} alternating runs:");
@@ -90,6 +118,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ours.cpu / base.cpu,
         ours.rss_kib as f64 / 1024.0
     );
+    if !cli_runs.is_empty() {
+        // The whole command: the import, then change-point detection over the run's totals.
+        let cli = median(&cli_runs);
+        println!(
+            "quiescent ingest:  {:>7.2} s ({:>6.2} s CPU), peak RSS {:>7.1} MiB; ratio to sqlite3 {:.2}",
+            cli.secs,
+            cli.cpu,
+            cli.rss_kib as f64 / 1024.0,
+            cli.secs / base.secs
+        );
+    }
     Ok(())
 }
 
