@@ -47,6 +47,24 @@ impl Blocks {
         self.add_series(slot, r.run_id, key, r.scope, &r.vals);
     }
 
+    /// [`Blocks::add`] of a series that is the last its block receives (a per-CPU total):
+    /// its block grows by exactly what it needs. The 65th series of a 64-CPU block would
+    /// otherwise double it, and a profile has tens of thousands of such blocks.
+    pub(crate) fn add_last(&mut self, slot: usize, r: &Row) {
+        let key = (
+            r.run_id,
+            [r.metric, r.unit, r.direction, r.label, r.statistic],
+        );
+        if let Some(&b) = self.index.get(&key) {
+            let block = &mut self.blocks[b as usize];
+            if block.scopes.len() < MAX_SERIES {
+                block.scopes.reserve_exact(1);
+                block.vals.reserve_exact(r.vals.len());
+            }
+        }
+        self.add(slot, r);
+    }
+
     /// [`Blocks::add`] from the parts of a row: `key` is (metric, unit, direction, label,
     /// statistic).
     pub(crate) fn add_series(

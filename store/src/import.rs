@@ -387,7 +387,7 @@ async fn import_run(
             let mut rows = totals.rows(run.run_id, &mut names, &metric_names);
             for r in &mut rows {
                 outcome.samples += r.vals.len() as u64;
-                blocks.add(blocks.slots(), r);
+                blocks.add_last(blocks.slots(), r);
             }
             outcome.series += rows.len() as u64;
         }
