@@ -6,6 +6,7 @@
 
 pub mod error;
 pub mod formats;
+pub mod intern;
 pub mod lines;
 pub mod mail;
 pub mod model;

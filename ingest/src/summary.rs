@@ -8,49 +8,8 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use serde::ser::{SerializeMap, SerializeSeq};
 
+use crate::intern::Interner;
 use crate::model::{Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning};
-
-/// Strings seen once each, handed out as dense ids.
-#[derive(Default)]
-struct Interner {
-    ids: FastMap<Box<str>, u32>,
-    strings: Vec<Box<str>>,
-    /// The last string looked up: consecutive series mostly share scope and label.
-    last: Option<u32>,
-}
-
-impl Interner {
-    fn id(&mut self, s: &str) -> u32 {
-        if let Some(l) = self.last {
-            if &*self.strings[l as usize] == s {
-                return l;
-            }
-            // Tables repeat their rows in the same order (one trace_stat table per CPU): the
-            // string after the last one is the likely next.
-            if let Some(next) = self.strings.get(l as usize + 1)
-                && &**next == s
-            {
-                self.last = Some(l + 1);
-                return l + 1;
-            }
-        }
-        let id = match self.ids.get(s) {
-            Some(&id) => id,
-            None => {
-                let id = self.strings.len() as u32;
-                self.strings.push(s.into());
-                self.ids.insert(s.into(), id);
-                id
-            }
-        };
-        self.last = Some(id);
-        id
-    }
-
-    fn get(&self, id: u32) -> &str {
-        &self.strings[id as usize]
-    }
-}
 
 /// A series key as ids. `label`/`statistic` 0 is `None`, otherwise id + 1. As in a
 /// [`Dataset`](crate::Dataset), unit and direction are not part of the identity: the first

@@ -25,7 +25,7 @@ use sqlx::{AssertSqlSafe, Row as _};
 use crate::artifacts::{artifact_by_sha, hash_file, store_hashed};
 use crate::blocks::{Blocks, Encoded};
 use crate::meta::{import_hash, refuse_nul, validate_meta};
-use crate::sink::{FileNames, Interner, Msg, NONE, Parsing, spawn_parse};
+use crate::sink::{ImportNames, Interner, Msg, NONE, Parsing, spawn_parse};
 use crate::write::{Names, TotalRole, Totals, total_role};
 use crate::{
     BuildMeta, Error, ImportOutcome, InputFile, RunMeta, Store, Tx, now, params_key, with_pool,
@@ -35,12 +35,12 @@ use crate::{
 /// Warnings kept per file; the count beyond is still reported.
 const MAX_WARNINGS_KEPT: usize = 1000;
 
-/// The series of one run being read: interned key (metric, label, statistic; 0 for none)
-/// -> (scope, slot) of each of its series. Two levels, because a per-CPU profile has millions
-/// of series but only as many keys as functions x metrics, each with a few scopes.
+/// The series of one run being read (its index in `states` is the run's number in this
+/// import): interned key (metric, label, statistic; 0 for none) -> (scope, slot) of each of
+/// its series. Two levels, because a per-CPU profile has millions of series but only as many
+/// keys as functions x metrics, each with a few scopes.
+#[derive(Default)]
 struct RunState {
-    /// The run's number in this import (0, 1, ...); its id once the transaction stores it.
-    run_id: i64,
     series: FastMap<[u32; 3], Vec<(u32, u32)>>,
     count: u64,
 }
@@ -143,7 +143,7 @@ async fn import_run(
     };
     // The names of the import's series, interned while parsing and sent once each. The next
     // file is parsed while the samples of one are filed.
-    let mut file_names = FileNames::default();
+    let mut import_names = ImportNames::default();
     let mut next = Some(spawn_parse(
         &files[0],
         Interner::default(),
@@ -171,14 +171,14 @@ async fn import_run(
         while let Some(batch) = rx.recv().await {
             for msg in batch {
                 match msg {
-                    Msg::Name(id, name) => file_names.add(id, name),
-                    Msg::Params(id, params) => file_names.add_params(id, params),
+                    Msg::Name(id, name) => import_names.add(id, name),
+                    Msg::Params(id, params) => import_names.add_params(id, params),
                     Msg::Series(id, mut decl) => {
                         if let Some(block) = &meta.block {
                             // An empty block name selects the series that carry no label
                             // (results printed before the first label line).
                             let want = Some(block.as_str()).filter(|b| !b.is_empty());
-                            if file_names.get(decl.label) != want {
+                            if import_names.get(decl.label) != want {
                                 continue;
                             }
                             decl.label = NONE;
@@ -187,7 +187,7 @@ async fn import_run(
                         let run_id = match run_of.get(&decl.params) {
                             Some(&r) => r,
                             None => {
-                                let params = file_names.params(decl.params).map(|p| {
+                                let params = import_names.params(decl.params).map(|p| {
                                     let mut params = meta.params.clone();
                                     params.extend(p.iter().map(|(k, v)| (k.clone(), v.clone())));
                                     params
@@ -200,11 +200,7 @@ async fn import_run(
                                         params.unwrap_or_else(|| meta.params.clone()),
                                         pkey,
                                     ));
-                                    states.push(RunState {
-                                        run_id: run_id as i64,
-                                        series: FastMap::default(),
-                                        count: 0,
-                                    });
+                                    states.push(RunState::default());
                                     run_id
                                 });
                                 run_of.insert(decl.params, r);
@@ -212,29 +208,33 @@ async fn import_run(
                             }
                         };
                         let run = &mut states[run_id];
-                        let metric = file_names.stored(decl.metric, &mut names);
+                        let run_id = run_id as i64;
+                        let metric = import_names.stored(decl.metric, &mut names);
                         let key = [
                             metric,
-                            file_names.stored(decl.scope, &mut names),
-                            file_names.stored(decl.label, &mut names),
-                            file_names.stored(decl.statistic, &mut names),
+                            import_names.stored(decl.scope, &mut names),
+                            import_names.stored(decl.label, &mut names),
+                            import_names.stored(decl.statistic, &mut names),
                         ];
-                        let unit = file_names.stored(decl.unit, &mut names);
-                        let direction = file_names.stored(decl.direction, &mut names);
+                        let unit = import_names.stored(decl.unit, &mut names);
+                        let direction = import_names.stored(decl.direction, &mut names);
                         let role = total_role(
-                            file_names.get(decl.metric).unwrap_or_default(),
-                            file_names.get(decl.scope).unwrap_or_default(),
-                            file_names.get(decl.statistic),
+                            import_names.get(decl.metric).unwrap_or_default(),
+                            import_names.get(decl.scope).unwrap_or_default(),
+                            import_names.get(decl.statistic),
                         );
                         if matches!(role, TotalRole::PerCpu { .. })
-                            && file_names.first_note(decl.metric)
+                            && import_names.first_note(decl.metric)
                         {
                             metric_names.entry(metric).or_insert_with(|| {
-                                file_names.get(decl.metric).unwrap_or_default().to_string()
+                                import_names
+                                    .get(decl.metric)
+                                    .unwrap_or_default()
+                                    .to_string()
                             });
                         }
                         let si = SlotInfo {
-                            run_id: run.run_id,
+                            run_id,
                             key,
                             unit,
                             direction,
@@ -259,9 +259,9 @@ async fn import_run(
                         } else {
                             info.insert(slot, si);
                         }
-                        if last_fed != Some(run.run_id) {
-                            fed.insert(run.run_id);
-                            last_fed = Some(run.run_id);
+                        if last_fed != Some(run_id) {
+                            fed.insert(run_id);
+                            last_fed = Some(run_id);
                         }
                         if local.len() <= id {
                             local.resize(id + 1, None);
@@ -382,9 +382,10 @@ async fn import_run(
     }
 
     let profiled = outcome.formats.iter().any(|(_, f)| f == "trace_stat");
-    for run in runs.values().map(|&r| &states[r]) {
+    for &r in runs.values() {
+        let (run, run_id) = (&states[r], r as i64);
         if profiled {
-            let mut rows = totals.rows(run.run_id, &mut names, &metric_names);
+            let mut rows = totals.rows(run_id, &mut names, &metric_names);
             for r in &mut rows {
                 outcome.samples += r.vals.len() as u64;
                 blocks.add_last(blocks.slots(), r);
@@ -392,7 +393,7 @@ async fn import_run(
             outcome.series += rows.len() as u64;
         }
         outcome.series += run.count;
-        outcome.run_ids.push(run.run_id);
+        outcome.run_ids.push(run_id);
     }
 
     // Encoded (packed) now, so that the writer only inserts.

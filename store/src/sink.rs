@@ -51,8 +51,7 @@ const MSGS_PER_SEND: usize = 512;
 /// profile share every function's names.
 #[derive(Default)]
 pub(crate) struct Interner {
-    names: FastMap<Box<str>, u32>,
-    by_id: Vec<Box<str>>,
+    names: ingest::intern::Interner,
     params: FastMap<BTreeMap<String, String>, u32>,
 }
 
@@ -62,8 +61,8 @@ pub(crate) struct ChannelSink {
     interner: Interner,
     /// (metric, scope, label, statistic, params) -> series id.
     index: FastMap<[u32; 5], SeriesId>,
-    /// The scope of the last series declared (rows of one table share it), and its id.
-    last_scope: Option<(Box<str>, u32)>,
+    /// The scope of the last series declared: rows of one table share it.
+    last_scope: Option<u32>,
     /// Unit and direction names seen so far.
     units: Vec<(Unit, u32)>,
     directions: [u32; 3],
@@ -99,13 +98,11 @@ impl ChannelSink {
 
     /// The id of `name`, sent ahead of the series that uses it when new.
     fn name(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.interner.names.get(name) {
-            return id;
+        let known = self.interner.names.len();
+        let id = self.interner.names.id(name);
+        if id as usize == known {
+            self.send(Msg::Name(id, name.into()));
         }
-        let id = self.interner.by_id.len() as u32;
-        self.interner.names.insert(name.into(), id);
-        self.interner.by_id.push(name.into());
-        self.send(Msg::Name(id, name.into()));
         id
     }
 
@@ -114,13 +111,13 @@ impl ChannelSink {
     }
 
     fn scope(&mut self, scope: &str) -> u32 {
-        if let Some((s, id)) = &self.last_scope
-            && **s == *scope
+        if let Some(id) = self.last_scope
+            && self.interner.names.get(id) == scope
         {
-            return *id;
+            return id;
         }
         let id = self.name(scope);
-        self.last_scope = Some((scope.into(), id));
+        self.last_scope = Some(id);
         id
     }
 
@@ -253,7 +250,7 @@ impl Sink for ChannelSink {
 
     fn metric_name(&self, id: SeriesId) -> Option<&str> {
         let m = *self.metrics.get(id)?;
-        Some(&self.interner.by_id[m as usize])
+        Some(self.interner.names.get(m))
     }
 }
 
@@ -276,16 +273,16 @@ impl<R: Read> Read for Counting<R> {
 /// The names of an import's series ([`Msg::Name`], [`Msg::Params`]) as the import reads them,
 /// each resolved to its stored id on first use.
 #[derive(Default)]
-pub(crate) struct FileNames {
+pub(crate) struct ImportNames {
     names: Vec<Box<str>>,
     /// Stored id by name id; 0 until resolved (stored ids are never 0).
     ids: Vec<u32>,
-    /// Names noted once by [`FileNames::first_note`].
+    /// Names noted once by [`ImportNames::first_note`].
     noted: Vec<bool>,
     params: Vec<BTreeMap<String, String>>,
 }
 
-impl FileNames {
+impl ImportNames {
     pub(crate) fn add(&mut self, id: u32, name: Box<str>) {
         debug_assert_eq!(id as usize, self.names.len());
         self.names.push(name);

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use compare::{Direction, Settings};
+use ingest::intern::Interner;
 use ingest::model::{FastMap, SeriesId, SeriesSpec, Sink, Unit, Warning};
 use store::BuildInfo;
 
@@ -17,33 +18,9 @@ const NONE: u32 = u32::MAX;
 /// Marks the key of a pooled per-CPU row (`cpus`): the rest is its group.
 const POOLED: u32 = 1 << 31;
 
-/// Strings by id and ids by string, each string stored once.
-#[derive(Default)]
-struct Names(indexmap::IndexSet<Box<str>, foldhash::fast::RandomState>);
-
-impl Names {
-    fn id(&mut self, s: &str) -> u32 {
-        match self.0.get_index_of(s) {
-            Some(id) => id as u32,
-            None => self.0.insert_full(s.into()).0 as u32,
-        }
-    }
-
-    fn get(&self, s: &str) -> Option<u32> {
-        self.0.get_index_of(s).map(|i| i as u32)
-    }
-
-    fn name(&self, id: u32) -> &str {
-        &self.0[id as usize]
-    }
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn opt(&self, id: u32) -> Option<&str> {
-        (id != NONE).then(|| self.name(id))
-    }
+/// The name `id`, None for NONE.
+fn opt(names: &Interner, id: u32) -> Option<&str> {
+    (id != NONE).then(|| names.get(id))
 }
 
 /// What names a row apart from its scope: metric, parameters key, statistic, label.
@@ -94,7 +71,7 @@ struct Entry {
 /// declared (they all share id 0, which keeps no samples).
 pub struct Parsed {
     glob: Option<String>,
-    names: Names,
+    names: Interner,
     /// Per name id, once the name was seen as a metric: whether the glob keeps it.
     keeps: Vec<Option<bool>>,
     groups: Vec<Group>,
@@ -119,7 +96,7 @@ impl Parsed {
     pub fn new(glob: Option<&str>) -> Self {
         Parsed {
             glob: glob.map(str::to_string),
-            names: Names::default(),
+            names: Interner::default(),
             keeps: Vec::new(),
             groups: Vec::new(),
             group_index: FastMap::default(),
@@ -157,7 +134,7 @@ impl Parsed {
         *self.keeps[i].get_or_insert_with(|| {
             self.glob
                 .as_deref()
-                .is_none_or(|g| glob_match(g, self.names.name(metric)))
+                .is_none_or(|g| glob_match(g, self.names.get(metric)))
         })
     }
 
@@ -176,7 +153,7 @@ impl Parsed {
     }
 
     fn scope(&mut self, scope: &str) -> u32 {
-        if self.last_scope != NONE && self.names.name(self.last_scope) == scope {
+        if self.last_scope != NONE && self.names.get(self.last_scope) == scope {
             return self.last_scope;
         }
         self.last_scope = self.names.id(scope);
@@ -286,7 +263,7 @@ impl Sink for Parsed {
 
     fn metric_name(&self, id: SeriesId) -> Option<&str> {
         let e = self.series.get(id).filter(|_| id != 0)?;
-        Some(self.names.name(self.groups[e.group as usize][0]))
+        Some(self.names.get(self.groups[e.group as usize][0]))
     }
 }
 
@@ -311,9 +288,9 @@ pub fn compare_parsed(
     fold: bool,
 ) -> Report {
     // The head's id of each base group and scope name, found by their strings.
-    let head_id = |names: &Names, id: u32| match id {
+    let head_id = |names: &Interner, id: u32| match id {
         NONE => Some(NONE),
-        _ => head.names.get(names.name(id)),
+        _ => head.names.lookup(names.get(id)),
     };
     let group_in_head: Vec<Option<u32>> = base
         .groups
@@ -369,13 +346,13 @@ pub fn compare_parsed(
             return None;
         }
         let [_, _, statistic, _] = base.groups[e.group as usize];
-        let cpu = (statistic == NONE && is_cpu_scope(base.names.name(e.scope))).then(|| {
+        let cpu = (statistic == NONE && is_cpu_scope(base.names.get(e.scope))).then(|| {
             let pk = &mut pooled_kind[e.group as usize];
             if *pk == NONE {
                 *pk = e.kind;
             }
             let name = cpu_names[e.scope as usize]
-                .get_or_insert_with(|| base.names.name(e.scope).into())
+                .get_or_insert_with(|| base.names.get(e.scope).into())
                 .clone();
             (POOLED | e.group, name)
         });
@@ -400,23 +377,22 @@ pub fn compare_parsed(
                 (g, "cpus", pooled_kind[g as usize])
             } else {
                 let e = base.series[o.key as usize];
-                (e.group, names.name(e.scope), e.kind)
+                (e.group, names.get(e.scope), e.kind)
             };
             let [metric, params, statistic, label] = base.groups[group as usize];
             let mut per_cpu: Vec<CpuValues> = o.per_cpu;
             per_cpu.sort_by(|a, b| crate::natural(&a.cpu, &b.cpu));
             Row {
                 benchmark: String::new(),
-                params: names
-                    .opt(params)
+                params: opt(names, params)
                     .map(super::parse_params_key)
                     .unwrap_or_default(),
-                metric: names.name(metric).to_string(),
+                metric: names.get(metric).to_string(),
                 scope: scope.to_string(),
                 unit: base.kinds[kind as usize].0.clone(),
                 direction: o.direction,
-                statistic: names.opt(statistic).map(str::to_string),
-                label: names.opt(label).map(str::to_string),
+                statistic: opt(names, statistic).map(str::to_string),
+                label: opt(names, label).map(str::to_string),
                 cmp: o.cmp,
                 base_samples: o.base,
                 head_samples: o.head,
