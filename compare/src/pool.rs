@@ -61,6 +61,9 @@ pub fn pool<K: Clone + Eq + Hash, C: Clone>(
         base: Vec<f64>,
         head: Vec<f64>,
         cpus: Vec<CpuValue<C>>,
+        /// The first folded series' own key and direction: a pool of one CPU is no pool, and
+        /// that series becomes a row of its own again.
+        first: Option<(K, Direction)>,
     }
     let mut out = Vec::new();
     let mut pooled: Vec<Pooled<K, C>> = Vec::new();
@@ -77,6 +80,7 @@ pub fn pool<K: Clone + Eq + Hash, C: Clone>(
                     base: Vec::new(),
                     head: Vec::new(),
                     cpus: Vec::new(),
+                    first: None,
                 });
                 pooled.len() - 1
             });
@@ -90,6 +94,9 @@ pub fn pool<K: Clone + Eq + Hash, C: Clone>(
                     base: mb,
                     head: mh,
                 });
+                if p.first.is_none() {
+                    p.first = Some((input.key, input.direction));
+                }
                 continue;
             }
         }
@@ -114,6 +121,20 @@ pub fn pool<K: Clone + Eq + Hash, C: Clone>(
     out.reserve_exact(pooled.len());
     for p in pooled {
         if p.base.len() < 2 {
+            // One CPU only: its series, if folded, is compared on its own after all.
+            if let (Some((key, direction)), [c]) = (p.first, &p.cpus[..]) {
+                let (base, head): (Vec<f64>, Vec<f64>) =
+                    (c.base.into_iter().collect(), c.head.into_iter().collect());
+                let cmp = compare_one(&base, &head, direction, false, false, settings);
+                out.push(Output {
+                    key,
+                    direction,
+                    cmp,
+                    base,
+                    head,
+                    per_cpu: Vec::new(),
+                });
+            }
             continue;
         }
         let cmp = compare_one(&p.base, &p.head, p.direction, false, true, settings);
@@ -199,6 +220,28 @@ mod tests {
         assert_eq!(pooled.per_cpu.len(), 1);
         assert_eq!(pooled.per_cpu[0].cpu, "cpu1");
         assert!(pooled.cmp.flags.contains(&crate::Flag::PerCpu));
+    }
+
+    #[test]
+    fn a_single_cpu_folded_keeps_its_row() {
+        let s = Settings::default();
+        let out = pool(
+            vec![input("f.cpu0", Some("cpu0"), &[1.0], &[2.0])],
+            &s,
+            true,
+        );
+        let keys: Vec<&str> = out.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["f.cpu0"],
+            "no pool of one CPU, and the series is not lost"
+        );
+        assert_eq!(
+            (out[0].base.as_slice(), out[0].head.as_slice()),
+            (&[1.0][..], &[2.0][..])
+        );
+        assert!(out[0].per_cpu.is_empty());
+        assert!(!out[0].cmp.flags.contains(&crate::Flag::PerCpu));
     }
 
     #[test]

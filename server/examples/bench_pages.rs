@@ -124,6 +124,7 @@ async fn main() -> anyhow::Result<()> {
         &sel,
         &compare::Settings::default(),
         None,
+        false,
     )
     .await?;
     let report_time = t.elapsed();

@@ -37,7 +37,7 @@ pub async fn reference(
         machine: machine.map(str::to_string),
         metric: metric.map(str::to_string),
     };
-    let r = report::build(store, &sel, &compare::Settings::default(), None)
+    let r = report::build(store, &sel, &compare::Settings::default(), None, false)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if r.base.run_ids.is_empty() {

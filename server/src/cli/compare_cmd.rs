@@ -151,14 +151,10 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             machine: args.machine.clone(),
             metric: args.metric.clone(),
         };
-        report::build(&store, &sel, &settings, direction)
+        report::build(&store, &sel, &settings, direction, !args.per_cpu)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?
     };
-    let mut report = report;
-    if !args.per_cpu {
-        report.fold_per_cpu();
-    }
     if report.comparisons.is_empty() {
         eprintln!(
             "note: no series present on both sides (base has {} runs, head {} runs)",

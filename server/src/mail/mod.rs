@@ -267,7 +267,6 @@ pub fn compare_mail(name: &str, bytes: &[u8], opts: &Options) -> Result<MailRepo
         &opts.settings,
         true,
     );
-    report.fold_per_cpu();
     // The benchmark of every row: the command the mail ran, else the format that read it.
     let bench = ds
         .meta

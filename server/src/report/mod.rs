@@ -3,7 +3,7 @@
 //! statistics ([`compare::pool`]), and states how the environments differ ([`env`]). The
 //! renderers are in the `export` module.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use compare::{Direction, SeriesComparison, Settings, Verdict};
 use ingest::model::{FastMap, Unit};
@@ -63,7 +63,7 @@ pub struct Row {
     pub base_samples: Vec<f64>,
     #[serde(skip)]
     pub head_samples: Vec<f64>,
-    /// On a pooled per-CPU row (`scope = "cpus"`) folded by [`Report::fold_per_cpu`]: the
+    /// On a pooled per-CPU row (`scope = "cpus"`) when folding ([`compare::pool`]): the
     /// value of each CPU on both sides.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_cpu: Vec<CpuValues>,
@@ -183,19 +183,21 @@ async fn select_runs(store: &Store, label: &str, sel: &Selection) -> Result<Vec<
 }
 
 /// Builds the live comparison of two builds. `direction`, when given, overrides what the
-/// stored series say is better (before the verdicts are decided).
+/// stored series say is better (before the verdicts are decided). With `fold`, per-CPU series
+/// of one value a side appear only inside their pooled `cpus` row ([`compare::pool`]).
 pub async fn build(
     store: &Store,
     sel: &Selection,
     settings: &Settings,
     direction: Option<Direction>,
+    fold: bool,
 ) -> Result<Report, AppError> {
     let base = find_build(store, &sel.base).await?;
     let head = find_build(store, &sel.head).await?;
     let base_runs = select_runs(store, &base.label, sel).await?;
     let head_runs = select_runs(store, &head.label, sel).await?;
     let sides = (base, head, base_runs, head_runs);
-    assemble(store, sides, sel, settings, direction, false).await
+    assemble(store, sides, sel, settings, direction, false, fold).await
 }
 
 /// Builds a comparison over exactly these runs (a frozen, shared comparison).
@@ -213,7 +215,7 @@ pub async fn build_frozen(
     let newer = now_base.iter().any(|r| !base_runs.contains(r))
         || now_head.iter().any(|r| !head_runs.contains(r));
     let sides = (base, head, base_runs.to_vec(), head_runs.to_vec());
-    assemble(store, sides, sel, settings, None, newer).await
+    assemble(store, sides, sel, settings, None, newer, false).await
 }
 
 /// Identity of a pooled series.
@@ -244,6 +246,7 @@ async fn assemble(
     settings: &Settings,
     direction: Option<Direction>,
     newer_runs: bool,
+    fold: bool,
 ) -> Result<Report, AppError> {
     let (keys, infos, frame) = gather(store, &base_runs, &head_runs, sel).await?;
     // Group the samples with polars: (key, side) -> list of values.
@@ -252,7 +255,7 @@ async fn assemble(
         .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping failed: {e}")))?
         .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping samples: {e}")))?;
 
-    let (rows, summary) = rows_from_groups(keys, &infos, grouped, settings, false, direction);
+    let (rows, summary) = rows_from_groups(keys, &infos, grouped, settings, fold, direction);
     let base_machines = store.machines_of(&base_runs).await?;
     let head_machines = store.machines_of(&head_runs).await?;
     let env_diff = env::env_diff(&base, &head, &base_machines, &head_machines);
@@ -569,56 +572,6 @@ fn group_samples(frame: DataFrame) -> PolarsResult<Grouped> {
         }
     }
     Ok(map)
-}
-
-impl Report {
-    /// Folds single-sample per-CPU rows (`cpuN` with one value a side: one trace_stat run)
-    /// into their pooled `cpus` row, so that a 64-CPU profile of 19,043 functions prints one
-    /// row per function and metric, not 64. Summary counts are recomputed.
-    pub fn fold_per_cpu(&mut self) {
-        let mut folded: HashMap<(String, String, String, Option<String>), Vec<CpuValues>> =
-            HashMap::new();
-        let key = |r: &Row| {
-            (
-                r.benchmark.clone(),
-                r.params_text(),
-                r.metric.clone(),
-                r.label.clone(),
-            )
-        };
-        let pooled: BTreeSet<(String, String, String, Option<String>)> = self
-            .comparisons
-            .iter()
-            .filter(|r| r.scope == "cpus")
-            .map(key)
-            .collect();
-        self.comparisons.retain(|r| {
-            if is_cpu_scope(&r.scope)
-                && r.statistic.is_none()
-                && r.cmp.base.n <= 1
-                && r.cmp.head.n <= 1
-                && pooled.contains(&key(r))
-            {
-                folded.entry(key(r)).or_default().push(CpuValues {
-                    cpu: r.scope.as_str().into(),
-                    base: r.cmp.base.median,
-                    head: r.cmp.head.median,
-                });
-                false
-            } else {
-                true
-            }
-        });
-        for r in &mut self.comparisons {
-            if r.scope == "cpus"
-                && let Some(mut v) = folded.remove(&key(r))
-            {
-                v.sort_by(|a, b| crate::natural(&a.cpu, &b.cpu));
-                r.per_cpu = v;
-            }
-        }
-        self.summary = summarise(&self.comparisons);
-    }
 }
 
 fn summarise(rows: &[Row]) -> Summary {

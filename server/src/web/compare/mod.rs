@@ -287,7 +287,7 @@ pub async fn live_report(
         return Ok(r);
     }
     check_builds(&st.store, sel).await?;
-    let r = Arc::new(report::build(&st.store, sel, settings, None).await?);
+    let r = Arc::new(report::build(&st.store, sel, settings, None, false).await?);
     st.cache.put(key, generation, r.clone());
     Ok(r)
 }
