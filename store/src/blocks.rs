@@ -148,6 +148,24 @@ impl Blocks {
     }
 }
 
+/// Binds a block's columns from `run_id` to `vals`, as `series_block` and `pending_blocks`
+/// both hold them (a macro: each engine's query is its own type).
+macro_rules! bind_block {
+    ($q:expr, $b:expr) => {{
+        let b = $b;
+        let [metric, unit, direction, label, statistic] = b.key.1;
+        $q.bind(b.key.0)
+            .bind(metric as i64)
+            .bind(unit as i64)
+            .bind(direction as i64)
+            .bind(nonzero(label))
+            .bind(nonzero(statistic))
+            .bind(series_json(&b.scopes, &b.counts))
+            .bind(b.counts.iter().map(|&c| i64::from(c)).sum::<i64>())
+            .bind(&b.vals[..])
+    }};
+}
+
 /// A block ready to store: its key, each series' scope and sample count, the packed samples.
 struct EncodedBlock {
     key: BlockKey,
@@ -203,20 +221,10 @@ impl Encoded {
             with_tx!(&mut *tx, |t| {
                 let mut q = sqlx::query(AssertSqlSafe(sql));
                 for (i, b) in chunk.iter().enumerate() {
-                    let [metric, unit, direction, label, statistic] = b.key.1;
                     q = q
                         .bind(import_key)
-                        .bind((start + c * ROWS_PER_STMT + i) as i64)
-                        .bind(b.key.0)
-                        .bind(metric as i64)
-                        .bind(unit as i64)
-                        .bind(direction as i64)
-                        .bind(nonzero(label))
-                        .bind(nonzero(statistic))
-                        .bind(series_json(&b.scopes, &b.counts))
-                        .bind(b.counts.iter().map(|&c| i64::from(c)).sum::<i64>())
-                        .bind(&b.vals[..])
-                        .bind(created_at);
+                        .bind((start + c * ROWS_PER_STMT + i) as i64);
+                    q = bind_block!(q, b).bind(created_at);
                 }
                 q.execute(&mut **t).await?;
             });
@@ -273,18 +281,7 @@ impl Encoded {
             with_tx!(&mut *tx, |t| {
                 let mut q = sqlx::query(AssertSqlSafe(sql));
                 for b in chunk {
-                    let [metric, unit, direction, label, statistic] = b.key.1;
-                    q = q
-                        .bind(next)
-                        .bind(b.key.0)
-                        .bind(metric as i64)
-                        .bind(unit as i64)
-                        .bind(direction as i64)
-                        .bind(nonzero(label))
-                        .bind(nonzero(statistic))
-                        .bind(series_json(&b.scopes, &b.counts))
-                        .bind(b.counts.iter().map(|&c| i64::from(c)).sum::<i64>())
-                        .bind(&b.vals[..]);
+                    q = bind_block!(q.bind(next), b);
                     next += 1;
                 }
                 q.execute(&mut **t).await?;
@@ -295,7 +292,7 @@ impl Encoded {
 }
 
 /// `head` followed by `rows` groups of `cols` placeholders: `($1,$2),($3,$4)`.
-fn insert_sql(head: &str, rows: usize, cols: usize) -> String {
+pub(crate) fn insert_sql(head: &str, rows: usize, cols: usize) -> String {
     let mut sql = String::with_capacity(head.len() + rows * cols * 5);
     sql.push_str(head);
     for i in 0..rows {

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use sqlx::Row as _;
 
-use crate::blocks::decode_series;
+use crate::blocks::{decode_series, insert_sql};
 use crate::{Error, HistoryKey, HistoryPoint, Store, now, with_pool, with_tx};
 
 /// (branch id, machine id, benchmark, parameters): the history a key's metric belongs to.
@@ -33,7 +33,8 @@ fn saved_key<'a>(s: &SavedSeries<'a>) -> (i64, i64, &'a str, &'a str, &'a str) {
     )
 }
 
-/// Metric names per query (their placeholders stay far below either engine's limit).
+/// Metric names named in a query at most (their placeholders stay far below either engine's
+/// limit); more are filtered after reading.
 const METRICS_PER_QUERY: usize = 500;
 
 /// A history series' detector result to record: key, direction, unit and tested p-values.
@@ -68,71 +69,67 @@ impl Store {
             return Ok(out);
         };
         for ((branch_id, machine_id, benchmark, params_key), metrics) in groups {
-            let names: Vec<&str> = metrics.keys().copied().collect();
-            let mut rows: Vec<(HistoryPoint, String, i64, String)> = Vec::new();
-            // Many metrics (a profile's functions) are read in one query and sorted out here:
-            // a query per few hundred names would read every block of the history each time.
-            let chunks: Vec<&[&str]> = if names.len() > METRICS_PER_QUERY {
-                vec![&[]]
+            // A few metrics are named in the query; many (a profile's functions) are read in
+            // one query and sorted out here, as a query per few hundred names would read every
+            // block of the history each time.
+            let names: Vec<&str> = if metrics.len() <= METRICS_PER_QUERY {
+                metrics.keys().copied().collect()
             } else {
-                names.chunks(METRICS_PER_QUERY).collect()
+                Vec::new()
             };
-            for chunk in chunks {
-                let filter = if chunk.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "AND m.name IN ({})",
-                        (5..5 + chunk.len())
-                            .map(|i| format!("${i}"))
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    )
-                };
-                let sql = format!(
-                    "SELECT b.id, b.label, bb.position, r.id, sb.id, u.name, d.name, m.name, sb.series \
-                     FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
-                     JOIN runs r ON r.build_id = b.id \
-                     JOIN series_block sb ON sb.run_id = r.id \
-                     JOIN names m ON m.id = sb.metric_id JOIN names u ON u.id = sb.unit_id \
-                     JOIN names d ON d.id = sb.direction_id \
-                     WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
-                       AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
-                       {filter} \
-                     ORDER BY bb.position, r.id"
-                );
-                let got: Vec<(HistoryPoint, String, i64, String)> = with_pool!(self, |pool| {
-                    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
-                        .bind(branch_id)
-                        .bind(machine_id)
-                        .bind(benchmark)
-                        .bind(params_key);
-                    for m in chunk {
-                        q = q.bind(*m);
-                    }
-                    q.fetch_all(pool)
-                        .await?
-                        .iter()
-                        .map(|r| {
-                            Ok((
-                                HistoryPoint {
-                                    build_id: r.try_get(0)?,
-                                    label: r.try_get(1)?,
-                                    position: r.try_get(2)?,
-                                    run_id: r.try_get(3)?,
-                                    series_id: 0,
-                                    unit: r.try_get(5)?,
-                                    direction: r.try_get(6)?,
-                                },
-                                r.try_get::<String, _>(7)?,
-                                r.try_get::<i64, _>(4)?,
-                                r.try_get::<String, _>(8)?,
-                            ))
-                        })
-                        .collect::<Result<Vec<_>, Error>>()?
-                });
-                rows.extend(got);
-            }
+            let filter = if names.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "AND m.name IN ({})",
+                    (5..5 + names.len())
+                        .map(|i| format!("${i}"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            };
+            let sql = format!(
+                "SELECT b.id, b.label, bb.position, r.id, sb.id, u.name, d.name, m.name, sb.series \
+                 FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
+                 JOIN runs r ON r.build_id = b.id \
+                 JOIN series_block sb ON sb.run_id = r.id \
+                 JOIN names m ON m.id = sb.metric_id JOIN names u ON u.id = sb.unit_id \
+                 JOIN names d ON d.id = sb.direction_id \
+                 WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
+                   AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
+                   {filter} \
+                 ORDER BY bb.position, r.id"
+            );
+            let rows: Vec<(HistoryPoint, String, i64, String)> = with_pool!(self, |pool| {
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(branch_id)
+                    .bind(machine_id)
+                    .bind(benchmark)
+                    .bind(params_key);
+                for m in &names {
+                    q = q.bind(*m);
+                }
+                q.fetch_all(pool)
+                    .await?
+                    .iter()
+                    .map(|r| {
+                        Ok((
+                            HistoryPoint {
+                                build_id: r.try_get(0)?,
+                                label: r.try_get(1)?,
+                                position: r.try_get(2)?,
+                                run_id: r.try_get(3)?,
+                                series_id: 0,
+                                unit: r.try_get(5)?,
+                                direction: r.try_get(6)?,
+                            },
+                            r.try_get::<String, _>(7)?,
+                            r.try_get::<i64, _>(4)?,
+                            r.try_get::<String, _>(8)?,
+                        ))
+                    })
+                    .collect::<Result<Vec<_>, Error>>()?
+            });
             for (mut point, metric, block, series) in rows {
                 let Some(idx) = metrics.get(metric.as_str()) else {
                     continue;
@@ -175,30 +172,15 @@ impl Store {
                     end += 1;
                 }
                 let rows = &batch[start..end];
-                let values = (0..rows.len())
-                    .map(|i| {
-                        let p = |k: usize| format!("${}", 9 * i + k);
-                        format!(
-                            "({},{},{},{},{},{},{},{},{})",
-                            p(1),
-                            p(2),
-                            p(3),
-                            p(4),
-                            p(5),
-                            p(6),
-                            p(7),
-                            p(8),
-                            p(9)
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(",");
-                let sql = format!(
-                    "INSERT INTO history_series (branch_id, machine_id, benchmark, params_key, metric, direction, tested_p, updated_at, unit) \
-                     VALUES {values} \
-                     ON CONFLICT (branch_id, machine_id, benchmark, params_key, metric) \
+                let mut sql = insert_sql(
+                    "INSERT INTO history_series (branch_id, machine_id, benchmark, params_key, metric, direction, tested_p, updated_at, unit) VALUES ",
+                    rows.len(),
+                    9,
+                );
+                sql.push_str(
+                    " ON CONFLICT (branch_id, machine_id, benchmark, params_key, metric) \
                      DO UPDATE SET direction = excluded.direction, unit = excluded.unit, tested_p = excluded.tested_p, updated_at = excluded.updated_at \
-                     RETURNING id, branch_id, machine_id, benchmark, params_key, metric"
+                     RETURNING id, branch_id, machine_id, benchmark, params_key, metric",
                 );
                 let mut json = Vec::with_capacity(rows.len());
                 for s in rows {
