@@ -11,7 +11,7 @@ use axum::http::{Request, StatusCode};
 use crate::common;
 
 /// Five samples per build around `level`, with a fixed pseudo-random scatter of about 1%.
-fn samples(build: usize, level: f64) -> String {
+pub(crate) fn samples(build: usize, level: f64) -> String {
     let mut out = String::from("metric,unit,value\n");
     for i in 0..5 {
         let u = ((build * 7919 + i * 104_729) % 1000) as f64 / 1000.0 - 0.5;
@@ -22,7 +22,7 @@ fn samples(build: usize, level: f64) -> String {
 
 /// Imports `levels.len()` builds `b00`, `b01`... of benchmark `hb` on `rig1` the way `ingest`
 /// does, detection included; returns the alert groups each import created.
-async fn import_history(store: &store::Store, levels: &[f64]) -> Vec<Vec<i64>> {
+pub(crate) async fn import_history(store: &store::Store, levels: &[f64]) -> Vec<Vec<i64>> {
     let mut groups = Vec::new();
     for (b, level) in levels.iter().enumerate() {
         let meta = store::RunMeta {

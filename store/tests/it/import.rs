@@ -1,12 +1,11 @@
 //! Tests of the import into SQLite: one transaction, idempotence, byte-exact artifacts,
 //! labelled blocks and parameter sweeps.
 
-use std::collections::BTreeMap;
-
 use sqlx::SqlitePool;
-use store::{BuildMeta, InputFile, RunMeta, Store};
+use store::{InputFile, Store};
 
-use crate::fixture;
+use crate::engines::{meta, seed001_sweep};
+use crate::{fixture, per_cpu_files, seed004_files};
 
 async fn fresh() -> (tempfile::TempDir, Store, SqlitePool) {
     let dir = tempfile::tempdir().unwrap();
@@ -15,18 +14,6 @@ async fn fresh() -> (tempfile::TempDir, Store, SqlitePool) {
         .unwrap();
     let pool = st.sqlite_pool().clone();
     (dir, st, pool)
-}
-
-fn meta(build: &str, benchmark: &str) -> RunMeta {
-    RunMeta {
-        build: BuildMeta {
-            label: build.into(),
-            ..Default::default()
-        },
-        machine: "rig".into(),
-        benchmark: benchmark.into(),
-        ..Default::default()
-    }
 }
 
 async fn count(pool: &SqlitePool, table: &str) -> i64 {
@@ -169,20 +156,8 @@ async fn a_missing_block_is_an_error() {
 #[tokio::test]
 async fn a_sweep_makes_one_run_per_parameter_combination() {
     let (_d, st, pool) = fresh().await;
-    let mut m = meta("v4.19", "rcuperf");
-    m.block = Some("v4.19".into());
-    m.params = BTreeMap::from([("nreaders".to_string(), "10".to_string())]);
-    let out = st
-        .import_run(
-            &m,
-            &[InputFile::path(
-                fixture("samples/seed001_rcuperf_preempt_off_sweep.csv"),
-                None,
-            )],
-            None,
-        )
-        .await
-        .unwrap();
+    let (m, file) = seed001_sweep();
+    let out = st.import_run(&m, &[file], None).await.unwrap();
     assert_eq!(out.run_ids.len(), 4);
     let keys: Vec<String> = sqlx::query_scalar("SELECT params_key FROM runs ORDER BY id")
         .fetch_all(&pool)
@@ -231,30 +206,8 @@ async fn metadata_is_validated() {
 #[tokio::test]
 async fn a_directory_of_per_cpu_files_gets_all_totals() {
     let (d, st, pool) = fresh().await;
-    let dir = d.path().join("trace_stat");
-    std::fs::create_dir(&dir).unwrap();
     // seed 004's "original" rows, one file per CPU as the kernel writes them.
-    for (cpu, hit, time) in [
-        (0, 838746, "182650.3"),
-        (1, 841768, "191138.6"),
-        (2, 828243, "180455.6"),
-        (3, 810258, "189158.1"),
-    ] {
-        std::fs::write(
-            dir.join(format!("function{cpu}")),
-            format!(
-                "  Function                               Hit    Time            Avg             s^2\n  \
-                 --------                               ---    ----            ---             ---\n  \
-                 rcu_preempt_deferred_qs_handle    {hit}    {time} us     0.217 us        0.004 us    \n"
-            ),
-        )
-        .unwrap();
-    }
-    let files: Vec<InputFile> = ingest::expand_paths(std::slice::from_ref(&dir))
-        .unwrap()
-        .into_iter()
-        .map(|p| InputFile::path(p, None))
-        .collect();
+    let files = seed004_files(d.path());
     let out = st.import_run(&meta("b", "qs"), &files, None).await.unwrap();
     // 4 CPUs x 4 metrics, plus hit, time and avg totals.
     assert_eq!(out.series, 19);
@@ -298,28 +251,14 @@ async fn later_files_bring_new_names_and_reuse_earlier_ones() {
     // Names travel from the parser once per import: the second file reuses `a`'s and brings
     // `b`; the third only `a` again. Each series must still land under its own name and CPU.
     let (d, st, pool) = fresh().await;
-    let dir = d.path().join("trace_stat");
-    std::fs::create_dir(&dir).unwrap();
-    let head = "  Function    Hit    Time            Avg             s^2\n  \
-                --------    ---    ----            ---             ---\n";
-    for (cpu, rows) in [
-        (0, vec![("a", 10)]),
-        (1, vec![("b", 21), ("a", 11)]),
-        (2, vec![("a", 12)]),
-    ] {
-        let mut text = head.to_string();
-        for (f, hit) in rows {
-            text.push_str(&format!(
-                "  {f}    {hit}    1.0 us     0.1 us        0.0 us    \n"
-            ));
-        }
-        std::fs::write(dir.join(format!("function{cpu}")), text).unwrap();
-    }
-    let files: Vec<InputFile> = ingest::expand_paths(std::slice::from_ref(&dir))
-        .unwrap()
-        .into_iter()
-        .map(|p| InputFile::path(p, None))
-        .collect();
+    let files = per_cpu_files(
+        d.path(),
+        &[
+            vec![("a", 10, "1.0")],
+            vec![("b", 21, "1.0"), ("a", 11, "1.0")],
+            vec![("a", 12, "1.0")],
+        ],
+    );
     st.import_run(&meta("b", "names"), &files, None)
         .await
         .unwrap();

@@ -5,16 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{form, start_servers, time_file, upload};
-
-/// Five samples per build around `level`, with a fixed scatter of about 1%.
-fn samples(build: usize, level: f64) -> String {
-    let mut out = String::from("metric,unit,value\n");
-    for i in 0..5 {
-        let u = ((build * 7919 + i * 104_729) % 1000) as f64 / 1000.0 - 0.5;
-        out.push_str(&format!("time,ms,{:.5}\n", level * (1.0 + 0.02 * u)));
-    }
-    out
-}
+use crate::history::{import_history, samples};
 
 /// Two servers with one webhook: an alert group waiting to be sent is posted by the first
 /// upload after it, whichever server takes it, and only once when uploads reach both servers
@@ -27,26 +18,12 @@ async fn two_servers_post_each_alert_group_once() {
     };
     let check = store::Store::open(&db).await.unwrap();
     // A step in a 30-build history on main: one alert group, not sent yet.
-    let mut groups = Vec::new();
-    for b in 0..30 {
-        let meta = store::RunMeta {
-            build: store::BuildMeta {
-                label: format!("b{b:02}"),
-                ..Default::default()
-            },
-            machine: "rig1".into(),
-            benchmark: "hb".into(),
-            ..Default::default()
-        };
-        let level = if b < 15 { 10.0 } else { 11.5 };
-        let file = store::InputFile::bytes("run.csv", samples(b, level).into_bytes(), None);
-        let outcome = check.import_run(&meta, &[file], None).await.unwrap();
-        groups.extend(
-            quiescent::history::after_import(&check, &outcome.run_ids, &store::Placement::main())
-                .await
-                .unwrap(),
-        );
-    }
+    let levels: Vec<f64> = (0..30).map(|b| if b < 15 { 10.0 } else { 11.5 }).collect();
+    let groups: Vec<i64> = import_history(&check, &levels)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
     assert_eq!(groups.len(), 1, "{groups:?}");
     assert_eq!(check.unnotified_groups().await.unwrap(), groups);
 

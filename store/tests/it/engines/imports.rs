@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use sha2::{Digest, Sha256};
 use store::{Error, InputFile, NewSeries, RunQuery, RunSummary, Store};
 
-use super::{hb, meta, run_of};
-use crate::fixture;
+use super::{hb, meta, run_of, seed001_sweep};
+use crate::{fixture, seed004_files};
 
 both!(import_then_list_and_read_back, |st| {
     let path = fixture("trace_stat/seed004_head_function_star_4cpu_collapsed_ws.txt");
@@ -347,16 +347,8 @@ both!(files_are_stored_once_and_read_back_byte_for_byte, |st| {
 });
 
 both!(a_sweep_makes_one_run_per_parameter_combination, |st| {
-    let mut m = meta("v4.19", "rcuperf");
-    m.block = Some("v4.19".into());
-    m.params = BTreeMap::from([("nreaders".to_string(), "10".to_string())]);
-    let file = || {
-        InputFile::path(
-            fixture("samples/seed001_rcuperf_preempt_off_sweep.csv"),
-            None,
-        )
-    };
-    let out = st.import_run(&m, &[file()], None).await.unwrap();
+    let (m, file) = seed001_sweep();
+    let out = st.import_run(&m, &[file], None).await.unwrap();
     assert_eq!(out.run_ids.len(), 4);
     assert_eq!((out.series, out.samples), (4, 4));
     let runs = st.runs(&RunQuery::default()).await.unwrap();
@@ -383,7 +375,7 @@ both!(a_sweep_makes_one_run_per_parameter_combination, |st| {
             ("gp_duration", Some("median"))
         );
     }
-    let again = st.import_run(&m, &[file()], None).await.unwrap();
+    let again = st.import_run(&m, &[seed001_sweep().1], None).await.unwrap();
     assert!(!again.created);
     assert_eq!(again.run_ids, out.run_ids);
     assert_eq!((again.series, again.samples), (4, 4));
@@ -475,30 +467,8 @@ both!(failed_imports_leave_nothing_behind, |st| {
 
 both!(a_per_cpu_profile_gets_its_totals, |st| {
     let d = tempfile::tempdir().unwrap();
-    let dir = d.path().join("trace_stat");
-    std::fs::create_dir(&dir).unwrap();
     // seed 004's "original" rows, one file per CPU as the kernel writes them.
-    for (cpu, hit, time) in [
-        (0, 838746, "182650.3"),
-        (1, 841768, "191138.6"),
-        (2, 828243, "180455.6"),
-        (3, 810258, "189158.1"),
-    ] {
-        std::fs::write(
-            dir.join(format!("function{cpu}")),
-            format!(
-                "  Function                               Hit    Time            Avg             s^2\n  \
-                 --------                               ---    ----            ---             ---\n  \
-                 rcu_preempt_deferred_qs_handle    {hit}    {time} us     0.217 us        0.004 us    \n"
-            ),
-        )
-        .unwrap();
-    }
-    let files: Vec<InputFile> = ingest::expand_paths(std::slice::from_ref(&dir))
-        .unwrap()
-        .into_iter()
-        .map(|p| InputFile::path(p, None))
-        .collect();
+    let files = seed004_files(d.path());
     let out = st.import_run(&meta("b", "qs"), &files, None).await.unwrap();
     // 4 CPUs x 4 metrics, plus hit, time and avg totals.
     assert_eq!((out.series, out.samples), (19, 19));

@@ -1,12 +1,9 @@
 //! What the server keeps beside results: upload tokens and their scopes, shared comparisons and
 //! upload idempotency keys.
 
-use std::collections::BTreeMap;
+use store::{KeyUse, NewShare, Revoked, StoredShare, StoredToken, TokenScopes};
 
-use store::{InputFile, KeyUse, NewShare, Revoked, StoredShare, StoredToken, TokenScopes};
-
-use super::{hb, meta, run_of};
-use crate::fixture;
+use super::{hb, meta, run_of, seed001_sweep};
 
 both!(tokens_are_created_listed_revoked_and_found_by_hash, |st| {
     assert!(st.tokens().await.unwrap().is_empty());
@@ -183,21 +180,9 @@ both!(
         let tokens = st.tokens().await.unwrap();
         let (t, other) = (tokens[0].id, tokens[1].id);
 
-        let mut m = meta("v4.19", "rcuperf");
-        m.block = Some("v4.19".into());
-        m.params = BTreeMap::from([("nreaders".to_string(), "10".to_string())]);
+        let (mut m, file) = seed001_sweep();
         m.token_id = Some(t);
-        let sweep = st
-            .import_run(
-                &m,
-                &[InputFile::path(
-                    fixture("samples/seed001_rcuperf_preempt_off_sweep.csv"),
-                    None,
-                )],
-                None,
-            )
-            .await
-            .unwrap();
+        let sweep = st.import_run(&m, &[file], None).await.unwrap();
         assert_eq!(sweep.run_ids.len(), 4);
         let single = run_of(&st, "v1", "rig", "hb", &[1.0, 2.0]).await;
 

@@ -44,6 +44,19 @@ mod writer;
 use sqlx::Connection as _;
 use store::{BuildMeta, InputFile, RunMeta, Store};
 
+/// seed 001's rcuperf sweep (block `v4.19`, four `preempt_off_ms` values) as one import of
+/// build `v4.19` with `nreaders=10`: four runs.
+pub fn seed001_sweep() -> (RunMeta, InputFile) {
+    let mut m = meta("v4.19", "rcuperf");
+    m.block = Some("v4.19".into());
+    m.params = std::collections::BTreeMap::from([("nreaders".to_string(), "10".to_string())]);
+    let file = InputFile::path(
+        crate::fixture("samples/seed001_rcuperf_preempt_off_sweep.csv"),
+        None,
+    );
+    (m, file)
+}
+
 /// Run metadata of `benchmark` on machine `rig` for build `build`.
 pub fn meta(build: &str, benchmark: &str) -> RunMeta {
     RunMeta {
