@@ -217,6 +217,7 @@ impl Encoded {
                 "INSERT INTO pending_blocks (import_key, seq, run_slot, metric_id, unit_id, direction_id, label_id, statistic_id, series, n, vals, created_at) VALUES ",
                 chunk.len(),
                 12,
+                tx.is_postgres(),
             );
             with_tx!(&mut *tx, |t| {
                 let mut q = sqlx::query(AssertSqlSafe(sql));
@@ -277,6 +278,7 @@ impl Encoded {
                 "INSERT INTO series_block (id, run_id, metric_id, unit_id, direction_id, label_id, statistic_id, series, n, vals) VALUES ",
                 chunk.len(),
                 10,
+                tx.is_postgres(),
             );
             with_tx!(&mut *tx, |t| {
                 let mut q = sqlx::query(AssertSqlSafe(sql));
@@ -291,15 +293,20 @@ impl Encoded {
     }
 }
 
-/// `head` followed by `rows` groups of `cols` placeholders: `($1,$2),($3,$4)`.
-pub(crate) fn insert_sql(head: &str, rows: usize, cols: usize) -> String {
+/// `head` followed by `rows` groups of `cols` placeholders: `($1,$2),($3,$4)` when
+/// `numbered` (PostgreSQL), `(?,?),(?,?)` otherwise (SQLite, see [`crate::engine`]).
+pub(crate) fn insert_sql(head: &str, rows: usize, cols: usize, numbered: bool) -> String {
     let mut sql = String::with_capacity(head.len() + rows * cols * 5);
     sql.push_str(head);
     for i in 0..rows {
         sql.push_str(if i == 0 { "(" } else { ",(" });
         for c in 1..=cols {
             let sep = if c == 1 { "" } else { "," };
-            let _ = write!(sql, "{sep}${}", i * cols + c);
+            if numbered {
+                let _ = write!(sql, "{sep}${}", i * cols + c);
+            } else {
+                let _ = write!(sql, "{sep}?");
+            }
         }
         sql.push(')');
     }

@@ -5,7 +5,9 @@
 //! `RETURNING`, BIGINT ids), and the statement is compiled once per engine by [`with_pool!`] and
 //! [`with_tx!`], which expand their body in a `match` arm per engine: every type a query binds or
 //! decodes is then a concrete sqlx type, never a generic bound. Where the engines' SQL differs
-//! the caller asks [`Store::is_postgres`].
+//! the caller asks [`Store::is_postgres`]. Multi-row inserts are one such place: SQLite finds a
+//! numbered placeholder's name by a walk of a list, and sqlx asks each one's name when binding,
+//! so a statement of n `$N` placeholders costs n² there; SQLite gets anonymous `?` instead.
 
 use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
 
@@ -127,6 +129,11 @@ impl Store {
 }
 
 impl Tx {
+    /// True on PostgreSQL (see [`Store::is_postgres`]).
+    pub(crate) fn is_postgres(&self) -> bool {
+        matches!(self.inner, TxInner::Postgres(_))
+    }
+
     pub(crate) async fn commit(self) -> Result<(), Error> {
         match self.inner {
             TxInner::Sqlite(tx) => tx.commit().await?,

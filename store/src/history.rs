@@ -3,6 +3,7 @@
 //! Sample values are not read here: callers get series ids and read them with
 //! [`crate::series_values`], so the history follows however samples are stored.
 
+use futures_util::TryStreamExt as _;
 use sqlx::Row as _;
 
 use crate::blocks::decode_series;
@@ -305,7 +306,8 @@ impl Store {
         with_pool!(self, |pool| {
             let mut out = Vec::new();
             for id in run_ids {
-                let rows = sqlx::query(
+                // Streamed: a profile's run is tens of thousands of blocks.
+                let mut rows = sqlx::query(
                     "SELECT bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key, mn.name, sb.series \
                      FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
                      JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
@@ -313,15 +315,13 @@ impl Store {
                      WHERE r.id = $1 AND sb.label_id IS NULL AND sb.statistic_id IS NULL",
                 )
                 .bind(id)
-                .fetch_all(pool)
-                .await?;
-                for r in &rows {
-                    let series: String = r.try_get(7)?;
-                    if decode_series(&series)?
+                .fetch(pool);
+                while let Some(r) = rows.try_next().await? {
+                    if decode_series(r.try_get(7)?)?
                         .iter()
                         .any(|&(scope, _)| i64::from(scope) == all)
                     {
-                        out.push(key_of(r)?);
+                        out.push(key_of(&r)?);
                     }
                 }
             }

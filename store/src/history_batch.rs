@@ -4,9 +4,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+use futures_util::TryStreamExt as _;
 use sqlx::Row as _;
 
 use crate::blocks::{decode_series, insert_sql};
+use crate::read::split;
 use crate::{Error, HistoryKey, HistoryPoint, Store, now, with_pool, with_tx};
 
 /// (branch id, machine id, benchmark, parameters): the history a key's metric belongs to.
@@ -37,12 +39,55 @@ fn saved_key<'a>(s: &SavedSeries<'a>) -> (i64, i64, &'a str, &'a str, &'a str) {
 /// limit); more are filtered after reading.
 const METRICS_PER_QUERY: usize = 500;
 
+/// A history key with its points and each point's samples.
+pub type LoadedKey = (HistoryKey, Vec<(HistoryPoint, Vec<f64>)>);
+
 /// A history series' detector result to record: key, direction, unit and tested p-values.
 pub struct SavedSeries<'a> {
     pub key: &'a HistoryKey,
     pub direction: &'a str,
     pub unit: &'a str,
     pub tested_p: &'a [f64],
+}
+
+/// Files one block's point of a history under the keys `idx` of its metric: the block's `all`
+/// series becomes the point's series (`point.series_id` holds the block id until then), with
+/// its samples when the block's `blob` was read. A block without an `all` series is no point.
+fn file_point(
+    mut point: HistoryPoint,
+    series: &str,
+    blob: Option<&[u8]>,
+    all: i64,
+    idx: &[usize],
+    out: &mut [Vec<(HistoryPoint, Vec<f64>)>],
+) -> Result<(), Error> {
+    let is_all = |&scope: &u32| i64::from(scope) == all;
+    let (pos, samples) = match blob {
+        Some(blob) => {
+            let parts = split(series, blob)?;
+            let Some(pos) = parts.scopes.iter().position(is_all) else {
+                return Ok(());
+            };
+            (pos, parts.get(pos).unwrap_or_default().to_vec())
+        }
+        None => {
+            let Some(pos) = decode_series(series)?
+                .iter()
+                .position(|(scope, _)| is_all(scope))
+            else {
+                return Ok(());
+            };
+            (pos, Vec::new())
+        }
+    };
+    point.series_id = (point.series_id << 16) | pos as i64;
+    if let Some((&last, rest)) = idx.split_last() {
+        for &i in rest {
+            out[i].push((point.clone(), samples.clone()));
+        }
+        out[last].push((point, samples));
+    }
+    Ok(())
 }
 
 impl Store {
@@ -52,7 +97,30 @@ impl Store {
         &self,
         keys: &[HistoryKey],
     ) -> Result<Vec<Vec<HistoryPoint>>, Error> {
-        let mut out: Vec<Vec<HistoryPoint>> = vec![Vec::new(); keys.len()];
+        Ok(self
+            .history_read(keys, false)
+            .await?
+            .into_iter()
+            .map(|h| h.into_iter().map(|(p, _)| p).collect())
+            .collect())
+    }
+
+    /// [`Store::history_points_many`] with each point's samples, read in the same query
+    /// (a block is read once, and only the series wanted is copied out of it).
+    pub async fn history_samples_many(
+        &self,
+        keys: &[HistoryKey],
+    ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
+        self.history_read(keys, true).await
+    }
+
+    /// The points of every key, with their samples when `values` (otherwise empty).
+    async fn history_read(
+        &self,
+        keys: &[HistoryKey],
+        values: bool,
+    ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
+        let mut out: Vec<Vec<(HistoryPoint, Vec<f64>)>> = vec![Vec::new(); keys.len()];
         // (branch, machine, benchmark, params) -> metric -> indexes into `keys`.
         let mut groups: HashMap<HistoryOf<'_>, HashMap<&str, Vec<usize>>> = HashMap::new();
         for (i, k) in keys.iter().enumerate() {
@@ -77,76 +145,85 @@ impl Store {
             } else {
                 Vec::new()
             };
-            let filter = if names.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "AND m.name IN ({})",
-                    (5..5 + names.len())
-                        .map(|i| format!("${i}"))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                )
-            };
-            let sql = format!(
-                "SELECT b.id, b.label, bb.position, r.id, sb.id, u.name, d.name, m.name, sb.series \
-                 FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
-                 JOIN runs r ON r.build_id = b.id \
-                 JOIN series_block sb ON sb.run_id = r.id \
-                 JOIN names m ON m.id = sb.metric_id JOIN names u ON u.id = sb.unit_id \
-                 JOIN names d ON d.id = sb.direction_id \
-                 WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
-                   AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
-                   {filter} \
-                 ORDER BY bb.position, r.id"
-            );
-            let rows: Vec<(HistoryPoint, String, i64, String)> = with_pool!(self, |pool| {
-                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
-                    .bind(branch_id)
-                    .bind(machine_id)
-                    .bind(benchmark)
-                    .bind(params_key);
-                for m in &names {
-                    q = q.bind(*m);
-                }
-                q.fetch_all(pool)
-                    .await?
-                    .iter()
-                    .map(|r| {
-                        Ok((
-                            HistoryPoint {
-                                build_id: r.try_get(0)?,
-                                label: r.try_get(1)?,
-                                position: r.try_get(2)?,
-                                run_id: r.try_get(3)?,
-                                series_id: 0,
-                                unit: r.try_get(5)?,
-                                direction: r.try_get(6)?,
-                            },
-                            r.try_get::<String, _>(7)?,
-                            r.try_get::<i64, _>(4)?,
-                            r.try_get::<String, _>(8)?,
-                        ))
-                    })
-                    .collect::<Result<Vec<_>, Error>>()?
-            });
-            for (mut point, metric, block, series) in rows {
-                let Some(idx) = metrics.get(metric.as_str()) else {
-                    continue;
-                };
-                let Some(pos) = decode_series(&series)?
-                    .iter()
-                    .position(|&(scope, _)| i64::from(scope) == all)
-                else {
-                    continue;
-                };
-                point.series_id = (block << 16) | pos as i64;
-                for &i in idx {
-                    out[i].push(point.clone());
-                }
-            }
+            self.each_point(
+                (branch_id, machine_id, benchmark, params_key),
+                &names,
+                values,
+                |metric, point, series, blob| {
+                    let Some(idx) = metrics.get(metric) else {
+                        return Ok(());
+                    };
+                    file_point(point, series, blob, all, idx, &mut out)
+                },
+            )
+            .await?;
         }
         Ok(out)
+    }
+
+    /// Calls `f` with (metric, point, series JSON, samples blob when `values`) for each
+    /// whole-run block of the history `of` (of the metrics `names`, or of all when empty), in
+    /// branch order; `point.series_id` is the block id. Rows are handed over as they arrive: a
+    /// profile's history is tens of thousands of blocks, and holding them all before filing
+    /// doubled the pass's memory.
+    async fn each_point(
+        &self,
+        of: HistoryOf<'_>,
+        names: &[&str],
+        values: bool,
+        mut f: impl FnMut(&str, HistoryPoint, &str, Option<&[u8]>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let (branch_id, machine_id, benchmark, params_key) = of;
+        let filter = if names.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "AND m.name IN ({})",
+                (5..5 + names.len())
+                    .map(|i| format!("${i}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        };
+        let vals = if values { "sb.vals" } else { "NULL" };
+        // Blocks are read whole rather than through the `series` view, whose JSON expansion
+        // PostgreSQL's planner cannot estimate; the `all` scope is found in each block.
+        let sql = format!(
+            "SELECT b.id, b.label, bb.position, r.id, sb.id, u.name, d.name, m.name, sb.series, {vals} \
+             FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
+             JOIN runs r ON r.build_id = b.id \
+             JOIN series_block sb ON sb.run_id = r.id \
+             JOIN names m ON m.id = sb.metric_id JOIN names u ON u.id = sb.unit_id \
+             JOIN names d ON d.id = sb.direction_id \
+             WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
+               AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
+               {filter} \
+             ORDER BY bb.position, r.id"
+        );
+        with_pool!(self, |pool| {
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(branch_id)
+                .bind(machine_id)
+                .bind(benchmark)
+                .bind(params_key);
+            for m in names {
+                q = q.bind(*m);
+            }
+            let mut rows = q.fetch(pool);
+            while let Some(r) = rows.try_next().await? {
+                let point = HistoryPoint {
+                    build_id: r.try_get(0)?,
+                    label: r.try_get(1)?,
+                    position: r.try_get(2)?,
+                    run_id: r.try_get(3)?,
+                    series_id: r.try_get(4)?,
+                    unit: r.try_get(5)?,
+                    direction: r.try_get(6)?,
+                };
+                f(r.try_get(7)?, point, r.try_get(8)?, r.try_get(9)?)?;
+            }
+        });
+        Ok(())
     }
 
     /// [`Store::save_history_series`] of every item, in transactions of at most
@@ -176,6 +253,7 @@ impl Store {
                     "INSERT INTO history_series (branch_id, machine_id, benchmark, params_key, metric, direction, tested_p, updated_at, unit) VALUES ",
                     rows.len(),
                     9,
+                    tx.is_postgres(),
                 );
                 sql.push_str(
                     " ON CONFLICT (branch_id, machine_id, benchmark, params_key, metric) \

@@ -12,24 +12,41 @@ use crate::{Error, Store};
 /// Blocks per statement.
 const IDS_PER_STMT: usize = 500;
 
-/// Splits a block's samples into its series: (index in the block, values), in order.
-fn split(series_json: &str, blob: &[u8]) -> Result<Vec<Vec<f64>>, Error> {
+/// A block's samples and where each of its series lies in them, in block order.
+pub(crate) struct Split {
+    vals: Vec<f64>,
+    at: Vec<std::ops::Range<usize>>,
+    /// The scope name id of each series.
+    pub(crate) scopes: Vec<u32>,
+}
+
+impl Split {
+    /// The values of the block's `i`th series.
+    pub(crate) fn get(&self, i: usize) -> Option<&[f64]> {
+        self.at.get(i).map(|r| &self.vals[r.clone()])
+    }
+}
+
+/// Splits a block's samples into its series without copying them (a profile's block holds
+/// 65 series and a reader often wants one).
+pub(crate) fn split(series_json: &str, blob: &[u8]) -> Result<Split, Error> {
     let series = decode_series(series_json)?;
     let vals = unpack(blob)?;
-    let total: usize = series.iter().map(|s| s.1).sum();
-    if total != vals.len() {
+    let mut at = Vec::with_capacity(series.len());
+    let mut scopes = Vec::with_capacity(series.len());
+    let mut end = 0;
+    for (scope, n) in series {
+        at.push(end..end + n);
+        scopes.push(scope);
+        end += n;
+    }
+    if end != vals.len() {
         return Err(Error::Corrupt(format!(
-            "a block's series count {total} samples, its data holds {}",
+            "a block's series count {end} samples, its data holds {}",
             vals.len()
         )));
     }
-    let mut out = Vec::with_capacity(series.len());
-    let mut at = 0;
-    for (_, n) in series {
-        out.push(vals[at..at + n].to_vec());
-        at += n;
-    }
-    Ok(out)
+    Ok(Split { vals, at, scopes })
 }
 
 impl Store {
@@ -57,13 +74,13 @@ impl Store {
                     q = q.bind(id);
                 }
                 for (block, series, blob) in q.fetch_all(pool).await? {
-                    let mut parts = split(&series, &blob)?;
+                    let parts = split(&series, &blob)?;
                     let mut idx = wanted.remove(&block).unwrap_or_default();
                     idx.sort_unstable();
                     idx.dedup();
                     for i in idx {
-                        if let Some(v) = parts.get_mut(i) {
-                            out.push(((block << 16) | i as i64, std::mem::take(v)));
+                        if let Some(v) = parts.get(i) {
+                            out.push(((block << 16) | i as i64, v.to_vec()));
                         }
                     }
                 }
@@ -83,8 +100,9 @@ impl Store {
             .await?;
             let mut out = Vec::new();
             for (block, series, blob) in rows {
-                for (i, v) in split(&series, &blob)?.into_iter().enumerate() {
-                    out.push(((block << 16) | i as i64, v));
+                let parts = split(&series, &blob)?;
+                for (i, r) in parts.at.iter().enumerate() {
+                    out.push(((block << 16) | i as i64, parts.vals[r.clone()].to_vec()));
                 }
             }
             Ok(out)

@@ -53,26 +53,22 @@ pub async fn load(store: &Store, key: &HistoryKey) -> anyhow::Result<Loaded> {
     Ok(all.pop().expect("one key, one history"))
 }
 
-/// [`load`] of many keys: one query for their runs per history and one for all their samples.
+/// [`load`] of many keys: one query per history, each block read once for its runs and
+/// samples.
 pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<Loaded>> {
-    let points = store.history_points_many(keys).await?;
-    let ids: Vec<i64> = points.iter().flatten().map(|p| p.series_id).collect();
-    let mut by_id: HashMap<i64, Vec<f64>> = store.series_values(&ids).await?.into_iter().collect();
-    Ok(keys
-        .iter()
-        .zip(points)
-        .map(|(key, points)| {
-            let values = points
-                .iter()
-                .map(|p| by_id.remove(&p.series_id).unwrap_or_default())
-                .collect();
-            Loaded {
-                key: key.clone(),
-                points,
-                values,
-            }
-        })
-        .collect())
+    let read = store.history_samples_many(keys).await?;
+    Ok(keys.iter().cloned().zip(read).map(Loaded::from).collect())
+}
+
+impl From<store::LoadedKey> for Loaded {
+    fn from((key, read): store::LoadedKey) -> Loaded {
+        let (points, values) = read.into_iter().unzip();
+        Loaded {
+            key,
+            points,
+            values,
+        }
+    }
 }
 
 /// Detector state per history key kept between imports in this process, so a run appended at
@@ -84,15 +80,23 @@ fn cache() -> &'static Cache {
     CACHE.get_or_init(Cache::default)
 }
 
+/// Histories shorter than this many samples are analysed whole every time and keep no state:
+/// their whole analysis costs less than the state would weigh (a profile's import re-analyses
+/// tens of thousands of histories of a few points each).
+const KEEP_STATE_FROM: usize = 64;
+
 /// The analysis of one history, incremental when this process analysed its prefix before:
 /// the samples beyond it are pushed into the kept state, otherwise the series is analysed
-/// whole (and kept for the next run).
+/// whole (and kept for the next run when it is long enough to be worth it).
 pub fn analyse(
     key: &HistoryKey,
     positions: &[i64],
     values: &[f64],
 ) -> anyhow::Result<SeriesAnalysis> {
     let settings = DetectSettings::default();
+    if values.len() < KEEP_STATE_FROM {
+        return Ok(changepoint::analyse(positions, values, &settings)?);
+    }
     let mut cache = cache()
         .lock()
         .map_err(|_| anyhow::anyhow!("detector cache poisoned"))?;
@@ -135,13 +139,13 @@ type Analysed = (i64, Loaded, SeriesAnalysis);
 /// Re-analyses `keys` and records new alerts, with q-values across every series of each
 /// benchmark on the branch.
 pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<i64>> {
+    let loaded = load_many(store, keys).await?;
     let settings = DetectSettings::default();
     let mut groups = Vec::new();
     // Per (branch, benchmark): the analyses of the keys re-analysed.
     let mut by_bench: HashMap<(i64, String), Vec<Analysed>> = HashMap::new();
     // Every analysis on one blocking thread: a profile re-analyses tens of thousands of
     // series, most of them a few points long, and a hand-off each cost more than the work.
-    let loaded = load_many(store, keys).await?;
     let analysed = tokio::task::spawn_blocking(move || {
         loaded
             .into_iter()
