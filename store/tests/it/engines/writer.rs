@@ -143,9 +143,10 @@ async fn pending(st: &store::Store) -> i64 {
 
 both!(a_large_import_is_staged_in_batches_and_moved_whole, |st| {
     let st = st.staging_large_imports();
-    // 30,000 functions x 4 metrics: staged in several transactions, then moved. While the
+    // 60,000 functions x 4 metrics: staged in several transactions, then moved (enough
+    // batches that they outlast the small import's start on a busy machine). While the
     // batches are written, another import commits between two of them.
-    let big = profile(functions(30_000, 1_000));
+    let big = profile(functions(60_000, 1_000));
     let large = {
         let st = st.clone();
         tokio::spawn(async move {
