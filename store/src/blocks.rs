@@ -122,6 +122,23 @@ impl Blocks {
         self.lens[slot] as usize
     }
 
+    /// (run, metric) of every block of whole-run series (no label, no statistic) holding a
+    /// series of `scope`, sorted; none when `scope` is `None`.
+    pub(crate) fn whole_run_with_scope(&self, scope: Option<u32>) -> Vec<(i64, u32)> {
+        let Some(scope) = scope else {
+            return Vec::new();
+        };
+        let mut out: Vec<(i64, u32)> = self
+            .blocks
+            .iter()
+            .filter(|b| b.key.1[3] == 0 && b.key.1[4] == 0 && b.scopes.contains(&scope))
+            .map(|b| (b.key.0, b.key.1[0]))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// Slots used so far.
     pub(crate) fn slots(&self) -> usize {
         self.slots.len()
@@ -317,7 +334,8 @@ fn nonzero(id: u32) -> Option<i64> {
     (id != 0).then_some(id as i64)
 }
 
-/// The `series` JSON of a block: [scope name id, sample count] per series.
+/// The `series` JSON of a block: [scope name id, sample count] per series, compact (history
+/// reads find a scope in it by text: `history_batch::has_scope`).
 fn series_json(scopes: &[u32], counts: &[u32]) -> String {
     let mut series = String::with_capacity(scopes.len() * 12 + 2);
     series.push('[');
@@ -357,6 +375,21 @@ pub(crate) fn decode_series(json: &str) -> Result<Vec<(u32, usize)>, Error> {
 mod tests {
     use super::*;
     use crate::write::unpack;
+
+    #[test]
+    fn a_scope_entry_is_found_in_the_series_text_of_its_blocks_only() {
+        use crate::history_batch::scope_entry;
+        let json = series_json(&[13, 3, 130], &[2, 1, 1]);
+        assert_eq!(json, "[[13,2],[3,1],[130,1]]");
+        for id in [13, 3, 130] {
+            assert!(json.contains(&scope_entry(id)), "{id}");
+        }
+        // Ids that are a prefix, a suffix or a count of another are not found.
+        for id in [1, 2, 30, 31] {
+            assert!(!json.contains(&scope_entry(id)), "{id}");
+        }
+        assert_eq!(decode_series(&json).unwrap(), [(13, 2), (3, 1), (130, 1)]);
+    }
 
     fn row(run_id: i64, metric: u32, scope: u32, vals: &[f64]) -> Row {
         Row {

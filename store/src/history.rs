@@ -7,6 +7,7 @@ use futures_util::TryStreamExt as _;
 use sqlx::Row as _;
 
 use crate::blocks::decode_series;
+use crate::history_batch::{has_scope, scope_entry};
 use crate::{Error, Store};
 use crate::{WritePool as _, with_pool};
 
@@ -307,14 +308,16 @@ impl Store {
             let mut out = Vec::new();
             for id in run_ids {
                 // Streamed: a profile's run is tens of thousands of blocks.
-                let mut rows = sqlx::query(
+                let mut rows = sqlx::query(sqlx::AssertSqlSafe(format!(
                     "SELECT bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key, mn.name, sb.series \
                      FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
                      JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
                      JOIN series_block sb ON sb.run_id = r.id JOIN names mn ON mn.id = sb.metric_id \
-                     WHERE r.id = $1 AND sb.label_id IS NULL AND sb.statistic_id IS NULL",
-                )
+                     WHERE r.id = $1 AND sb.label_id IS NULL AND sb.statistic_id IS NULL AND {}",
+                    has_scope(self.is_postgres(), "$2")
+                )))
                 .bind(id)
+                .bind(scope_entry(all))
                 .fetch(pool);
                 while let Some(r) = rows.try_next().await? {
                     if decode_series(r.try_get(7)?)?
@@ -329,6 +332,47 @@ impl Store {
             out.dedup();
             Ok(out)
         })
+    }
+
+    /// [`Store::history_keys_of_runs`] from what the import saw: (run id, metric) of each
+    /// whole-run `all` series ([`crate::ImportOutcome::history_metrics`]). Only each run's
+    /// branches, machine, benchmark and parameters are read, not its blocks.
+    pub async fn history_keys_of_metrics(
+        &self,
+        metrics: &[(i64, String)],
+    ) -> Result<Vec<HistoryKey>, Error> {
+        let mut out = Vec::with_capacity(metrics.len());
+        for run in metrics.chunk_by(|a, b| a.0 == b.0) {
+            let run_id = run[0].0;
+            let histories: Vec<(i64, String, i64, String, String, String)> = with_pool!(
+                self,
+                |pool| {
+                    sqlx::query_as(
+                        "SELECT bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key \
+                         FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
+                         JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
+                         WHERE r.id = $1",
+                    )
+                    .bind(run_id)
+                    .fetch_all(pool)
+                    .await?
+                }
+            );
+            for (branch_id, branch, machine_id, machine, benchmark, params_key) in histories {
+                out.extend(run.iter().map(|(_, metric)| HistoryKey {
+                    branch_id,
+                    branch: branch.clone(),
+                    machine_id,
+                    machine: machine.clone(),
+                    benchmark: benchmark.clone(),
+                    params_key: params_key.clone(),
+                    metric: metric.clone(),
+                }));
+            }
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
     }
 
     /// The id of a stored name.

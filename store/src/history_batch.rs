@@ -39,6 +39,22 @@ fn saved_key<'a>(s: &SavedSeries<'a>) -> (i64, i64, &'a str, &'a str, &'a str) {
 /// limit); more are filtered after reading.
 const METRICS_PER_QUERY: usize = 500;
 
+/// SQL true when the `series` of block `sb` lists the scope whose [`scope_entry`] is bound
+/// as `param`: a filter in the database, so that blocks without it (a profile's per-CPU-only
+/// metrics, a quarter of its blocks) are not handed over to be decoded and dropped. Every
+/// writer of `series` writes compact JSON (`[[12,3],[13,3]]`: `blocks::series_json`,
+/// SQLite's `json_array`), where `[ID,` can only start the entry of scope ID. Readers still
+/// decode the list and check.
+pub(crate) fn has_scope(postgres: bool, param: &str) -> String {
+    let find = if postgres { "strpos" } else { "instr" };
+    format!("{find}(sb.series, {param}) > 0")
+}
+
+/// The text that starts scope `id`'s entry in a block's `series` ([`has_scope`]).
+pub(crate) fn scope_entry(id: i64) -> String {
+    format!("[{id},")
+}
+
 /// A history key with its points and each point's samples.
 pub type LoadedKey = (HistoryKey, Vec<(HistoryPoint, Vec<f64>)>);
 
@@ -147,6 +163,7 @@ impl Store {
             };
             self.each_point(
                 (branch_id, machine_id, benchmark, params_key),
+                all,
                 &names,
                 values,
                 |metric, point, series, blob| {
@@ -169,6 +186,7 @@ impl Store {
     async fn each_point(
         &self,
         of: HistoryOf<'_>,
+        all: i64,
         names: &[&str],
         values: bool,
         mut f: impl FnMut(&str, HistoryPoint, &str, Option<&[u8]>) -> Result<(), Error>,
@@ -179,7 +197,7 @@ impl Store {
         } else {
             format!(
                 "AND m.name IN ({})",
-                (5..5 + names.len())
+                (6..6 + names.len())
                     .map(|i| format!("${i}"))
                     .collect::<Vec<_>>()
                     .join(",")
@@ -197,15 +215,18 @@ impl Store {
              JOIN names d ON d.id = sb.direction_id \
              WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
                AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
+               AND {has_scope} \
                {filter} \
-             ORDER BY bb.position, r.id"
+             ORDER BY bb.position, r.id",
+            has_scope = has_scope(self.is_postgres(), "$5"),
         );
         with_pool!(self, |pool| {
             let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(branch_id)
                 .bind(machine_id)
                 .bind(benchmark)
-                .bind(params_key);
+                .bind(params_key)
+                .bind(scope_entry(all));
             for m in names {
                 q = q.bind(*m);
             }
@@ -233,6 +254,21 @@ impl Store {
         &self,
         items: &[SavedSeries<'_>],
     ) -> Result<Vec<i64>, Error> {
+        self.save_many(items, true).await
+    }
+
+    /// [`Store::save_history_series_many`] when the ids are not wanted: no row is sent back
+    /// (a profile's import saves tens of thousands of series without a change point).
+    pub async fn record_history_series_many(&self, items: &[SavedSeries<'_>]) -> Result<(), Error> {
+        self.save_many(items, false).await.map(drop)
+    }
+
+    /// Saves `items`; their ids in order when `want_ids`, none otherwise.
+    async fn save_many(
+        &self,
+        items: &[SavedSeries<'_>],
+        want_ids: bool,
+    ) -> Result<Vec<i64>, Error> {
         let at = now();
         let mut ids = Vec::with_capacity(items.len());
         for batch in items.chunks(SAVED_PER_TRANSACTION) {
@@ -257,9 +293,13 @@ impl Store {
                 );
                 sql.push_str(
                     " ON CONFLICT (branch_id, machine_id, benchmark, params_key, metric) \
-                     DO UPDATE SET direction = excluded.direction, unit = excluded.unit, tested_p = excluded.tested_p, updated_at = excluded.updated_at \
-                     RETURNING id, branch_id, machine_id, benchmark, params_key, metric",
+                     DO UPDATE SET direction = excluded.direction, unit = excluded.unit, tested_p = excluded.tested_p, updated_at = excluded.updated_at",
                 );
+                if want_ids {
+                    sql.push_str(
+                        " RETURNING id, branch_id, machine_id, benchmark, params_key, metric",
+                    );
+                }
                 let mut json = Vec::with_capacity(rows.len());
                 for s in rows {
                     json.push(
@@ -282,12 +322,17 @@ impl Store {
                             .bind(at)
                             .bind(s.unit);
                     }
+                    // Without RETURNING (`want_ids` false) no row comes back.
                     q.fetch_all(&mut **t)
                         .await?
                         .into_iter()
                         .map(|(id, b, m, bench, p, metric)| (id, (b, m, bench, p, metric)))
                         .collect()
                 });
+                if !want_ids {
+                    start = end;
+                    continue;
+                }
                 let by_key: HashMap<OwnedKey, i64> =
                     got.into_iter().map(|(id, k)| (k, id)).collect();
                 for s in rows {

@@ -140,6 +140,7 @@ async fn import_run(
         warnings: Vec::new(),
         warning_count: 0,
         formats: Vec::new(),
+        history_metrics: None,
     };
     // The names of the import's series, interned while parsing and sent once each. The next
     // file is parsed while the samples of one are filed.
@@ -396,6 +397,7 @@ async fn import_run(
         outcome.run_ids.push(run_id);
     }
 
+    outcome.history_metrics = Some(names.names_of(blocks.whole_run_with_scope(names.get("all"))));
     // Encoded (packed) now, so that the writer only inserts.
     let mut blocks = blocks.encode();
     // A large import writes its blocks ahead in bounded batches that other uploads commit
@@ -593,6 +595,9 @@ async fn finish(
     for id in &mut outcome.run_ids {
         *id = run_ids[*id as usize];
     }
+    for (id, _) in outcome.history_metrics.iter_mut().flatten() {
+        *id = run_ids[*id as usize];
+    }
     outcome.run_ids.sort_unstable();
     Ok(Finished::Stored(outcome))
 }
@@ -636,6 +641,7 @@ pub(crate) async fn existing_outcome(
         warnings: Vec::new(),
         warning_count: 0,
         formats: Vec::new(),
+        history_metrics: None,
     })
 }
 

@@ -109,6 +109,11 @@ pub struct ImportOutcome {
     pub warning_count: u64,
     /// The format of each file, in order.
     pub formats: Vec<(String, String)>,
+    /// (run id, metric) of every whole-run `all` series the import stored, as the import saw
+    /// them: the history keys the runs add to, without reading the runs back. `None` when
+    /// nothing was stored (`created` is false).
+    #[serde(skip)]
+    pub history_metrics: Option<Vec<(i64, String)>>,
 }
 
 /// Canonical `k=v&k=v` form of parameters (sorted by key).

@@ -139,6 +139,26 @@ impl Names {
         id
     }
 
+    /// The id of `name` when it is known (stored, or new in this import).
+    pub(crate) fn get(&self, name: &str) -> Option<u32> {
+        self.ids.get(name).copied()
+    }
+
+    /// `items` with each name id replaced by its name (ids unknown here are left out).
+    pub(crate) fn names_of<K: Copy>(&self, items: Vec<(K, u32)>) -> Vec<(K, String)> {
+        let wanted: FastMap<u32, ()> = items.iter().map(|&(_, id)| (id, ())).collect();
+        let found: FastMap<u32, &str> = self
+            .ids
+            .iter()
+            .filter(|(_, id)| wanted.contains_key(id))
+            .map(|(name, &id)| (id, &**name))
+            .collect();
+        items
+            .into_iter()
+            .filter_map(|(k, id)| found.get(&id).map(|n| (k, (*n).to_string())))
+            .collect()
+    }
+
     pub(crate) fn opt(&mut self, name: Option<&str>) -> u32 {
         name.map_or(0, |n| self.id(n))
     }

@@ -129,8 +129,7 @@ pub async fn build_history(store: &Store) -> anyhow::Result<(usize, usize)> {
                 .await
                 .with_context(|| format!("demo history: build {b} of {}", seed.benchmark))?;
             runs += out.run_ids.len();
-            let groups =
-                crate::history::after_import(store, &out.run_ids, &Placement::main()).await?;
+            let groups = crate::history::after_stored(store, &out, &Placement::main()).await?;
             alerts += groups.len();
         }
     }

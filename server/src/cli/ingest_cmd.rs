@@ -225,8 +225,7 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<ExitCode> {
         "stored run {ids}: {} series, {} samples, {} warnings",
         outcome.series, outcome.samples, outcome.warning_count
     );
-    let groups =
-        crate::history::after_import(&store, &outcome.run_ids, &args.run.placement()).await?;
+    let groups = crate::history::after_stored(&store, &outcome, &args.run.placement()).await?;
     for g in groups {
         if let Some(g) = crate::history::notify::group(&store, g).await? {
             println!(

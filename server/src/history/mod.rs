@@ -10,7 +10,7 @@ use std::sync::{Mutex, OnceLock};
 
 use compare::Direction;
 use compare::changepoint::{self, DetectSettings, History, SeriesAnalysis};
-use store::{HistoryKey, HistoryPoint, NewAlert, Placement, Store};
+use store::{HistoryKey, HistoryPoint, ImportOutcome, NewAlert, Placement, Store};
 
 /// One history read from the store: its runs and every run's samples, in branch order.
 #[derive(Debug, Clone)]
@@ -126,11 +126,32 @@ pub async fn after_import(
     run_ids: &[i64],
     placement: &Placement,
 ) -> anyhow::Result<Vec<i64>> {
+    place(store, run_ids, placement).await?;
+    let keys = store.history_keys_of_runs(run_ids).await?;
+    detect_keys(store, &keys).await
+}
+
+/// [`after_import`] of the runs an import just stored, whose histories the import named: they
+/// are not read back from the runs' blocks (a profile's run is tens of thousands of blocks).
+pub async fn after_stored(
+    store: &Store,
+    outcome: &ImportOutcome,
+    placement: &Placement,
+) -> anyhow::Result<Vec<i64>> {
+    let Some(metrics) = &outcome.history_metrics else {
+        return after_import(store, &outcome.run_ids, placement).await;
+    };
+    place(store, &outcome.run_ids, placement).await?;
+    let keys = store.history_keys_of_metrics(metrics).await?;
+    detect_keys(store, &keys).await
+}
+
+/// Places the builds of `run_ids` on the branch.
+async fn place(store: &Store, run_ids: &[i64], placement: &Placement) -> anyhow::Result<()> {
     for build in store.builds_of_runs(run_ids).await? {
         store.place_build(build, placement).await?;
     }
-    let keys = store.history_keys_of_runs(run_ids).await?;
-    detect_keys(store, &keys).await
+    Ok(())
 }
 
 /// A re-analysed series: its history series id, what was read and the analysis.
@@ -167,19 +188,28 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
                 .to_string()
         })
         .collect();
-    let saved: Vec<store::SavedSeries<'_>> = analysed
-        .iter()
-        .zip(&directions)
-        .map(|((loaded, analysis), direction)| store::SavedSeries {
-            key: &loaded.key,
-            direction,
-            unit: loaded.unit(),
-            tested_p: &analysis.tested_p,
-        })
-        .collect();
-    let ids = store.save_history_series_many(&saved).await?;
-    drop(saved);
-    for (hs, (loaded, analysis)) in ids.into_iter().zip(analysed) {
+    let saved = |changed: bool| -> Vec<store::SavedSeries<'_>> {
+        analysed
+            .iter()
+            .zip(&directions)
+            .filter(|((_, analysis), _)| analysis.change_points.is_empty() != changed)
+            .map(|((loaded, analysis), direction)| store::SavedSeries {
+                key: &loaded.key,
+                direction,
+                unit: loaded.unit(),
+                tested_p: &analysis.tested_p,
+            })
+            .collect()
+    };
+    // Every series' p-values are saved: they are its benchmark's family for the q-values.
+    // Only series with a change point can raise an alert, so only theirs need ids back and
+    // only their benchmarks' families are read (most of a profile's series have neither).
+    store.record_history_series_many(&saved(false)).await?;
+    let ids = store.save_history_series_many(&saved(true)).await?;
+    let changed = analysed
+        .into_iter()
+        .filter(|(_, analysis)| !analysis.change_points.is_empty());
+    for (hs, (loaded, analysis)) in ids.into_iter().zip(changed) {
         by_bench
             .entry((loaded.key.branch_id, loaded.key.benchmark.clone()))
             .or_default()
@@ -246,11 +276,11 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
 /// upload (the run is stored), and new groups go to the webhook in the background.
 pub async fn after_upload(
     state: &crate::AppState,
-    run_ids: &[i64],
+    outcome: &ImportOutcome,
     placement: &Placement,
 ) -> Result<(), crate::AppError> {
     let store = state.store.clone();
-    if let Err(e) = after_import(&store, run_ids, placement).await {
+    if let Err(e) = after_stored(&store, outcome, placement).await {
         if e.downcast_ref::<store::Error>()
             .is_some_and(|e| matches!(e, store::Error::Invalid(_)))
         {

@@ -384,3 +384,50 @@ both!(a_history_follows_one_key_over_a_branch, |st| {
     assert_eq!((every[4].run_id, every[4].n), (rb, 1));
     assert!(st.whole_run_series(4).await.unwrap().is_empty());
 });
+
+both!(an_import_names_the_histories_its_runs_add_to, |st| {
+    // A sweep's block, a per-CPU profile (whose totals the import makes) and a plain run: the
+    // keys the import names are the keys read back from its runs.
+    let d = tempfile::tempdir().unwrap();
+    let (sweep_meta, sweep) = crate::engines::seed001_sweep();
+    let mut imports = vec![(sweep_meta, vec![sweep])];
+    imports.push((
+        meta("p1", "profile"),
+        crate::per_cpu_files(
+            d.path(),
+            &[
+                vec![("a", 10, "1.0"), ("b", 3, "2.0")],
+                vec![("a", 11, "1.5")],
+            ],
+        ),
+    ));
+    imports.push((
+        meta("h1", "hb"),
+        vec![crate::engines::hb("hb.txt", &[1.0, 2.0])],
+    ));
+    let mut keys = Vec::new();
+    for (m, files) in imports {
+        let outcome = st.import_run(&m, &files, None).await.unwrap();
+        for b in st.builds_of_runs(&outcome.run_ids).await.unwrap() {
+            st.place_build(b, &Placement::main()).await.unwrap();
+        }
+        let named = outcome.history_metrics.as_deref().expect("a stored import");
+        let read = st.history_keys_of_runs(&outcome.run_ids).await.unwrap();
+        keys.push((m.benchmark.clone(), read.len()));
+        assert_eq!(
+            st.history_keys_of_metrics(named).await.unwrap(),
+            read,
+            "{}",
+            m.benchmark
+        );
+        let again = st.import_run(&m, &files, None).await.unwrap();
+        assert!(!again.created);
+        assert_eq!(again.history_metrics, None, "nothing stored, nothing named");
+    }
+    // The profile's totals are `a`'s three (`b` ran on one CPU: no total); the sweep's block
+    // is labelled, so it has no history.
+    let count = |b: &str| keys.iter().find(|k| k.0 == b).map(|k| k.1);
+    assert_eq!(count("rcuperf"), Some(0));
+    assert_eq!(count("profile"), Some(3), "{keys:?}");
+    assert!(count("hb").is_some_and(|n| n >= 1), "{keys:?}");
+});
