@@ -254,31 +254,42 @@ impl Store {
         &self,
         items: &[SavedSeries<'_>],
     ) -> Result<Vec<i64>, Error> {
-        self.save_many(items, true).await
+        self.save_many(items, items.len()).await
     }
 
-    /// [`Store::save_history_series_many`] when the ids are not wanted: no row is sent back
-    /// (a profile's import saves tens of thousands of series without a change point).
-    pub async fn record_history_series_many(&self, items: &[SavedSeries<'_>]) -> Result<(), Error> {
-        self.save_many(items, false).await.map(drop)
+    /// [`Store::save_history_series_many`] when only the ids of the first `with_ids` items are
+    /// wanted: the rest send no row back (a profile's import saves tens of thousands of series
+    /// without a change point), in the same transactions.
+    pub async fn save_history_series_ids_first(
+        &self,
+        items: &[SavedSeries<'_>],
+        with_ids: usize,
+    ) -> Result<Vec<i64>, Error> {
+        self.save_many(items, with_ids).await
     }
 
-    /// Saves `items`; their ids in order when `want_ids`, none otherwise.
+    /// Saves `items`; the ids of the first `with_ids` of them, in order.
     async fn save_many(
         &self,
         items: &[SavedSeries<'_>],
-        want_ids: bool,
+        with_ids: usize,
     ) -> Result<Vec<i64>, Error> {
         let at = now();
-        let mut ids = Vec::with_capacity(items.len());
-        for batch in items.chunks(SAVED_PER_TRANSACTION) {
+        let mut ids = Vec::with_capacity(with_ids);
+        for (b, batch) in items.chunks(SAVED_PER_TRANSACTION).enumerate() {
             let mut tx = self.begin_write().await?;
+            // Items of this batch whose ids are wanted: the first ones.
+            let wanted = with_ids
+                .saturating_sub(b * SAVED_PER_TRANSACTION)
+                .min(batch.len());
             let mut start = 0;
             while start < batch.len() {
+                let want_ids = start < wanted;
+                let last = if want_ids { wanted } else { batch.len() };
                 // A statement's rows: an upsert may touch a row once, so no key twice.
                 let mut seen = HashSet::new();
                 let mut end = start;
-                while end < batch.len()
+                while end < last
                     && end - start < SAVED_PER_STATEMENT
                     && seen.insert(saved_key(&batch[end]))
                 {

@@ -188,27 +188,30 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
                 .to_string()
         })
         .collect();
-    let saved = |changed: bool| -> Vec<store::SavedSeries<'_>> {
-        analysed
-            .iter()
-            .zip(&directions)
-            .filter(|((_, analysis), _)| analysis.change_points.is_empty() != changed)
-            .map(|((loaded, analysis), direction)| store::SavedSeries {
-                key: &loaded.key,
-                direction,
-                unit: loaded.unit(),
-                tested_p: &analysis.tested_p,
-            })
-            .collect()
-    };
-    // Every series' p-values are saved: they are its benchmark's family for the q-values.
-    // Only series with a change point can raise an alert, so only theirs need ids back and
-    // only their benchmarks' families are read (most of a profile's series have neither).
-    store.record_history_series_many(&saved(false)).await?;
-    let ids = store.save_history_series_many(&saved(true)).await?;
-    let changed = analysed
+    // Series with a change point first: only they can raise an alert, so only their ids are
+    // sent back and only their benchmarks' families are read below. Every series' p-values
+    // are saved all the same, as they are its benchmark's family for the q-values (most of a
+    // profile's series have no change point).
+    let (changed, unchanged): (Vec<_>, Vec<_>) = analysed
         .into_iter()
-        .filter(|(_, analysis)| !analysis.change_points.is_empty());
+        .zip(directions)
+        .partition(|((_, analysis), _)| !analysis.change_points.is_empty());
+    let saved: Vec<store::SavedSeries<'_>> = changed
+        .iter()
+        .chain(&unchanged)
+        .map(|((loaded, analysis), direction)| store::SavedSeries {
+            key: &loaded.key,
+            direction,
+            unit: loaded.unit(),
+            tested_p: &analysis.tested_p,
+        })
+        .collect();
+    let ids = store
+        .save_history_series_ids_first(&saved, changed.len())
+        .await?;
+    drop(saved);
+    drop(unchanged);
+    let changed = changed.into_iter().map(|(a, _)| a);
     for (hs, (loaded, analysis)) in ids.into_iter().zip(changed) {
         by_bench
             .entry((loaded.key.branch_id, loaded.key.benchmark.clone()))

@@ -340,6 +340,26 @@ both!(
         // Saved again, every key keeps its id, in the order asked.
         let again = st.save_history_series_many(&items[..10]).await.unwrap();
         assert_eq!(again, ids[..10]);
+        // Only the first ids wanted, across statements: those come back; the rest are saved.
+        let bumped: Vec<Vec<f64>> = (0..251).map(|i| vec![0.5 + i as f64 / 1000.0]).collect();
+        let later: Vec<store::SavedSeries<'_>> = items
+            .iter()
+            .zip(&bumped)
+            .map(|(s, p)| store::SavedSeries { tested_p: p, ..*s })
+            .collect();
+        let first = st.save_history_series_ids_first(&later, 130).await.unwrap();
+        assert_eq!(first, ids[..130]);
+        let family = st
+            .benchmark_tested_p(base.branch_id, &base.benchmark)
+            .await
+            .unwrap();
+        let stored: std::collections::BTreeMap<i64, Vec<f64>> = family.into_iter().collect();
+        assert_eq!(
+            stored[&ids[249 + 1]],
+            bumped[250],
+            "a key past the ids wanted"
+        );
+        assert_eq!(stored[&ids[7]], bumped[120], "the later row of a key twice");
         for (i, k) in [(0, &keys[0]), (7, &keys[7]), (249, &keys[249])] {
             let one = st
                 .save_history_series(k, "neutral", "count", &ps[i])
