@@ -55,9 +55,6 @@ pub(crate) fn scope_entry(id: i64) -> String {
     format!("[{id},")
 }
 
-/// A history key with its points and each point's samples.
-pub type LoadedKey = (HistoryKey, Vec<(HistoryPoint, Vec<f64>)>);
-
 /// A history series' detector result to record: key, direction, unit and tested p-values.
 pub struct SavedSeries<'a> {
     pub key: &'a HistoryKey,
@@ -153,45 +150,39 @@ impl Store {
             return Ok(out);
         };
         for ((branch_id, machine_id, benchmark, params_key), metrics) in groups {
-            // A few metrics are named in the query; many (a profile's functions) are read in
-            // one query and sorted out here, as a query per few hundred names would read every
-            // block of the history each time.
-            let names: Vec<&str> = if metrics.len() <= METRICS_PER_QUERY {
-                metrics.keys().copied().collect()
-            } else {
-                Vec::new()
-            };
-            self.each_point(
+            self.file_history(
                 (branch_id, machine_id, benchmark, params_key),
                 all,
-                &names,
+                &metrics,
                 values,
-                |metric, point, series, blob| {
-                    let Some(idx) = metrics.get(metric) else {
-                        return Ok(());
-                    };
-                    file_point(point, series, blob, all, idx, &mut out)
-                },
+                &mut out,
             )
             .await?;
         }
         Ok(out)
     }
 
-    /// Calls `f` with (metric, point, series JSON, samples blob when `values`) for each
-    /// whole-run block of the history `of` (of the metrics `names`, or of all when empty), in
-    /// branch order; `point.series_id` is the block id. Rows are handed over as they arrive: a
-    /// profile's history is tens of thousands of blocks, and holding them all before filing
-    /// doubled the pass's memory.
-    async fn each_point(
+    /// Files the points of the whole-run blocks of the history `of` under the keys of their
+    /// metric in `metrics` (indexes into `out`), with their samples when `values`, in branch
+    /// order. Rows are filed as they arrive: a profile's history is tens of thousands of
+    /// blocks, and holding them all before filing doubled the pass's memory.
+    async fn file_history(
         &self,
         of: HistoryOf<'_>,
         all: i64,
-        names: &[&str],
+        metrics: &HashMap<&str, Vec<usize>>,
         values: bool,
-        mut f: impl FnMut(&str, HistoryPoint, &str, Option<&[u8]>) -> Result<(), Error>,
+        out: &mut [Vec<(HistoryPoint, Vec<f64>)>],
     ) -> Result<(), Error> {
         let (branch_id, machine_id, benchmark, params_key) = of;
+        // A few metrics are named in the query; many (a profile's functions) are read in one
+        // query and sorted out here, as a query per few hundred names would read every block
+        // of the history each time.
+        let names: Vec<&str> = if metrics.len() <= METRICS_PER_QUERY {
+            metrics.keys().copied().collect()
+        } else {
+            Vec::new()
+        };
         let filter = if names.is_empty() {
             String::new()
         } else {
@@ -227,11 +218,14 @@ impl Store {
                 .bind(benchmark)
                 .bind(params_key)
                 .bind(scope_entry(all));
-            for m in names {
+            for m in &names {
                 q = q.bind(*m);
             }
             let mut rows = q.fetch(pool);
             while let Some(r) = rows.try_next().await? {
+                let Some(idx) = metrics.get(r.try_get::<&str, _>(7)?) else {
+                    continue;
+                };
                 let point = HistoryPoint {
                     build_id: r.try_get(0)?,
                     label: r.try_get(1)?,
@@ -241,7 +235,7 @@ impl Store {
                     unit: r.try_get(5)?,
                     direction: r.try_get(6)?,
                 };
-                f(r.try_get(7)?, point, r.try_get(8)?, r.try_get(9)?)?;
+                file_point(point, r.try_get(8)?, r.try_get(9)?, all, idx, out)?;
             }
         });
         Ok(())
@@ -340,19 +334,17 @@ impl Store {
                         .map(|(id, b, m, bench, p, metric)| (id, (b, m, bench, p, metric)))
                         .collect()
                 });
-                if !want_ids {
-                    start = end;
-                    continue;
-                }
-                let by_key: HashMap<OwnedKey, i64> =
-                    got.into_iter().map(|(id, k)| (k, id)).collect();
-                for s in rows {
-                    let (b, m, bench, p, metric) = saved_key(s);
-                    let key = (b, m, bench.to_string(), p.to_string(), metric.to_string());
-                    let id = by_key.get(&key).copied().ok_or_else(|| {
-                        Error::Corrupt(format!("history series {metric:?} not returned"))
-                    })?;
-                    ids.push(id);
+                if want_ids {
+                    let by_key: HashMap<OwnedKey, i64> =
+                        got.into_iter().map(|(id, k)| (k, id)).collect();
+                    for s in rows {
+                        let (b, m, bench, p, metric) = saved_key(s);
+                        let key = (b, m, bench.to_string(), p.to_string(), metric.to_string());
+                        let id = by_key.get(&key).copied().ok_or_else(|| {
+                            Error::Corrupt(format!("history series {metric:?} not returned"))
+                        })?;
+                        ids.push(id);
+                    }
                 }
                 start = end;
             }

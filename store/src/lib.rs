@@ -46,7 +46,7 @@ pub use copy::{CopyOutcome, CopyProgress, CopyReport};
 pub use error::{Error, Result};
 pub use hardening::{KeyUse, TokenScopes};
 pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement, WholeRunSeries};
-pub use history_batch::{LoadedKey, SavedSeries};
+pub use history_batch::SavedSeries;
 pub use meta::{
     BuildMeta, ImportOutcome, InputFile, RunMeta, Source, escape_bidi, find_bidi, is_bidi_control,
     params_key, safe_file_name,

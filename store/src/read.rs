@@ -25,6 +25,11 @@ impl Split {
     pub(crate) fn get(&self, i: usize) -> Option<&[f64]> {
         self.at.get(i).map(|r| &self.vals[r.clone()])
     }
+
+    /// The values of each series, in block order.
+    fn each(&self) -> impl Iterator<Item = &[f64]> {
+        self.at.iter().map(|r| &self.vals[r.clone()])
+    }
 }
 
 /// Splits a block's samples into its series without copying them (a profile's block holds
@@ -100,9 +105,8 @@ impl Store {
             .await?;
             let mut out = Vec::new();
             for (block, series, blob) in rows {
-                let parts = split(&series, &blob)?;
-                for (i, r) in parts.at.iter().enumerate() {
-                    out.push(((block << 16) | i as i64, parts.vals[r.clone()].to_vec()));
+                for (i, v) in split(&series, &blob)?.each().enumerate() {
+                    out.push(((block << 16) | i as i64, v.to_vec()));
                 }
             }
             Ok(out)

@@ -57,18 +57,18 @@ pub async fn load(store: &Store, key: &HistoryKey) -> anyhow::Result<Loaded> {
 /// samples.
 pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<Loaded>> {
     let read = store.history_samples_many(keys).await?;
-    Ok(keys.iter().cloned().zip(read).map(Loaded::from).collect())
-}
-
-impl From<store::LoadedKey> for Loaded {
-    fn from((key, read): store::LoadedKey) -> Loaded {
-        let (points, values) = read.into_iter().unzip();
-        Loaded {
-            key,
-            points,
-            values,
-        }
-    }
+    Ok(keys
+        .iter()
+        .zip(read)
+        .map(|(key, read)| {
+            let (points, values) = read.into_iter().unzip();
+            Loaded {
+                key: key.clone(),
+                points,
+                values,
+            }
+        })
+        .collect())
 }
 
 /// Detector state per history key kept between imports in this process, so a run appended at
