@@ -1,6 +1,6 @@
 //! A streaming line reader and the helpers every format needs for mail artefacts.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 use crate::error::{ErrorKind, ParseError};
 
@@ -8,25 +8,28 @@ use crate::error::{ErrorKind, ParseError};
 /// whole would make memory grow with the input.
 pub const MAX_LINE: usize = 1 << 20;
 
-/// Reads lines one at a time from a large reused buffer: CRLF and LF accepted, a NUL byte is
-/// an error (binary input), invalid UTF-8 is replaced rather than fatal (mail archives mix
-/// encodings). Lines are handed out as slices of the buffer, so the common case copies nothing.
+/// Reads lines one at a time: CRLF and LF accepted, a NUL byte is an error (binary input),
+/// invalid UTF-8 is replaced rather than fatal (mail archives mix encodings). Input is read in
+/// large chunks cut at the last line ending; each chunk is checked for NUL and UTF-8 once and
+/// kept as one `String`, so lines are handed out as slices of it with no per-line validation.
 pub struct Lines<'r> {
     reader: &'r mut dyn BufRead,
-    buf: Vec<u8>,
-    /// Start of the unread part of `buf`.
+    /// The complete lines of the current chunk.
+    text: String,
+    /// Start of the unread part of `text`.
     pos: usize,
-    /// End of the valid bytes in `buf`.
-    end: usize,
+    /// Bytes read after the last line ending of the current chunk (the start of the next).
+    tail: Vec<u8>,
     eof: bool,
-    /// The current line when it had to be repaired (invalid UTF-8).
-    lossy: String,
-    /// Where the current line is: `buf[start..stop]`, or `lossy` when `is_lossy`.
+    /// A NUL byte after the lines of `text`: its offset in the input, reported when the line
+    /// that holds it is reached.
+    nul_at: Option<u64>,
+    /// Offset in the input of the first byte of `tail`.
+    tail_offset: u64,
+    /// Where the current line is in `text`.
     start: usize,
     stop: usize,
-    is_lossy: bool,
     line_no: u64,
-    offset: u64,
     pushed_back: bool,
 }
 
@@ -36,16 +39,15 @@ impl<'r> Lines<'r> {
     pub fn new(reader: &'r mut dyn BufRead) -> Self {
         Lines {
             reader,
-            buf: vec![0; READ_CHUNK],
+            text: String::new(),
             pos: 0,
-            end: 0,
+            tail: Vec::with_capacity(READ_CHUNK),
             eof: false,
-            lossy: String::new(),
+            nul_at: None,
+            tail_offset: 0,
             start: 0,
             stop: 0,
-            is_lossy: false,
             line_no: 0,
-            offset: 0,
             pushed_back: false,
         }
     }
@@ -60,45 +62,84 @@ impl<'r> Lines<'r> {
         self.pushed_back = true;
     }
 
-    fn current(&self) -> &str {
-        if self.is_lossy {
-            &self.lossy
-        } else {
-            // Validated when the line was read.
-            std::str::from_utf8(&self.buf[self.start..self.stop]).unwrap_or_default()
+    fn io_error(&self, e: &std::io::Error) -> ParseError {
+        ParseError::new(ErrorKind::Io(e.to_string()), self.line_no + 1)
+    }
+
+    /// Appends up to [`READ_CHUNK`] bytes to `tail`; false at the end of the input.
+    fn read_more(&mut self) -> Result<bool, ParseError> {
+        let limit = READ_CHUNK as u64;
+        match std::io::Read::by_ref(&mut self.reader)
+            .take(limit)
+            .read_to_end(&mut self.tail)
+        {
+            Ok(0) => Ok(false),
+            Ok(_) => Ok(true),
+            Err(e) => Err(self.io_error(&e)),
         }
     }
 
-    /// Reads more input, keeping the unread tail at the front of the buffer.
-    fn refill(&mut self) -> Result<(), ParseError> {
-        if self.pos > 0 {
-            self.buf.copy_within(self.pos..self.end, 0);
-            self.end -= self.pos;
-            self.pos = 0;
+    /// Reads the next chunk of complete lines into `text`; false when the input is done.
+    fn refill(&mut self) -> Result<bool, ParseError> {
+        if let Some(offset) = self.nul_at {
+            return Err(ParseError::new(
+                ErrorKind::Binary { offset },
+                self.line_no + 1,
+            ));
         }
-        if self.end == self.buf.len() {
-            let grown = (self.buf.len() * 2).min(MAX_LINE + READ_CHUNK);
-            self.buf.resize(grown, 0);
-        }
-        loop {
-            match self.reader.read(&mut self.buf[self.end..]) {
-                Ok(0) => {
-                    self.eof = true;
-                    return Ok(());
-                }
-                Ok(n) => {
-                    self.end += n;
-                    return Ok(());
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(ParseError::new(
-                        ErrorKind::Io(e.to_string()),
-                        self.line_no + 1,
-                    ));
-                }
+        // Read until the buffer holds a line ending, the input ends, or the line is too long.
+        let mut searched = 0;
+        let cut = loop {
+            if let Some(i) = memchr::memrchr(b'\n', &self.tail[searched..]) {
+                break searched + i + 1;
             }
+            searched = self.tail.len();
+            if self.tail.len() > MAX_LINE {
+                let length = self.skip_long_line()?;
+                return Err(ParseError::new(
+                    ErrorKind::LineTooLong {
+                        length,
+                        max: MAX_LINE,
+                    },
+                    self.line_no + 1,
+                ));
+            }
+            if self.eof || !self.read_more()? {
+                self.eof = true;
+                break self.tail.len();
+            }
+        };
+        if cut == 0 {
+            return Ok(false);
         }
+        // Lines up to the first NUL are served; the line holding it is an error.
+        let mut cut = cut;
+        if let Some(p) = memchr::memchr(0, &self.tail[..cut]) {
+            let line_start = memchr::memrchr(b'\n', &self.tail[..p]).map_or(0, |i| i + 1);
+            self.nul_at = Some(self.tail_offset + p as u64);
+            cut = line_start;
+        }
+        // The bytes after the cut become the next tail; the previous chunk's buffer is reused.
+        let mut next = std::mem::take(&mut self.text).into_bytes();
+        next.clear();
+        if self.nul_at.is_none() {
+            next.extend_from_slice(&self.tail[cut..]);
+        }
+        let mut chunk = std::mem::replace(&mut self.tail, next);
+        chunk.truncate(cut);
+        self.tail_offset += cut as u64;
+        // A line ending is ASCII and never part of an invalid sequence, so repairing the chunk
+        // as a whole repairs each line as it would alone.
+        self.text = match String::from_utf8(chunk) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
+        self.pos = 0;
+        if self.text.is_empty() {
+            // Nothing before the NUL: report it now.
+            return self.refill();
+        }
+        Ok(true)
     }
 
     /// Reads to the end of an over-long line, discarding it, and returns its length (without
@@ -106,21 +147,19 @@ impl<'r> Lines<'r> {
     fn skip_long_line(&mut self) -> Result<u64, ParseError> {
         let mut length = 0u64;
         loop {
-            let chunk = &self.buf[self.pos..self.end];
-            if let Some(i) = memchr::memchr(b'\n', chunk) {
+            if let Some(i) = memchr::memchr(b'\n', &self.tail) {
                 length += i as u64;
-                if i > 0 && chunk[i - 1] == b'\r' {
+                if i > 0 && self.tail[i - 1] == b'\r' {
                     length -= 1;
                 }
-                self.pos += i + 1;
+                self.tail.clear();
                 return Ok(length);
             }
-            length += chunk.len() as u64;
-            self.pos = self.end;
-            if self.eof {
+            length += self.tail.len() as u64;
+            self.tail.clear();
+            if !self.read_more()? {
                 return Ok(length);
             }
-            self.refill()?;
         }
     }
 
@@ -133,7 +172,7 @@ impl<'r> Lines<'r> {
     /// it while it holds the line).
     pub fn next_numbered(&mut self) -> Result<Option<(u64, &str)>, ParseError> {
         match self.advance()? {
-            Some(n) => Ok(Some((n, self.current()))),
+            Some(n) => Ok(Some((n, &self.text[self.start..self.stop]))),
             None => Ok(None),
         }
     }
@@ -144,75 +183,69 @@ impl<'r> Lines<'r> {
             self.pushed_back = false;
             return Ok(Some(self.line_no));
         }
-        // Find the end of the next line, reading more as needed.
-        let mut searched = self.pos;
-        let nl = loop {
-            if let Some(i) = memchr::memchr(b'\n', &self.buf[searched..self.end]) {
-                break Some(searched + i);
-            }
-            if self.end - self.pos > MAX_LINE {
-                let length = self.skip_long_line()?;
-                return Err(ParseError::new(
-                    ErrorKind::LineTooLong {
-                        length,
-                        max: MAX_LINE,
-                    },
-                    self.line_no + 1,
-                ));
-            }
-            if self.eof {
-                break None;
-            }
-            let consumed = self.pos;
-            searched = self.end - consumed;
-            self.refill()?;
-            searched += self.pos;
-        };
-        let (start, mut stop, next) = match nl {
-            Some(i) => (self.pos, i, i + 1),
-            None if self.pos < self.end => (self.pos, self.end, self.end),
-            None => return Ok(None),
-        };
-        self.line_no += 1;
-        if let Some(p) = memchr::memchr(0, &self.buf[start..stop]) {
-            return Err(ParseError::new(
-                ErrorKind::Binary {
-                    offset: self.offset + p as u64,
-                },
-                self.line_no,
-            ));
+        if self.pos == self.text.len() && !self.refill()? {
+            return Ok(None);
         }
-        self.offset += (next - start) as u64;
+        let bytes = self.text.as_bytes();
+        let start = self.pos;
+        let (mut stop, next) = match memchr::memchr(b'\n', &bytes[start..]) {
+            Some(i) => (start + i, start + i + 1),
+            None => (bytes.len(), bytes.len()),
+        };
         self.pos = next;
-        if stop > start && self.buf[stop - 1] == b'\r' {
+        if stop > start && bytes[stop - 1] == b'\r' {
             stop -= 1;
         }
         self.start = start;
         self.stop = stop;
-        self.is_lossy = std::str::from_utf8(&self.buf[start..stop]).is_err();
-        if self.is_lossy {
-            self.lossy.clear();
-            self.lossy
-                .push_str(&String::from_utf8_lossy(&self.buf[start..stop]));
-        }
+        self.line_no += 1;
         Ok(Some(self.line_no))
     }
+}
+
+/// `str::trim_start`, with the common ASCII spaces skipped as bytes.
+pub fn trim_start(s: &str) -> &str {
+    let b = s.as_bytes();
+    let i = b.iter().position(|&c| !is_space(c)).unwrap_or(b.len());
+    let rest = &s[i..];
+    if rest.as_bytes().first().is_some_and(|c| !c.is_ascii()) {
+        rest.trim_start()
+    } else {
+        rest
+    }
+}
+
+/// `str::trim_end`, with the common ASCII spaces skipped as bytes.
+pub fn trim_end(s: &str) -> &str {
+    let b = s.as_bytes();
+    let i = b.iter().rposition(|&c| !is_space(c)).map_or(0, |i| i + 1);
+    let rest = &s[..i];
+    if rest.as_bytes().last().is_some_and(|c| !c.is_ascii()) {
+        rest.trim_end()
+    } else {
+        rest
+    }
+}
+
+/// `str::trim`, with the common ASCII spaces skipped as bytes.
+pub fn trim(s: &str) -> &str {
+    trim_end(trim_start(s))
 }
 
 /// Strips what mail and documents put in front of a line: a run of `>` quote marks with their
 /// spaces and tabs, and leading indentation. Never removes anything after the first other
 /// character.
 pub fn strip_mail(line: &str) -> &str {
-    let mut s = line.trim_start();
+    let mut s = trim_start(line);
     while let Some(rest) = s.strip_prefix('>') {
-        s = rest.trim_start();
+        s = trim_start(rest);
     }
     s
 }
 
 /// Strips a dmesg timestamp prefix like `[   12.920044] ` (after mail stripping).
 pub fn strip_dmesg(line: &str) -> &str {
-    let s = line.trim_start();
+    let s = trim_start(line);
     if let Some(rest) = s.strip_prefix('[')
         && let Some(end) = rest.find(']')
     {
@@ -231,7 +264,7 @@ pub fn strip_dmesg(line: &str) -> &str {
 /// (letters, digits, `-`, `_`). Returns (type, rest).
 pub fn split_console_prefix<'a>(line: &'a str, flags: &[&str]) -> Option<(&'a str, &'a str)> {
     for flag in flags {
-        if let Some(pos) = line.find(flag) {
+        if let Some(pos) = find_str(line, flag) {
             let ty = &line[..pos];
             let plausible = !ty.is_empty()
                 && ty
@@ -241,6 +274,75 @@ pub fn split_console_prefix<'a>(line: &'a str, flags: &[&str]) -> Option<(&'a st
         }
     }
     None
+}
+
+/// The words of `s` exactly as `str::split_whitespace` gives them, found faster on the common
+/// ASCII line by looking at bytes instead of decoding characters.
+pub fn words(s: &str) -> Words<'_> {
+    if s.is_ascii() {
+        Words::Ascii { s, pos: 0 }
+    } else {
+        Words::Unicode(s.split_whitespace())
+    }
+}
+
+/// The iterator of [`words`].
+#[derive(Clone)]
+pub enum Words<'a> {
+    Ascii { s: &'a str, pos: usize },
+    Unicode(std::str::SplitWhitespace<'a>),
+}
+
+/// The ASCII characters `char::is_whitespace` accepts (`u8::is_ascii_whitespace` lacks `\x0b`).
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            Words::Ascii { s, pos } => {
+                let b = s.as_bytes();
+                let mut i = *pos;
+                while i < b.len() && is_space(b[i]) {
+                    i += 1;
+                }
+                if i == b.len() {
+                    *pos = i;
+                    return None;
+                }
+                let start = i;
+                while i < b.len() && !is_space(b[i]) {
+                    i += 1;
+                }
+                *pos = i;
+                Some(&s[start..i])
+            }
+            Words::Unicode(it) => it.next(),
+        }
+    }
+}
+
+/// Where `needle` first occurs in `hay`. For the short lines of a trace this is cheaper than
+/// `str::find`, whose searcher is set up anew on every call.
+pub fn find_str(hay: &str, needle: &str) -> Option<usize> {
+    let n = needle.as_bytes();
+    let h = hay.as_bytes();
+    if n.is_empty() {
+        return Some(0);
+    }
+    // Candidates are found by a byte of the needle that is not a space: spaces are common.
+    let k = n.iter().position(|&b| b != b' ').unwrap_or(0);
+    let anchor = *n.get(k)?;
+    memchr::memchr_iter(anchor, h.get(k..)?).find(|&i| h[i..].starts_with(n))
+}
+
+/// `hay.split_once(needle)` through [`find_str`].
+pub fn split_once_str<'a>(hay: &'a str, needle: &str) -> Option<(&'a str, &'a str)> {
+    let i = find_str(hay, needle)?;
+    Some((&hay[..i], &hay[i + needle.len()..]))
 }
 
 /// Parses a plain decimal number token (`18.693`, `1e3` refused), allowing a leading sign.
@@ -309,6 +411,61 @@ mod tests {
     fn strips_dmesg() {
         assert_eq!(strip_dmesg("[   12.920044] rcu-scale: x"), "rcu-scale: x");
         assert_eq!(strip_dmesg("[...] keep"), "[...] keep");
+    }
+
+    #[test]
+    fn words_split_as_split_whitespace_does() {
+        for s in [
+            "",
+            "   ",
+            "a",
+            " a  b\tc\x0bd\x0ce\r\nf ",
+            "kfunc_000001   123    45.6 us",
+            "caf\u{e9} \u{a0}x\u{2003}y  z",
+            "\u{85}a",
+        ] {
+            let a: Vec<&str> = words(s).collect();
+            let b: Vec<&str> = s.split_whitespace().collect();
+            assert_eq!(a, b, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn trims_as_str_trims() {
+        for s in [
+            "",
+            " ",
+            "\t a b \r",
+            "\u{a0} x \u{2003}",
+            " \u{a0}\u{85}",
+            "\u{e9}t\u{e9}",
+            "\x0b\x0cx\x0b",
+        ] {
+            assert_eq!(trim_start(s), s.trim_start(), "{s:?}");
+            assert_eq!(trim_end(s), s.trim_end(), "{s:?}");
+            assert_eq!(trim(s), s.trim(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn finds_as_str_find() {
+        for (hay, needle) in [
+            ("a grace-period duration: 5", " grace-period duration:"),
+            ("x = y = 3", " = "),
+            ("  ", " "),
+            ("abc", ""),
+            ("", "a"),
+            ("ab", "abc"),
+            ("rcu-scale: rcu-scale:", "-scale:"),
+            ("aaab", "aab"),
+            ("\u{e9}t\u{e9} \u{e9}", " \u{e9}"),
+        ] {
+            assert_eq!(
+                find_str(hay, needle),
+                hay.find(needle),
+                "{hay:?} {needle:?}"
+            );
+        }
     }
 
     #[test]

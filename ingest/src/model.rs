@@ -435,6 +435,12 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Whether a call of [`Ctx::extra`] now would still be kept: a parser can skip building
+    /// detail that would only be counted.
+    pub fn keeps_extras(&self) -> bool {
+        self.extras < MAX_EXTRAS
+    }
+
     pub fn samples(&self) -> u64 {
         self.samples
     }
