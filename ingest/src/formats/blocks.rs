@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::lines::words;
 use crate::model::Ctx;
 
 /// Longest label accepted; longer paragraphs are prose, not block titles.
@@ -37,6 +38,9 @@ pub(crate) struct Labeler {
     /// Labels found in the prose so far (bounded), each with the label in force before its
     /// first use, to tell a heading that comes back in a new section.
     seen: Vec<(String, Option<String>)>,
+    /// Paragraphs already read as labels, with what they gave: files of many blocks repeat
+    /// the same few headings, and reading one is much dearer than comparing it.
+    read: Vec<(String, Option<String>)>,
 }
 
 impl Labeler {
@@ -101,12 +105,24 @@ impl Labeler {
     /// The label of a block starting now: the pending prose decides, else the label in force.
     pub(crate) fn label(&mut self) -> Option<String> {
         self.blank();
-        let found = self
-            .pending
-            .iter()
-            .rev()
-            .find_map(|p| clean_label(p).or_else(|| numbered_first_line(p)));
-        self.pending.clear();
+        let mut found = None;
+        for p in std::mem::take(&mut self.pending).into_iter().rev() {
+            let label = match self.read.iter().position(|(q, _)| *q == p) {
+                Some(i) => self.read[i].1.clone(),
+                None => {
+                    let label = clean_label(&p).or_else(|| numbered_first_line(&p));
+                    if self.read.len() == MAX_PENDING {
+                        self.read.remove(0);
+                    }
+                    self.read.push((p, label.clone()));
+                    label
+                }
+            };
+            if label.is_some() {
+                found = label;
+                break;
+            }
+        }
         if let Some(label) = found {
             let resolved = match continuation(&label) {
                 Some(phrase) => match &self.anchor {
@@ -270,7 +286,7 @@ fn remove_asides(p: &str) -> String {
         out.push(ch);
         i += ch.len_utf8();
     }
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
+    words(&out).collect::<Vec<_>>().join(" ")
 }
 
 /// The phrase after a continuation word (`and with reverted X` -> `with reverted X`).
@@ -286,7 +302,7 @@ fn continuation(label: &str) -> Option<&str> {
 /// found as the last occurrence of the phrase's first word (`Results with no load; with X` +
 /// `with reverted X` -> `Results with no load; with reverted X`).
 fn join_continuation(anchor: &str, phrase: &str) -> String {
-    let first = phrase.split_whitespace().next().unwrap_or(phrase);
+    let first = words(phrase).next().unwrap_or(phrase);
     let mut found = None;
     for (i, _) in anchor.match_indices(first) {
         let before_ok = i == 0 || anchor.as_bytes()[i - 1] == b' ';

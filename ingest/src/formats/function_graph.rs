@@ -22,7 +22,9 @@
 
 use super::Format;
 use crate::error::{ErrorKind, ParseError};
-use crate::lines::{Lines, parse_number, strip_mail, us_to_s};
+use crate::lines::{
+    Lines, find_str, parse_number, strip_mail, trim, trim_end, trim_start, us_to_s, words,
+};
 use crate::model::{Ctx, SeriesKey, SeriesSpec};
 
 pub struct FunctionGraph;
@@ -109,9 +111,9 @@ fn classify(line: &str) -> Option<bool> {
 /// when a CPU column follows them.
 fn skip_time_columns(mut s: &str) -> &str {
     for _ in 0..2 {
-        let Some(bar) = s.find('|') else { break };
-        let head = s[..bar].trim();
-        let after = s[bar + 1..].trim_start();
+        let Some(bar) = find_bar(s) else { break };
+        let head = trim(&s[..bar]);
+        let after = trim_start(&s[bar + 1..]);
         if (is_timestamp(head) || is_rel_time(head)) && split_cpu(after).is_some() {
             s = after;
         } else {
@@ -121,16 +123,14 @@ fn skip_time_columns(mut s: &str) -> &str {
     s
 }
 
+/// `360.774522`: digits, one dot, digits.
 fn is_timestamp(t: &str) -> bool {
-    match t.split_once('.') {
-        Some((a, b)) => {
-            !a.is_empty()
-                && !b.is_empty()
-                && a.bytes().all(|c| c.is_ascii_digit())
-                && b.bytes().all(|c| c.is_ascii_digit())
-        }
-        None => false,
-    }
+    let b = t.as_bytes();
+    let int = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    int > 0
+        && b.get(int) == Some(&b'.')
+        && b.len() > int + 1
+        && b[int + 1..].iter().all(u8::is_ascii_digit)
 }
 
 fn is_rel_time(t: &str) -> bool {
@@ -139,9 +139,14 @@ fn is_rel_time(t: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
 }
 
+/// The first `|`, the column separator.
+fn find_bar(s: &str) -> Option<usize> {
+    memchr::memchr(b'|', s.as_bytes())
+}
+
 /// Splits the CPU column `N)` off the start of `s`: (cpu, rest).
 fn split_cpu(s: &str) -> Option<(usize, &str)> {
-    let s = s.trim_start();
+    let s = trim_start(s);
     let digits = s.bytes().take_while(u8::is_ascii_digit).count();
     if digits == 0 || digits > 6 || s.as_bytes().get(digits) != Some(&b')') {
         return None;
@@ -152,7 +157,7 @@ fn split_cpu(s: &str) -> Option<(usize, &str)> {
 /// The DURATION cell: None if the segment is another column (task, flags), Some(None) when it
 /// is empty (a function entry), Some(Some(µs)) with a duration.
 fn duration_cell(seg: &str) -> Option<Option<f64>> {
-    let mut t = seg.split_whitespace();
+    let mut t = words(seg);
     let Some(mut first) = t.next() else {
         return Some(None);
     };
@@ -168,8 +173,8 @@ fn duration_cell(seg: &str) -> Option<Option<f64>> {
 
 /// Function name of `name(args) {` / `name();`.
 fn call_name(text: &str) -> Option<&str> {
-    let name = text[..text.find('(')?].trim();
-    (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
+    let name = trim(&text[..memchr::memchr(b'(', text.as_bytes())?]);
+    (!name.is_empty() && words(name).nth(1).is_none()).then_some(name)
 }
 
 #[derive(Default)]
@@ -279,7 +284,7 @@ fn parse_call(text: &str) -> Option<Call<'_>> {
             });
         return Some(Call::Close(comment));
     }
-    let code = match text.find("/*") {
+    let code = match find_str(text, "/*") {
         Some(0) => return Some(Call::Ignore), // trace_printk or event comment
         Some(c) => text[..c].trim_end(),
         None => text,
@@ -312,7 +317,7 @@ impl Parser {
     }
 
     fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let s = strip_mail(raw).trim_end();
+        let s = trim_end(strip_mail(raw));
         let Some(&first) = s.as_bytes().first() else {
             return Ok(());
         };
@@ -328,15 +333,15 @@ impl Parser {
 
         // Absolute / relative time columns before the CPU.
         let mut rest = s;
-        if let Some(bar) = rest.find('|') {
-            let head = rest[..bar].trim();
+        if let Some(bar) = find_bar(rest) {
+            let head = trim(&rest[..bar]);
             if is_timestamp(head) {
                 if self.first_ts.is_none() {
                     self.first_ts = Some(head.to_string());
                 }
                 self.last_ts.clear();
                 self.last_ts.push_str(head);
-                rest = rest[bar + 1..].trim_start();
+                rest = trim_start(&rest[bar + 1..]);
             }
         }
         rest = skip_time_columns(rest);
@@ -352,7 +357,7 @@ impl Parser {
             None => None,
         };
 
-        if !rest.contains('|') {
+        if find_bar(rest).is_none() {
             if rest.contains("=>") {
                 return Ok(()); // context switch: ` 0)  platfor-3210  =>  vmstat-2854`
             }
@@ -374,7 +379,7 @@ impl Parser {
         // Columns between the CPU and the call: task/pid, latency flags, then DURATION.
         let mut pos = 0;
         let (duration, call) = loop {
-            let Some(bar) = rest[pos..].find('|') else {
+            let Some(bar) = find_bar(&rest[pos..]) else {
                 if rest.contains("==========>") || rest.contains("<==========") {
                     return Ok(()); // irq entry/exit arrows (funcgraph-irqs)
                 }
@@ -388,7 +393,7 @@ impl Parser {
             pos += bar + 1;
         };
         let indent = call.bytes().take_while(|&b| b == b' ').count();
-        let text = call.trim();
+        let text = trim(call);
         if text.is_empty() {
             return Ok(());
         }
@@ -553,6 +558,22 @@ mod tests {
         ));
         assert!(matches!(parse_call("}"), Some(Call::Close(None))));
         assert!(matches!(parse_call("/* hello */"), Some(Call::Ignore)));
+    }
+
+    #[test]
+    fn timestamps() {
+        for (t, yes) in [
+            ("360.774522", true),
+            ("0.1", true),
+            ("360.", false),
+            (".5", false),
+            ("1.2.3", false),
+            ("12", false),
+            ("0)   0.198 us", false),
+            ("", false),
+        ] {
+            assert_eq!(is_timestamp(t), yes, "{t:?}");
+        }
     }
 
     #[test]

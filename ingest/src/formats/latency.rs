@@ -38,15 +38,21 @@
 //!   `full-disable: (19043)\t9352us`): series `latency` with the experiment name as the block
 //!   label, the count in parentheses in meta `<name>.count`.
 
+use std::sync::LazyLock;
+
 use serde_json::{Value, json};
 
 use super::Format;
 use crate::error::ParseError;
-use crate::lines::{self, Lines};
+use crate::lines::{self, Lines, words};
 use crate::model::{Ctx, SeriesKey, SeriesSpec};
 
 /// Most entries kept per trace in the `entries` extra.
 pub const MAX_ENTRIES: usize = 10_000;
+
+/// Searched for in every line; built once.
+static LATENCY_HEADER: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(" latency trace v"));
 
 const TRACERS: [&str; 7] = [
     "irqsoff",
@@ -110,6 +116,8 @@ impl Format for Latency {
 struct Trace {
     /// 1-based position in the file.
     index: usize,
+    /// What its metadata keys start with ([`meta_prefix`]).
+    prefix: String,
     /// Whether an entry has been read (the header is over).
     in_body: bool,
     /// Whether ` => frame` lines belong to a `<stack trace>` entry.
@@ -118,6 +126,9 @@ struct Trace {
     stack: Vec<Value>,
     entries: Vec<Value>,
     listed: u64,
+    /// Whether the entries and stack will be kept as detail: past the cap on detail records
+    /// they are only counted, and building them would be wasted.
+    keep: bool,
 }
 
 #[derive(Default)]
@@ -134,7 +145,7 @@ struct Parser {
 
 impl Parser {
     fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let s = lines::strip_mail(raw).trim_end();
+        let s = lines::trim_end(lines::strip_mail(raw));
         if s.is_empty() {
             if let Some(t) = &mut self.trace {
                 t.in_stack = false;
@@ -153,7 +164,7 @@ impl Parser {
         }
         // Header lines with their `#` (modern) or without (older generations).
         let h = s.trim_start_matches('#').trim_start();
-        if let Some(i) = h.find(" latency trace v") {
+        if let Some(i) = LATENCY_HEADER.find(h.as_bytes()) {
             self.end_trace(ctx);
             self.start_trace(h, i, ctx);
             return Ok(());
@@ -182,12 +193,12 @@ impl Parser {
             return Ok(());
         };
         if !trace.in_body {
-            let prefix = meta_prefix(trace.index);
+            let prefix = &trace.prefix;
             if let Some(rest) = h.strip_prefix("latency:") {
-                return header_latency(rest, &prefix, ctx);
+                return header_latency(rest, prefix, ctx);
             }
             if let Some(rest) = h.strip_prefix("| task:") {
-                header_task(rest, &prefix, ctx);
+                header_task(rest, prefix, ctx);
                 return Ok(());
             }
             if let Some(site) = h.strip_prefix("=> started at:") {
@@ -216,14 +227,14 @@ impl Parser {
             } else {
                 trace.in_stack = false;
             }
-            if trace.entries.len() < MAX_ENTRIES {
+            if trace.keep && trace.entries.len() < MAX_ENTRIES {
                 trace.entries.push(e.to_json());
             }
             return Ok(());
         }
         if let Some(frame) = s.strip_prefix("=>") {
             if trace.in_body && trace.stacks > 0 {
-                if trace.in_stack {
+                if trace.in_stack && trace.keep {
                     trace.stack.push(Value::String(frame.trim().to_string()));
                 }
             } else if trace.in_body {
@@ -260,6 +271,8 @@ impl Parser {
         }
         self.trace = Some(Trace {
             index,
+            prefix,
+            keep: ctx.keeps_extras(),
             ..Trace::default()
         });
     }
@@ -383,7 +396,7 @@ fn header_task(rest: &str, prefix: &str, ctx: &mut Ctx<'_>) {
     if let Some(pid) = pid {
         ctx.meta(&format!("{prefix}pid"), pid.to_string());
     }
-    for tok in attrs.split_whitespace() {
+    for tok in words(attrs) {
         if let Some((k, v)) = tok.split_once(':')
             && matches!(k, "uid" | "nice" | "policy" | "rt_prio")
         {
@@ -483,7 +496,7 @@ impl Entry<'_> {
 
 /// `12us!:` / `0us` (then `:`) -> (µs, mark, whether the colon is glued on).
 fn time_token(tok: &str) -> Option<(f64, Option<&str>, bool)> {
-    let i = tok.find("us")?;
+    let i = lines::find_str(tok, "us")?;
     let n = &tok[..i];
     if n.is_empty() || !n.starts_with(|c: char| c.is_ascii_digit()) {
         return None;
@@ -505,33 +518,35 @@ fn time_token(tok: &str) -> Option<(f64, Option<&str>, bool)> {
 /// `    bash-3730  1d..1    1us+: _write_unlock_irq (sys_setpgid)` and its modern and -rt
 /// relatives.
 fn parse_entry(s: &str) -> Option<Entry<'_>> {
-    // Tokens with their byte offsets: the comm may hold spaces (`IRQ 233-2446`).
-    let mut toks: Vec<(usize, &str)> = Vec::with_capacity(8);
-    let mut pos = 0;
-    for tok in s.split_ascii_whitespace() {
-        let at = pos + s[pos..].find(tok)?;
-        pos = at + tok.len();
-        toks.push((at, tok));
-        let i = toks.len() - 1;
+    // Tokens with their byte offsets: the comm may hold spaces (`IRQ 233-2446`). Only the
+    // first token and the two before the time are needed.
+    let mut first = 0;
+    let mut prev: [(usize, &str); 2] = [(0, ""); 2];
+    for (i, (at, tok)) in ascii_tokens(s).enumerate() {
+        if i == 0 {
+            first = at;
+        }
+        let before = prev;
+        prev = [before[1], (at, tok)];
         if i < 2 {
             continue;
         }
         let Some((time_us, mark, glued)) = time_token(tok) else {
             continue;
         };
-        let rest = &s[pos..];
+        let rest = &s[at + tok.len()..];
         let rest = if glued {
             rest
         } else {
             rest.trim_start().strip_prefix(':')?
         };
-        let flags_tok = toks[i - 1].1;
+        let flags_tok = before[1].1;
         let digits = flags_tok.bytes().take_while(u8::is_ascii_digit).count();
         let flags = &flags_tok[digits..];
         if digits == 0 || !(3..=6).contains(&flags.len()) {
             return None;
         }
-        let commpid = s[toks[0].0..toks[i - 2].0 + toks[i - 2].1.len()].trim();
+        let commpid = s[first..before[0].0 + before[0].1.len()].trim();
         let (comm, pid) = split_comm_pid(commpid);
         let text = rest.trim();
         if text.is_empty() {
@@ -553,13 +568,32 @@ fn parse_entry(s: &str) -> Option<Entry<'_>> {
     None
 }
 
+/// The tokens of `split_ascii_whitespace` with their byte offsets.
+fn ascii_tokens(s: &str) -> impl Iterator<Item = (usize, &str)> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == b.len() {
+            return None;
+        }
+        let start = i;
+        while i < b.len() && !b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        Some((start, &s[start..i]))
+    })
+}
+
 /// `func <-parent` (modern), `func (parent)` (old), anything else (sched pseudo entries,
 /// events) kept whole.
 fn split_call(text: &str) -> (&str, Option<&str>) {
     if text == "<stack trace>" {
         return (text, None);
     }
-    if let Some((f, p)) = text.split_once(" <-") {
+    if let Some((f, p)) = lines::split_once_str(text, " <-") {
         return (f.trim_end(), Some(p.trim()));
     }
     if let Some(body) = text.strip_suffix(')')
@@ -572,6 +606,10 @@ fn split_call(text: &str) -> (&str, Option<&str>) {
 
 /// `   3 us |   0)   bash-1507    |  d..2 |   0.351 us    |   in_task_stack();`
 fn parse_graph_entry(s: &str) -> Option<Entry<'_>> {
+    // Three or four bars, checked before anything is collected: most lines have none.
+    if !(3..=4).contains(&memchr::memchr_iter(b'|', s.as_bytes()).count()) {
+        return None;
+    }
     let parts: Vec<&str> = s.split('|').collect();
     // Without the funcgraph-proc option there is no TASK/PID column: `0)  d... |`.
     let (cpu_task, flags, dur, func) = match parts.as_slice() {

@@ -36,26 +36,22 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use self::summary_lines::{ELAPSED_WORDS, elapsed, runs};
+
 use super::Format;
 use super::blocks::{BlockMeta, Labeler};
 use crate::error::ParseError;
-use crate::lines::{Lines, parse_number, strip_mail};
+use crate::lines::{Lines, find_str, parse_number, strip_mail, trim_end, words};
 use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
+
+mod summary_lines;
 
 pub struct PerfStat;
 
 const HEADER: &str = "Performance counter stats for ";
 
-static ELAPSED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^(\S+)\s+(?:\+-\s*(\S+)\s+)?seconds time elapsed(?:\s+\(\s*\+-\s*([\d.]+)\s*%\s*\))?$",
-    )
-    .expect("valid regex")
-});
 static USER_SYS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\S+)\s+seconds (user|sys)$").expect("valid regex"));
-static RUNS: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\((\d+) runs\)\s*:?\s*$").expect("valid regex"));
 /// `--table` rows: `5.189 (-0.293) ###`.
 static TABLE_ROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\d+(?:\.\d+)?)\s+\([+-]?[\d.]+\)\s*#*$").expect("valid regex"));
@@ -89,12 +85,9 @@ impl Format for PerfStat {
 
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let mut p = Parser::default();
-        let mut buf = String::new();
-        while let Some(raw) = lines.next_line()? {
-            buf.clear();
-            buf.push_str(raw);
-            ctx.line = lines.line_no();
-            p.line(strip_box(strip_mail(&buf)).trim_end(), ctx)?;
+        while let Some((line_no, raw)) = lines.next_numbered()? {
+            ctx.line = line_no;
+            p.line(trim_end(strip_box(strip_mail(raw))), ctx)?;
         }
         p.finish(ctx)
     }
@@ -169,17 +162,17 @@ impl Parser {
             self.labels.blank();
             return Ok(());
         }
-        if let Some(at) = line.find(HEADER) {
+        if let Some(at) = find_str(line, HEADER) {
             return self.header(&line[at + HEADER.len()..], ctx);
         }
-        if line.contains("seconds time elapsed")
-            && let Some(c) = ELAPSED.captures(line)
+        if find_str(line, ELAPSED_WORDS).is_some()
+            && let Some(c) = elapsed(line)
         {
             if !self.in_block {
                 self.start(None, None, ctx)?;
             }
             let stat = self.mean();
-            let v = value(&c[1], "elapsed time", ctx.line)?;
+            let v = value(c[0].unwrap_or_default(), "elapsed time", ctx.line)?;
             self.item(
                 "elapsed",
                 Unit::Seconds,
@@ -188,8 +181,8 @@ impl Parser {
                 v,
                 ctx,
             )?;
-            if let Some(abs) = c.get(2) {
-                let v = value(abs.as_str(), "elapsed time spread", ctx.line)?;
+            if let Some(abs) = c[1] {
+                let v = value(abs, "elapsed time spread", ctx.line)?;
                 self.item(
                     "elapsed.stddev",
                     Unit::Seconds,
@@ -199,8 +192,8 @@ impl Parser {
                     ctx,
                 )?;
             }
-            if let Some(pct) = c.get(3) {
-                let v = value(pct.as_str(), "elapsed time spread", ctx.line)?;
+            if let Some(pct) = c[2] {
+                let v = value(pct, "elapsed time spread", ctx.line)?;
                 let stat = Some("rel_stddev_pct");
                 self.item(
                     "elapsed.stddev_pct",
@@ -215,7 +208,7 @@ impl Parser {
             return Ok(());
         }
         if self.in_block
-            && line.contains(" seconds ")
+            && find_str(line, " seconds ").is_some()
             && let Some(c) = USER_SYS.captures(line)
         {
             let v = value(&c[1], "CPU time", ctx.line)?;
@@ -258,7 +251,7 @@ impl Parser {
         }
         if let Some(v) = line.strip_prefix("Time:") {
             // hackbench prints one number; anything else is someone's prose.
-            if v.split_whitespace().count() != 1 {
+            if words(v).count() != 1 {
                 ctx.warn(format!("a `Time:` line that is not one number: {line:?}"));
                 return Ok(());
             }
@@ -299,9 +292,10 @@ impl Parser {
     }
 
     fn header(&mut self, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let runs = RUNS.captures(rest).and_then(|c| c[1].parse::<u32>().ok());
-        let target = match RUNS.find(rest) {
-            Some(m) => &rest[..m.start()],
+        let runs_match = runs(rest);
+        let runs = runs_match.and_then(|(_, n)| n.parse::<u32>().ok());
+        let target = match runs_match {
+            Some((start, _)) => &rest[..start],
             None => rest,
         }
         .trim()
@@ -490,13 +484,10 @@ impl Parser {
             rest = rest[..open].trim_end();
         }
         let (main, derived) = match rest.split_once('#') {
-            Some((m, d)) => (
-                m.trim(),
-                Some(d.split_whitespace().collect::<Vec<_>>().join(" ")),
-            ),
+            Some((m, d)) => (m.trim(), Some(words(d).collect::<Vec<_>>().join(" "))),
             None => (rest, None),
         };
-        let mut toks: Vec<&str> = main.split_whitespace().collect();
+        let mut toks: Vec<&str> = words(main).collect();
         let scope = match toks.first() {
             Some(t)
                 if t.len() > 3
@@ -627,7 +618,7 @@ impl Parser {
 /// column.
 fn starts_like_counter(line: &str) -> bool {
     let t = line.trim_start();
-    let first = t.split_whitespace().next().unwrap_or("");
+    let first = words(t).next().unwrap_or("");
     // A numbered heading (`2) After applying this patchset:`) is prose, not a count.
     (t.starts_with(|c: char| c.is_ascii_digit()) && parse_number(first).is_some())
         || t.starts_with('<')
@@ -673,7 +664,7 @@ fn value(text: &str, what: &str, line: u64) -> Result<f64, ParseError> {
 
 /// `$ perf stat -- make`, `1) perf stat --null --repeat 10 -- hackbench 20 thread 20000`.
 fn perf_command(line: &str) -> Option<&str> {
-    let at = line.find("perf stat")?;
+    let at = find_str(line, "perf stat")?;
     let before = line[..at].trim();
     let prompt_like = before.is_empty()
         || ["$", "#", "%"].contains(&before)
@@ -705,18 +696,5 @@ mod tests {
             Some("perf stat --null --repeat 10 -- hackbench 32 thread 20000")
         );
         assert_eq!(perf_command("I ran perf stat on it"), None);
-    }
-
-    #[test]
-    fn elapsed_forms() {
-        let c = ELAPSED
-            .captures("80.10 +- 1.22 seconds time elapsed  ( +-  1.53% )")
-            .unwrap();
-        assert_eq!((&c[1], &c[2], &c[3]), ("80.10", "1.22", "1.53"));
-        let c = ELAPSED
-            .captures("52.680621973  seconds time elapsed   ( +-   0.689% )")
-            .unwrap();
-        assert_eq!(&c[3], "0.689");
-        assert!(c.get(2).is_none());
     }
 }

@@ -1,6 +1,8 @@
 //! Block labels read from the prose around console-log data (rcuscale, refscale): the
 //! heading before a run of data lines, and the section a pair of headings opens.
 
+use crate::lines::words;
+
 /// Tracks prose between blocks so that a block can be labelled by the author's words before it.
 ///
 /// A paragraph (lines without a blank or data line between them) whose last line ends with `:`
@@ -59,8 +61,7 @@ impl Prose {
         self.fresh = false;
         let prev = std::mem::take(&mut self.prev);
         // A section is titled in a few words; a sentence ending with `:` introduces results.
-        if let Some(section) =
-            heading(&prev).filter(|h| h.len() <= 40 && h.split_whitespace().count() <= 6)
+        if let Some(section) = heading(&prev).filter(|h| h.len() <= 40 && words(h).count() <= 6)
             && heading(&self.para).is_some()
         {
             self.section = Some(section);
@@ -93,7 +94,7 @@ impl Prose {
                 && last.len() <= 40
                 && !last.starts_with('[')
                 && !last.ends_with(['.', '!', '?', ')'])
-                && last.split_whitespace().count() <= 6;
+                && words(last).count() <= 6;
             return (self.section.is_some() && short).then(|| last.to_string());
         }
         heading(&self.para)

@@ -22,13 +22,15 @@
 //! Blocks are labelled by the prose line(s) before them that end with `:` (`RCU:`,
 //! `with a patch:`), without the colon.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::Format;
 pub(crate) use super::prose_labels::Prose;
 use crate::error::ParseError;
-use crate::lines::{Lines, parse_number, strip_dmesg, strip_mail};
-use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
+use crate::lines::{
+    Lines, find_str, parse_number, split_once_str, strip_dmesg, strip_mail, trim, trim_end, words,
+};
+use crate::model::{Ctx, Direction, FastMap, SeriesKey, SeriesSpec, Unit};
 
 pub struct RcuScale;
 
@@ -104,7 +106,7 @@ fn split_prefix(line: &str) -> Option<(&str, &str)> {
 /// `k=v` tokens of a line, or None if any token is something else.
 fn kv_tokens(s: &str) -> Option<Vec<(&str, &str)>> {
     let mut out = Vec::new();
-    for tok in s.split_whitespace() {
+    for tok in words(s) {
         let (k, v) = tok.split_once('=')?;
         if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return None;
@@ -127,19 +129,22 @@ fn time_unit(word: &str) -> Option<f64> {
 
 /// The statistic a row or summary word names.
 fn statistic_word(w: &str) -> Option<String> {
-    let w = w.to_ascii_lowercase();
-    let s = match w.as_str() {
-        "median" => "median",
-        "mean" | "average" | "avg" => "mean",
-        "min" | "minimum" => "min",
-        "max" | "maximum" => "max",
-        _ => {
-            let n = w.strip_prefix('p')?;
-            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            return Some(w);
+    // Compared without allocating: most words of a file are not statistics.
+    let is = |names: &[&str]| names.iter().any(|n| w.eq_ignore_ascii_case(n));
+    let s = if is(&["median"]) {
+        "median"
+    } else if is(&["mean", "average", "avg"]) {
+        "mean"
+    } else if is(&["min", "minimum"]) {
+        "min"
+    } else if is(&["max", "maximum"]) {
+        "max"
+    } else {
+        let n = w.strip_prefix(['p', 'P'])?;
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
         }
+        return Some(w.to_ascii_lowercase());
     };
     Some(s.to_string())
 }
@@ -147,7 +152,7 @@ fn statistic_word(w: &str) -> Option<String> {
 /// A free-form table row `median (usecs) 12000.3 12001 11000 12000`: statistic, unit factor,
 /// values.
 fn parse_stat_row(line: &str) -> Option<(String, f64, Vec<f64>)> {
-    let mut toks = line.split_whitespace();
+    let mut toks = words(line);
     let stat = statistic_word(toks.next()?)?;
     let unit_tok = toks.next()?;
     if !unit_tok.starts_with('(') {
@@ -163,7 +168,7 @@ fn parse_stat_row(line: &str) -> Option<(String, f64, Vec<f64>)> {
 fn parse_column_row(line: &str) -> Option<(String, Vec<String>)> {
     let mut unit: Option<&str> = None;
     let mut values = Vec::new();
-    for tok in line.split_whitespace() {
+    for tok in words(line) {
         let split = tok.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
         if split == 0 {
             return None;
@@ -210,7 +215,7 @@ fn param_name(heading: Option<&str>, unit: &str) -> String {
 
 /// The kvm-recheck-rcuscale summary line: statistic and the text after the colon.
 fn gp_summary(line: &str) -> Option<(String, &str)> {
-    let (head, rest) = line.split_once(" grace-period duration:")?;
+    let (head, rest) = split_once_str(line, " grace-period duration:")?;
     let head = head.trim();
     let stat = if let Some(n) = head.strip_suffix(" percentile") {
         let digits = n.trim_end_matches(|c: char| c.is_ascii_alphabetic());
@@ -228,7 +233,7 @@ fn gp_summary(line: &str) -> Option<(String, &str)> {
 struct Parser {
     prose: Prose,
     /// Series ids of `gp_duration` per writer, and of scope `all`, for the current label.
-    writers: HashMap<u64, usize>,
+    writers: FastMap<u64, usize>,
     all: Option<usize>,
     /// `perf bench sync rcu` options of the current experiment.
     params: BTreeMap<String, String>,
@@ -269,17 +274,17 @@ impl Parser {
         let s = strip_mail(raw);
         let d = strip_dmesg(s);
         let from_log = d.len() != s.len();
-        if d.trim().is_empty() {
+        if trim(d).is_empty() {
             self.prose.blank();
             self.in_histogram = false;
             self.after_params = false;
             self.in_kvm_cmd = false;
             return Ok(());
         }
-        let d = d.trim_end();
+        let d = trim_end(d);
 
         if self.in_histogram {
-            let mut t = d.split_whitespace();
+            let mut t = words(d);
             if let (Some(a), Some(b), None) = (t.next(), t.next(), t.next())
                 && parse_number(a).is_some()
                 && parse_number(b).is_some()
@@ -304,18 +309,15 @@ impl Parser {
         if let Some((ty, rest)) = split_prefix(d) {
             return self.console(ty, rest, ctx);
         }
-        if let Some(rest) = d
-            .split_once("Total time taken by all kfree'ers:")
-            .map(|x| x.1)
-        {
+        if let Some(rest) = split_once_str(d, "Total time taken by all kfree'ers:").map(|x| x.1) {
             return self.kfree(rest, ctx);
         }
         if let Some((stat, rest)) = gp_summary(d) {
             return self.summary(&stat, rest, ctx);
         }
-        if let Some(rest) = d.split_once("Grace-period kthread CPU time:").map(|x| x.1) {
+        if let Some(rest) = split_once_str(d, "Grace-period kthread CPU time:").map(|x| x.1) {
             self.data();
-            let mut t = rest.split_whitespace();
+            let mut t = words(rest);
             let v = t.next().and_then(parse_number).ok_or_else(|| {
                 ParseError::syntax(ctx.line, "a CPU time in microseconds", rest.trim())
             })?;
@@ -335,7 +337,7 @@ impl Parser {
             let text = format!("Grace periods:{rest}");
             let mut words: Vec<&str> = Vec::new();
             let mut pending: Option<String> = None;
-            for tok in text.split_whitespace() {
+            for tok in crate::lines::words(&text) {
                 if let Some(k) = pending.take() {
                     ctx.meta(&self.block_key(&k), tok);
                 } else if let Some(w) = tok.strip_suffix(':') {
@@ -386,8 +388,7 @@ impl Parser {
             self.last_prose = None;
             return Ok(());
         }
-        let words: Vec<&str> = d.split_whitespace().collect();
-        if words.first().is_some_and(|w| w.ends_with("kvm.sh")) || self.in_kvm_cmd {
+        if words(d).next().is_some_and(|w| w.ends_with("kvm.sh")) || self.in_kvm_cmd {
             self.kvm_cmd(d, ctx);
             return Ok(());
         }
@@ -402,8 +403,9 @@ impl Parser {
     fn prose_line(&mut self, d: &str, ctx: &mut Ctx<'_>) {
         // `nreaders = nwriters = 10.`: parameters stated in prose.
         let t = d.trim_end_matches('.');
-        let parts: Vec<&str> = t.split(" = ").map(str::trim).collect();
-        if parts.len() >= 2
+        if find_str(t, " = ").is_some()
+            && let parts = t.split(" = ").map(str::trim).collect::<Vec<&str>>()
+            && parts.len() >= 2
             && let Some(v) = parts.last().filter(|v| parse_number(v).is_some())
             && parts[..parts.len() - 1]
                 .iter()
@@ -419,7 +421,7 @@ impl Parser {
 
     fn kvm_cmd(&mut self, d: &str, ctx: &mut Ctx<'_>) {
         self.in_kvm_cmd = d.ends_with('\\');
-        let mut toks = d.split_whitespace().peekable();
+        let mut toks = words(d).peekable();
         while let Some(tok) = toks.next() {
             let tok = tok.trim_matches('"');
             if tok == "--duration"
@@ -450,7 +452,7 @@ impl Parser {
         if let Some(params) = rest.strip_prefix("---") {
             // `--- Start of test: nreaders=..`, `--- End of test: ...`
             let params = params.split_once(':').map_or(params, |x| x.1);
-            for (k, v) in params.split_whitespace().filter_map(|t| t.split_once('=')) {
+            for (k, v) in words(params).filter_map(|t| t.split_once('=')) {
                 ctx.meta(&self.block_key(k), v);
             }
             self.after_params = true;
@@ -461,8 +463,23 @@ impl Parser {
             return Ok(());
         }
         let rest = rest.trim();
-        let toks: Vec<&str> = rest.split_whitespace().collect();
-        match toks.as_slice() {
+        // The tokens, on the stack for the common short line.
+        let mut few = [""; 8];
+        let mut n = 0;
+        let mut many = Vec::new();
+        for t in words(rest) {
+            if n < few.len() {
+                few[n] = t;
+            } else {
+                if many.is_empty() {
+                    many.extend_from_slice(&few);
+                }
+                many.push(t);
+            }
+            n += 1;
+        }
+        let toks: &[&str] = if n <= few.len() { &few[..n] } else { &many };
+        match toks {
             [w, "writer-duration:", gp, ns] => {
                 let (Some(w), Some(_), Some(ns)) = (parse_u64(w), parse_u64(gp), parse_number(ns))
                 else {
@@ -595,7 +612,7 @@ impl Parser {
     fn summary(&mut self, stat: &str, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let line = ctx.line;
         self.data();
-        let mut t = rest.split_whitespace();
+        let mut t = words(rest);
         let v = t
             .next()
             .and_then(parse_number)
@@ -664,6 +681,23 @@ fn parse_u64(s: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statistic_words() {
+        for (w, want) in [
+            ("Median", Some("median")),
+            ("AVG", Some("mean")),
+            ("minimum", Some("min")),
+            ("Max", Some("max")),
+            ("P99", Some("p99")),
+            ("p", None),
+            ("p9x", None),
+            ("......", None),
+            ("med\u{e9}", None),
+        ] {
+            assert_eq!(statistic_word(w).as_deref(), want, "{w}");
+        }
+    }
 
     #[test]
     fn prefixes() {

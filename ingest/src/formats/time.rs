@@ -32,8 +32,8 @@ use regex::Regex;
 use super::Format;
 use super::blocks::{BlockMeta, Labeler};
 use crate::error::ParseError;
-use crate::lines::{Lines, strip_mail};
-use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
+use crate::lines::{Lines, split_once_str, strip_mail, trim_end, words};
+use crate::model::{Ctx, Direction, SeriesId, SeriesKey, SeriesSpec, Unit};
 
 pub struct Time;
 
@@ -88,7 +88,7 @@ impl Format for Time {
                 score = score.max(90);
             }
             if let Some((i, rest)) = metric_row(line) {
-                let mut toks = rest.split_whitespace();
+                let mut toks = words(rest);
                 let first = toks.next().unwrap_or("");
                 if bash_token(first).is_some() {
                     bash[i] = true;
@@ -110,13 +110,9 @@ impl Format for Time {
 
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let mut p = Parser::default();
-        // The current line is copied out so that wrapped GNU lines can be read ahead.
-        let mut buf = String::new();
-        while let Some(raw) = lines.next_line()? {
-            buf.clear();
-            buf.push_str(raw);
-            ctx.line = lines.line_no();
-            let line = strip_mail(&buf).trim_end();
+        while let Some((line_no, raw)) = lines.next_numbered()? {
+            ctx.line = line_no;
+            let line = trim_end(strip_mail(raw));
             if line.is_empty() {
                 p.end_block(ctx);
                 p.columns = None;
@@ -127,7 +123,9 @@ impl Format for Time {
                 p.bash_row(idx, rest, ctx)?;
                 continue;
             }
-            if GNU_START.is_match(line) {
+            // The regex only on lines that can start its match (a digit).
+            if line.starts_with(char::is_numeric) && GNU_START.is_match(line) {
+                // Copied out so that wrapped lines can be read ahead.
                 let mut joined = line.to_string();
                 let start = ctx.line;
                 // Mailers wrap the two-line output, most often before `(`.
@@ -161,7 +159,7 @@ impl Format for Time {
                 ctx.line = lines.line_no();
                 continue;
             }
-            if let Some((key, value)) = line.split_once(": ")
+            if let Some((key, value)) = split_once_str(line, ": ")
                 && let Some(field) = verbose_field(key)
             {
                 p.verbose(field, value.trim(), ctx)?;
@@ -218,6 +216,8 @@ struct Parser {
     /// until a blank line: each value of a row goes to its column's label.
     columns: Option<Vec<String>>,
     block_line: u64,
+    /// Series of the `real`/`user`/`sys` rows under the current label, once declared.
+    bash_ids: [Option<SeriesId>; 3],
 }
 
 const BASH_METRICS: [&str; 3] = ["real", "user", "sys"];
@@ -226,6 +226,7 @@ impl Parser {
     fn start_block(&mut self, kind: Kind, ctx: &mut Ctx<'_>) {
         self.end_block(ctx);
         self.label = self.labels.label();
+        self.bash_ids = [None; 3];
         self.meta.start(self.label.clone(), ctx.line);
         if let Some(cmd) = &self.command {
             self.meta.set("command", cmd.clone());
@@ -237,8 +238,9 @@ impl Parser {
 
     fn end_block(&mut self, ctx: &mut Ctx<'_>) {
         if let Some(Kind::Bash(_)) = self.block {
-            let seen: Vec<usize> = self.counts.iter().copied().filter(|c| *c > 0).collect();
-            if seen.windows(2).any(|w| w[0] != w[1]) {
+            let mut seen = self.counts.iter().filter(|c| **c > 0);
+            let first = seen.next();
+            if seen.any(|c| Some(c) != first) {
                 ctx.warn_at(
                     self.block_line,
                     format!(
@@ -304,25 +306,22 @@ impl Parser {
         }
         let metric = BASH_METRICS[idx];
         // A note the author added after the values (`1m8.900s (-25%)`) is not a value.
-        let values: Vec<&str> = rest
-            .split_whitespace()
-            .take_while(|t| !t.starts_with('('))
-            .collect();
-        if let Some(cols) = self.columns.clone()
-            && cols.len() == values.len()
+        let values = words(rest).take_while(|t| !t.starts_with('('));
+        if let Some(cols) = &self.columns
+            && cols.len() == values.clone().count()
         {
-            for (tok, label) in values.iter().zip(cols) {
+            for (tok, label) in values.zip(cols) {
                 let v = bash_token(tok)
                     .or_else(|| plain_seconds(tok))
                     .ok_or_else(|| {
                         ParseError::syntax(
                             ctx.line,
                             format!("a `{metric}` time like `0m1.039s`"),
-                            *tok,
+                            tok,
                         )
                     })?;
                 ctx.push(
-                    SeriesSpec::duration(SeriesKey::new(metric).label(Some(label))),
+                    SeriesSpec::duration(SeriesKey::new(metric).label(Some(label.clone()))),
                     v,
                 )?;
             }
@@ -339,7 +338,15 @@ impl Parser {
                         tok,
                     )
                 })?;
-            self.duration(metric, v, ctx)?;
+            let id = match self.bash_ids[idx] {
+                Some(id) => id,
+                None => {
+                    let id = ctx.series(SeriesSpec::duration(self.key(metric)));
+                    self.bash_ids[idx] = Some(id);
+                    id
+                }
+            };
+            ctx.sample(id, v)?;
             self.counts[idx] += 1;
         }
         Ok(())
@@ -464,6 +471,8 @@ fn verbose_field(key: &str) -> Option<Field> {
 /// The column labels of a side-by-side table header: two or more headings, each ending with
 /// `:`, apart by tabs or runs of spaces (`\t\tUnpatched:\t\tPatched:`).
 fn column_labels(line: &str) -> Option<Vec<String>> {
+    // Every cell ends with `:`; most lines have none.
+    memchr::memchr(b':', line.as_bytes())?;
     let cells: Vec<&str> = line
         .split('\t')
         .flat_map(|c| c.split("  "))
@@ -502,13 +511,23 @@ fn bash_token(tok: &str) -> Option<f64> {
     let (min, sec) = t.split_once('m')?;
     let sec = sec.strip_suffix('s').unwrap_or(sec);
     // A locale with a decimal comma prints `6m5,729s`; seconds never need a thousands comma.
-    let comma = sec.replacen(',', ".", 1);
-    let sec = comma.as_str();
+    let comma = if sec.contains(',') {
+        std::borrow::Cow::Owned(sec.replacen(',', ".", 1))
+    } else {
+        std::borrow::Cow::Borrowed(sec)
+    };
+    let sec = &*comma;
     if min.is_empty() || !min.bytes().all(|b| b.is_ascii_digit()) || !is_decimal(sec) {
         return None;
     }
     let (whole, frac) = sec.split_once('.').unwrap_or((sec, ""));
-    let v = seconds(&[min.parse().ok()?, whole.parse().ok()?], frac)?;
+    let (min, whole): (u64, u64) = (min.parse().ok()?, whole.parse().ok()?);
+    let v = if min == 0 && !frac.is_empty() {
+        // Under a minute the seconds as written are the value: no need to spell them out.
+        fast_float2::parse(sec).ok()?
+    } else {
+        seconds(&[min, whole], frac)?
+    };
     Some(if neg { -v } else { v })
 }
 
@@ -573,7 +592,28 @@ fn seconds(parts: &[u64], frac: &str) -> Option<f64> {
     if !frac.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    format!("{whole}.{frac}").parse().ok()
+    // `whole.frac` spelled out on the stack: this runs once per sample.
+    let mut int = [0u8; 20];
+    let mut k = int.len();
+    let mut n = whole;
+    loop {
+        k -= 1;
+        int[k] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let int = &int[k..];
+    let mut text = [0u8; 64];
+    let len = int.len() + 1 + frac.len();
+    if len > text.len() {
+        return format!("{whole}.{frac}").parse().ok();
+    }
+    text[..int.len()].copy_from_slice(int);
+    text[int.len()] = b'.';
+    text[int.len() + 1..len].copy_from_slice(frac.as_bytes());
+    fast_float2::parse(&text[..len]).ok()
 }
 
 /// Recognises a command line: `$ time make`, `# /usr/bin/time -v make`, a bare
@@ -595,7 +635,7 @@ fn command_line(line: &str) -> Option<Option<String>> {
 
 /// The command under `time`/`/usr/bin/time` with time's own options removed.
 fn timed_command(body: &str, prompted: bool) -> Option<String> {
-    let mut toks = body.split_whitespace().peekable();
+    let mut toks = words(body).peekable();
     if toks.peek() == Some(&"command") {
         toks.next();
     }
@@ -636,6 +676,9 @@ mod tests {
         assert_eq!(bash_token("4m4.969s"), Some(244.969));
         assert_eq!(bash_token("-0m1.0s"), Some(-1.0));
         assert_eq!(bash_token("6m5,729s"), Some(365.729));
+        assert_eq!(bash_token("0m07.50s"), Some(7.5));
+        assert_eq!(bash_token("0m5,729s"), Some(5.729));
+        assert_eq!(bash_token("0m49s"), Some(49.0));
         assert_eq!(bash_token("0m1,2,3s"), None);
         assert_eq!(bash_token("m1.0s"), None);
         assert_eq!(bash_token("1.03"), None);
@@ -664,6 +707,37 @@ mod tests {
         assert_eq!(clock("0:04.94", 1).unwrap(), 4.94);
         assert!(clock("1.2", 1).is_err());
         assert!(clock("1:x", 1).is_err());
+    }
+
+    #[test]
+    fn seconds_are_the_nearest_double() {
+        let fracs = [
+            "",
+            "0",
+            "5",
+            "73",
+            "004",
+            "999999999",
+            "12345678901234567890123",
+            &"9".repeat(70),
+        ];
+        for parts in [
+            &[0u64, 0][..],
+            &[1, 41],
+            &[1, 12, 36],
+            &[0, 59],
+            &[u64::MAX / 61, 0],
+        ] {
+            for frac in fracs {
+                let whole = parts.iter().fold(0u64, |a, v| a * 60 + v);
+                let expected = if frac.is_empty() {
+                    whole as f64
+                } else {
+                    format!("{whole}.{frac}").parse().unwrap()
+                };
+                assert_eq!(seconds(parts, frac), Some(expected), "{parts:?} {frac}");
+            }
+        }
     }
 
     #[test]

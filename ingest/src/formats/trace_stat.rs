@@ -38,7 +38,7 @@ use std::fmt::Write as _;
 
 use super::Format;
 use crate::error::ParseError;
-use crate::lines::{self, Lines};
+use crate::lines::{self, Lines, words};
 use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
 
 pub struct TraceStat;
@@ -79,7 +79,7 @@ impl Format for TraceStat {
 
 /// The number of duration columns announced by a `Function  Hit ...` header line.
 fn header_columns(line: &str) -> Option<usize> {
-    let mut it = line.split_whitespace();
+    let mut it = lines::words(line);
     if it.next()? != "Function" || it.next()? != "Hit" {
         return None;
     }
@@ -119,7 +119,7 @@ struct Row<'a> {
 }
 
 fn parse_row(line: &str, columns: usize) -> Option<Row<'_>> {
-    let mut it = line.split_whitespace();
+    let mut it = lines::words(line);
     let name = it.next()?;
     let hit = lines::parse_number(it.next()?)?;
     let mut durations = [0.0; 3];
@@ -164,7 +164,7 @@ fn label_of(line: &str) -> Option<&str> {
         None => s,
     };
     let core = core.trim_end_matches(':').trim_end();
-    if core.is_empty() || core.len() > 40 || core.split_whitespace().count() > 5 {
+    if core.is_empty() || core.len() > 40 || words(core).count() > 5 {
         return None;
     }
     if core
@@ -189,7 +189,7 @@ fn is_prose(line: &str) -> bool {
 
 /// Looks like a table row that did not parse: a name followed by numbers.
 fn looks_like_data(line: &str) -> bool {
-    let mut it = line.split_whitespace();
+    let mut it = lines::words(line);
     it.next().is_some()
         && it
             .next()
@@ -204,6 +204,9 @@ struct Group {
     index: crate::model::FastMap<String, usize>,
     /// (function, Σhit, Σtime in µs, whether the rows had a time column)
     sums: Vec<(String, f64, f64, bool)>,
+    /// Where the last row went in `sums`: each CPU's table lists the functions in the same
+    /// order, so the next row is most often the next entry, found without hashing.
+    last: usize,
 }
 
 impl Group {
@@ -264,7 +267,7 @@ impl Parser {
     }
 
     fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let line = lines::strip_mail(raw).trim_end();
+        let line = lines::trim_end(lines::strip_mail(raw));
         if line.is_empty() {
             self.end_table(ctx);
             return Ok(());
@@ -432,14 +435,20 @@ impl Parser {
             push("s2", Unit::SecondsSquared, Direction::LowerIsBetter, s2)?;
         }
         let g = &mut self.group;
-        let i = match g.index.get(row.name) {
-            Some(&i) => i,
-            None => {
-                g.sums.push((row.name.to_string(), 0.0, 0.0, false));
-                g.index.insert(row.name.to_string(), g.sums.len() - 1);
-                g.sums.len() - 1
+        let next = g.last + 1;
+        let i = if g.sums.get(next).is_some_and(|s| s.0 == row.name) {
+            next
+        } else {
+            match g.index.get(row.name) {
+                Some(&i) => i,
+                None => {
+                    g.sums.push((row.name.to_string(), 0.0, 0.0, false));
+                    g.index.insert(row.name.to_string(), g.sums.len() - 1);
+                    g.sums.len() - 1
+                }
             }
         };
+        g.last = i;
         let s = &mut g.sums[i];
         s.1 += row.hit;
         if row.n >= 2 {

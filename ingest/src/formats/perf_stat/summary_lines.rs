@@ -1,0 +1,171 @@
+//! The summary lines of a `perf stat` block read without the regex engine in the common case:
+//! `<value> seconds time elapsed ( +- <pct>% )` (once per block, so once per few lines of a long
+//! file of runs) and the `(<n> runs)` of the header. Each agrees with its regex, which still
+//! reads anything unusual.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+static ELAPSED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(\S+)\s+(?:\+-\s*(\S+)\s+)?seconds time elapsed(?:\s+\(\s*\+-\s*([\d.]+)\s*%\s*\))?$",
+    )
+    .expect("valid regex")
+});
+
+pub(super) const ELAPSED_WORDS: &str = "seconds time elapsed";
+
+/// [`ELAPSED`]'s captures (value, spread, spread in percent): the common ASCII line without
+/// the regex engine, anything else through the regex itself.
+pub(super) fn elapsed(line: &str) -> Option<[Option<&str>; 3]> {
+    let fast = if line.is_ascii() {
+        elapsed_ascii(line)
+    } else {
+        None
+    };
+    fast.or_else(|| {
+        let c = ELAPSED.captures(line)?;
+        Some([1, 2, 3].map(|i| c.get(i).map(|m| m.as_str())))
+    })
+}
+
+/// [`ELAPSED`] on an ASCII line, where `\s` is one of the six ASCII spaces and `\d` a digit.
+fn elapsed_ascii(line: &str) -> Option<[Option<&str>; 3]> {
+    let b = line.as_bytes();
+    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+    let run = |mut i: usize, f: &dyn Fn(u8) -> bool| {
+        while i < b.len() && f(b[i]) {
+            i += 1;
+        }
+        i
+    };
+    let not_space = |c: u8| !space(c);
+    let v_end = run(0, &not_space);
+    let mut i = run(v_end, &space);
+    if v_end == 0 || i == v_end {
+        return None;
+    }
+    let value = &line[..v_end];
+    let mut spread = None;
+    if b[i..].starts_with(b"+-") {
+        let s_start = run(i + 2, &space);
+        let s_end = run(s_start, &not_space);
+        i = run(s_end, &space);
+        if s_end == s_start || i == s_end {
+            return None;
+        }
+        spread = Some(&line[s_start..s_end]);
+    }
+    if !b[i..].starts_with(ELAPSED_WORDS.as_bytes()) {
+        return None;
+    }
+    i += ELAPSED_WORDS.len();
+    if i == b.len() {
+        return Some([Some(value), spread, None]);
+    }
+    // `( +- 0.24% )`
+    let j = run(i, &space);
+    if j == i || b.get(j) != Some(&b'(') {
+        return None;
+    }
+    let j = run(j + 1, &space);
+    if !b[j..].starts_with(b"+-") {
+        return None;
+    }
+    let p_start = run(j + 2, &space);
+    let p_end = run(p_start, &|c: u8| c.is_ascii_digit() || c == b'.');
+    let j = run(p_end, &space);
+    if p_end == p_start || b.get(j) != Some(&b'%') {
+        return None;
+    }
+    let j = run(j + 1, &space);
+    (b.get(j) == Some(&b')') && j + 1 == b.len())
+        .then(|| [Some(value), spread, Some(&line[p_start..p_end])])
+}
+
+static RUNS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\((\d+) runs\)\s*:?\s*$").expect("valid regex"));
+/// Where [`RUNS`] matches and its count: the ASCII header without the regex engine, anything
+/// else through the regex itself.
+pub(super) fn runs(rest: &str) -> Option<(usize, &str)> {
+    if !rest.is_ascii() {
+        let c = RUNS.captures(rest)?;
+        return Some((c.get(0)?.start(), c.get(1)?.as_str()));
+    }
+    // `(N runs)` then only spaces and at most one `:` to the end.
+    let space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r');
+    let t = rest.trim_end_matches(space);
+    let t = t.strip_suffix(':').unwrap_or(t).trim_end_matches(space);
+    let body = t.strip_suffix(" runs)")?;
+    let open = body.rfind('(')?;
+    let n = &body[open + 1..];
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some((open, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elapsed_forms() {
+        let c = ELAPSED
+            .captures("80.10 +- 1.22 seconds time elapsed  ( +-  1.53% )")
+            .unwrap();
+        assert_eq!((&c[1], &c[2], &c[3]), ("80.10", "1.22", "1.53"));
+        let c = ELAPSED
+            .captures("52.680621973  seconds time elapsed   ( +-   0.689% )")
+            .unwrap();
+        assert_eq!(&c[3], "0.689");
+        assert!(c.get(2).is_none());
+    }
+
+    #[test]
+    fn runs_without_the_regex_agrees_with_it() {
+        for l in [
+            "'hackbench 20 thread 20000' (10 runs):",
+            "'make' (5 runs)",
+            "'x' (5 runs) : ",
+            "'x' (5 runs)::",
+            "'x' (runs)",
+            "'x' (5 runs) y",
+            "'x' ((3 runs)",
+            "'x' (1 2 runs)",
+            "(7 runs)\t:\x0b",
+            "'x'",
+        ] {
+            let re = RUNS
+                .captures(l)
+                .map(|c| (c.get(0).unwrap().start(), c.get(1).unwrap().as_str()));
+            assert_eq!(runs(l), re, "{l:?}");
+        }
+    }
+
+    #[test]
+    fn elapsed_without_the_regex_agrees_with_it() {
+        let lines = [
+            "80.10 +- 1.22 seconds time elapsed  ( +-  1.53% )",
+            "52.680621973  seconds time elapsed   ( +-   0.689% )",
+            "24.536050899 seconds time elapsed",
+            "1.0 +-0.5 seconds time elapsed (+-1%)",
+            "1.0\t+-\t0.5\tseconds time elapsed\t(\t+-\t1.%\t)",
+            "1.0 seconds time elapsed ( +- 1 % ) x",
+            "1.0 seconds time elapsed ( +- % )",
+            "1.0 seconds time elapsed (+- 1%",
+            "1.0 seconds time elapsed x",
+            "1.0 +- seconds time elapsed",
+            "1.0+- 2 seconds time elapsed",
+            " 1.0 seconds time elapsed",
+            "1.0  seconds  time elapsed",
+            "*1.39* seconds time elapsed",
+            "1.0 \x0b seconds time elapsed\x0c(\r+-\n2.5%)",
+            "seconds time elapsed",
+        ];
+        for l in lines {
+            let re = ELAPSED
+                .captures(l)
+                .map(|c| [1, 2, 3].map(|i| c.get(i).map(|m| m.as_str())));
+            assert_eq!(elapsed_ascii(l), re, "{l:?}");
+        }
+    }
+}
