@@ -188,7 +188,7 @@ async fn bench(what: &str, db: &str, servers: usize, secs: f64) -> anyhow::Resul
         big_count + small_count
     );
     println!(
-        "ratio uploads/healthz = {:.4} (1/{:.1}) for 4x200, {:.4} (1/{:.1}) for 4x1",
+        "ratio uploads/healthz = {:.4} (1/{:.1}) for 4x200, {:.4} (1/{:.1}) for 4x1 (target >= 1/16)",
         big / healthz,
         healthz / big,
         small / healthz,
@@ -216,6 +216,15 @@ async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("bench.db").display().to_string();
     let sqlite = bench("SQLite", &db, 1, secs).await?;
+    let samples = (CPUS as usize * FUNCTIONS * 4) as f64;
+    match ingest_rate(dir.path(), 40)? {
+        Some(ingest) => println!(
+            "samples/s: uploads 4x200 {:.0} against `quiescent ingest` of the same sets {ingest:.0} = {:.2}x (target >= 0.5x)",
+            sqlite.big * samples,
+            sqlite.big * samples / ingest
+        ),
+        None => println!("`quiescent ingest` skipped: no release binary beside the example"),
+    }
 
     // PostgreSQL: BENCH_PG_URL names a server whose user may create databases, else a
     // throwaway one is started from the machine's binaries (`store::testing`).
@@ -306,4 +315,60 @@ async fn upload_phase(
 
 fn form_bytes_len() -> usize {
     (0..CPUS).map(|c| function_table(c, FUNCTIONS).len()).sum()
+}
+
+/// Samples per second `quiescent ingest` stores from `sets` distinct 4x200 sets, one process
+/// per set on one SQLite file; `None` without the release binary.
+fn ingest_rate(dir: &std::path::Path, sets: u64) -> anyhow::Result<Option<f64>> {
+    let exe = std::env::current_exe()?;
+    let Some(bin) = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .map(|p| p.join("quiescent"))
+        .filter(|b| b.exists())
+    else {
+        return Ok(None);
+    };
+    let db = dir.join("ingest.db").display().to_string();
+    let mut runs = Vec::new();
+    for set in 0..sets {
+        let mut files = Vec::new();
+        for cpu in 0..CPUS {
+            let path = dir.join(format!("set{set}/trace_stat/function{cpu}"));
+            std::fs::create_dir_all(path.parent().expect("a directory"))?;
+            std::fs::write(
+                &path,
+                function_table(5_000_000_000 + set * CPUS + cpu, FUNCTIONS),
+            )?;
+            files.push(path);
+        }
+        runs.push(files);
+    }
+    let start = Instant::now();
+    for files in &runs {
+        let out = std::process::Command::new(&bin)
+            .args([
+                "ingest",
+                "--db",
+                &db,
+                "--build",
+                "v6.9",
+                "--machine",
+                "bench-rig",
+            ])
+            .args(["--benchmark", "function-profile"])
+            .args(files)
+            .output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "quiescent ingest failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let rate = (sets * CPUS * FUNCTIONS as u64 * 4) as f64 / start.elapsed().as_secs_f64();
+    println!(
+        "quiescent ingest             {sets:>8} sets in {:>5.1} s = {rate:>9.0} samples/s",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(Some(rate))
 }

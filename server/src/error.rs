@@ -123,6 +123,7 @@ impl From<store::Error> for AppError {
             store::Error::Parse(e) => e.into(),
             store::Error::Invalid(msg) => AppError::BadRequest(msg),
             e @ (store::Error::Db(_)
+            | store::Error::Write(_)
             | store::Error::Io { .. }
             | store::Error::Corrupt(_)
             | store::Error::Migrate(_)) => AppError::Store(e),

@@ -16,6 +16,8 @@ pub struct AppState {
     pub anon_writes: Arc<crate::web::limits::RateLimiter>,
     /// Where uploads are received: one directory per upload under it.
     pub spool_dir: std::path::PathBuf,
+    /// Uploads waiting for their history pass (see `history::passes`).
+    pub history_passes: Arc<crate::history::passes::Passes>,
 }
 
 impl AppState {
@@ -36,6 +38,7 @@ impl AppState {
                 .clone()
                 .unwrap_or_else(|| std::env::temp_dir().join("quiescent-spool")),
             config: Arc::new(config),
+            history_passes: Arc::default(),
         }
     }
 }

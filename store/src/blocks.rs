@@ -284,7 +284,7 @@ impl Encoded {
     }
 
     /// Writes every block (ids after the highest stored one) through multi-row statements.
-    pub(crate) async fn write(self, tx: &mut Tx) -> Result<(), Error> {
+    pub(crate) async fn write(&self, tx: &mut Tx) -> Result<(), Error> {
         let mut next: i64 = with_tx!(&mut *tx, |t| {
             sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_block")
                 .fetch_one(&mut **t)

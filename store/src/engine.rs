@@ -104,6 +104,20 @@ impl Store {
     /// import's parsing) runs alongside.
     pub(crate) async fn begin_write(&self) -> Result<Tx, Error> {
         let turn = self.writer.clone().lock_owned().await;
+        self.begin_write_holding(turn).await
+    }
+
+    /// This process's turn to write, for writes that begin their transaction on the pool
+    /// themselves: they then queue here rather than in SQLite's busy handler, which polls.
+    pub(crate) async fn write_turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        self.writer.clone().lock_owned().await
+    }
+
+    /// [`Store::begin_write`] for a caller that already holds the turn.
+    pub(crate) async fn begin_write_holding(
+        &self,
+        turn: tokio::sync::OwnedMutexGuard<()>,
+    ) -> Result<Tx, Error> {
         let inner = match &self.backend {
             Backend::Sqlite(p) => TxInner::Sqlite(p.begin_write().await?),
             Backend::Postgres(p) => TxInner::Postgres(p.begin_write().await?),

@@ -24,6 +24,9 @@ pub enum Error {
     Corrupt(String),
     #[error("database: {0}")]
     Db(sqlx::Error),
+    /// A write shared with other imports failed (see `group`); the database error as text.
+    #[error("database: {0}")]
+    Write(String),
     #[error("database migration: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
 }

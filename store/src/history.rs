@@ -87,6 +87,15 @@ impl Store {
             if name.trim().is_empty() {
                 return Err(Error::Invalid("a branch name must not be empty".into()));
             }
+            // Read first: every upload names its branch, and the insert is a write.
+            let known: Option<i64> = sqlx::query_scalar("SELECT id FROM branches WHERE name = $1")
+                .bind(name)
+                .fetch_optional(pool)
+                .await?;
+            if let Some(id) = known {
+                return Ok(id);
+            }
+            let _turn = self.write_turn().await;
             sqlx::query("INSERT INTO branches (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
                 .bind(name)
                 .execute(pool)
@@ -105,6 +114,19 @@ impl Store {
     pub async fn place_build(&self, build_id: i64, placement: &Placement) -> Result<i64, Error> {
         with_pool!(self, |pool| {
             let branch_id = self.branch_id(&placement.branch).await?;
+            // A build keeps its first place: most runs are of a build placed before, which a
+            // read outside the writer finds.
+            let placed: Option<i64> = sqlx::query_scalar(
+                "SELECT position FROM build_branches WHERE build_id = $1 AND branch_id = $2",
+            )
+            .bind(build_id)
+            .bind(branch_id)
+            .fetch_optional(pool)
+            .await?;
+            if placed.is_some() {
+                return Ok(branch_id);
+            }
+            let _turn = self.write_turn().await;
             let mut tx = pool.begin_write().await?;
             let known: Option<i64> = sqlx::query_scalar(
                 "SELECT position FROM build_branches WHERE build_id = $1 AND branch_id = $2",
@@ -199,6 +221,7 @@ impl Store {
     ) -> Result<usize, Error> {
         with_pool!(self, |pool| {
             let branch_id = self.branch_id(branch).await?;
+            let _turn = self.write_turn().await;
             let mut tx = pool.begin_write().await?;
             sqlx::query("DELETE FROM branch_commits WHERE branch_id = $1")
                 .bind(branch_id)

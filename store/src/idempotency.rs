@@ -1,8 +1,39 @@
 //! Upload idempotency keys: per token, the run an earlier request with the same key stored.
 
 use crate::import::existing_outcome;
-use crate::with_pool;
-use crate::{Error, ImportOutcome, Store, now};
+use crate::{Error, ImportOutcome, Store, Tx, now};
+use crate::{with_pool, with_tx};
+
+/// An upload's `Idempotency-Key`, remembered in the transaction that stores its runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyKey {
+    pub token_id: i64,
+    pub key: String,
+    /// sha256 of the upload's content, so that the key reused with other content is refused.
+    pub content_hash: String,
+}
+
+/// Remembers `key` for `run_id` inside an import's transaction (the first use stays).
+pub(crate) async fn remember_in(
+    tx: &mut Tx,
+    key: &IdempotencyKey,
+    run_id: i64,
+) -> Result<(), Error> {
+    with_tx!(tx, |t| {
+        sqlx::query(
+            "INSERT INTO idempotency_keys (token_id, key, run_id, created_at, content_hash) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (token_id, key) DO NOTHING",
+        )
+        .bind(key.token_id)
+        .bind(&key.key)
+        .bind(run_id)
+        .bind(now())
+        .bind(&key.content_hash)
+        .execute(&mut **t)
+        .await?;
+    });
+    Ok(())
+}
 
 impl Store {
     /// What an earlier upload by `token_id` with `key` stored (every run of that import), if

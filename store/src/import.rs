@@ -9,8 +9,9 @@
 //!
 //! Everything is parsed before the write transaction begins, so a large upload holds the
 //! database's single writer only while its bytes and blocks are written, not while it is read
-//! and parsed: small uploads arriving meanwhile commit in between. Runs and new names get their
-//! final ids inside the transaction (another import may have added names meanwhile). A large
+//! and parsed: small uploads arriving meanwhile commit in between, those ready together in one
+//! transaction (`group`). Runs and new names get their final ids inside the transaction
+//! (another import may have added names meanwhile). A large
 //! import stages its blocks first, in bounded batches (`pending_blocks`), and its last
 //! transaction moves them under its runs.
 
@@ -19,17 +20,16 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 use ingest::model::FastMap;
-use sha2::{Digest, Sha256};
-use sqlx::{AssertSqlSafe, Row as _};
 
 use crate::artifacts::{artifact_by_sha, hash_file, store_hashed};
 use crate::blocks::{Blocks, Encoded};
+use crate::idempotency::IdempotencyKey;
+use crate::import_rows::{insert_run, upsert_build, upsert_machine};
 use crate::meta::{import_hash, refuse_nul, validate_meta};
 use crate::sink::{ImportNames, Interner, Msg, NONE, Parsing, spawn_parse};
 use crate::write::{Names, TotalRole, Totals, total_role};
 use crate::{
-    BuildMeta, Error, ImportOutcome, InputFile, RunMeta, Store, Tx, now, params_key, with_pool,
-    with_tx,
+    Error, ImportOutcome, InputFile, RunMeta, Store, Tx, now, params_key, with_pool, with_tx,
 };
 
 /// Warnings kept per file; the count beyond is still reported.
@@ -76,7 +76,19 @@ impl Store {
         files: &[InputFile],
         progress: Option<Arc<AtomicU64>>,
     ) -> Result<ImportOutcome, Error> {
-        import_run(self, meta, files, progress).await
+        import_run(self, meta, files, progress, None).await
+    }
+
+    /// [`Store::import_run`] of an upload: its `Idempotency-Key`, when it has one, is
+    /// remembered in the transaction that stores its runs. Uploads ready together are committed
+    /// in one transaction (see `group`).
+    pub async fn import_upload(
+        &self,
+        meta: &RunMeta,
+        files: &[InputFile],
+        key: Option<&IdempotencyKey>,
+    ) -> Result<ImportOutcome, Error> {
+        import_run(self, meta, files, None, key).await
     }
 }
 
@@ -85,6 +97,7 @@ async fn import_run(
     meta: &RunMeta,
     files: &[InputFile],
     progress: Option<Arc<AtomicU64>>,
+    remember: Option<&IdempotencyKey>,
 ) -> Result<ImportOutcome, Error> {
     validate_meta(meta)?;
     if store.is_postgres() {
@@ -407,21 +420,20 @@ async fn import_run(
     } else {
         None
     };
-    match finish(
-        store,
-        meta,
-        files,
-        &hashes,
-        &new_runs,
-        &attachments,
+    let job = Prepared {
+        meta: meta.clone(),
+        files: files.to_vec(),
+        hashes,
+        new_runs,
+        attachments,
         names,
         blocks,
-        staged.as_deref(),
+        staged: staged.clone(),
         created_at,
         outcome,
-    )
-    .await
-    {
+        remember: remember.cloned(),
+    };
+    match store.commit_grouped(job).await {
         Err(e) => {
             if let Some(key) = &staged {
                 discard_staged(store, key).await;
@@ -445,7 +457,7 @@ const STAGE_MIN_BLOCKS: usize = 20_000;
 const STAGE_BATCH: usize = 5_000;
 
 /// What the last transaction of an import did.
-enum Finished {
+pub(crate) enum Finished {
     Stored(ImportOutcome),
     /// The same import was stored meanwhile: its runs.
     Existing(Vec<i64>),
@@ -508,31 +520,39 @@ async fn discard_staged(store: &Store, key: &str) {
     });
 }
 
-/// The import's last transaction: its bytes, runs, new names, blocks (or the move of its
-/// staged ones) and files.
-#[allow(clippy::too_many_arguments)]
-async fn finish(
-    store: &Store,
-    meta: &RunMeta,
-    files: &[InputFile],
-    hashes: &[(String, u64)],
-    new_runs: &[(BTreeMap<String, String>, String)],
-    attachments: &[Attachment],
-    mut names: Names,
-    mut blocks: Encoded,
-    staged: Option<&str>,
+/// An import parsed and packed, waiting for its turn to write (see `group`).
+pub(crate) struct Prepared {
+    pub(crate) meta: RunMeta,
+    pub(crate) files: Vec<InputFile>,
+    pub(crate) hashes: Vec<(String, u64)>,
+    pub(crate) new_runs: Vec<(BTreeMap<String, String>, String)>,
+    attachments: Vec<Attachment>,
+    names: Names,
+    blocks: Encoded,
+    /// The key its blocks were staged under, when they were.
+    staged: Option<String>,
     created_at: i64,
-    mut outcome: ImportOutcome,
-) -> Result<Finished, Error> {
-    // Pass 3: the writer. Store the bytes, the runs, new names and the blocks in one
-    // transaction.
-    let mut tx = store.begin_write().await?;
+    outcome: ImportOutcome,
+    /// The upload's idempotency key, remembered with its runs.
+    remember: Option<IdempotencyKey>,
+}
+
+/// What [`finish_in`] wrote: the run ids, in the order of `Prepared::new_runs`.
+pub(crate) enum Written {
+    Runs(Vec<i64>),
+    Existing(Vec<i64>),
+}
+
+/// The import's part of a write transaction: its bytes, runs, new names, blocks (or the move of
+/// its staged ones) and files. On `Existing` the caller undoes what was written (the bytes).
+pub(crate) async fn finish_in(tx: &mut Tx, job: &mut Prepared) -> Result<Written, Error> {
+    let (meta, files) = (&job.meta, &job.files);
     let mut artifacts = Vec::with_capacity(files.len());
-    for (f, (sha, size)) in files.iter().zip(hashes) {
-        artifacts.push(store_hashed(&mut tx, f, sha, *size).await?);
+    for (f, (sha, size)) in files.iter().zip(&job.hashes) {
+        artifacts.push(store_hashed(tx, f, sha, *size).await?);
     }
     let import_hash = import_hash(meta, files, &artifacts);
-    let existing: Vec<i64> = with_tx!(&mut tx, |t| {
+    let existing: Vec<i64> = with_tx!(tx, |t| {
         sqlx::query_scalar(RUNS_OF_IMPORT)
             .bind(&import_hash)
             .fetch_all(&mut **t)
@@ -540,39 +560,38 @@ async fn finish(
     });
     if !existing.is_empty() {
         // The same import, stored while this one was parsed.
-        tx.rollback().await?;
-        return Ok(Finished::Existing(existing));
+        return Ok(Written::Existing(existing));
     }
-    let build_id = upsert_build(&mut tx, &meta.build).await?;
-    let machine_id = upsert_machine(&mut tx, &meta.machine, &meta.machine_facts).await?;
-    let mut run_ids = Vec::with_capacity(new_runs.len());
-    for (params, pkey) in new_runs {
+    let build_id = upsert_build(tx, &meta.build).await?;
+    let machine_id = upsert_machine(tx, &meta.machine, &meta.machine_facts).await?;
+    let mut run_ids = Vec::with_capacity(job.new_runs.len());
+    for (params, pkey) in &job.new_runs {
         run_ids.push(
             insert_run(
-                &mut tx,
+                tx,
                 build_id,
                 machine_id,
                 meta,
                 params,
                 pkey,
                 &import_hash,
-                created_at,
+                job.created_at,
             )
             .await?,
         );
     }
-    match staged {
-        Some(key) => Encoded::move_staged(&mut tx, key, &run_ids).await?,
+    match &job.staged {
+        Some(key) => Encoded::move_staged(tx, key, &run_ids).await?,
         None => {
-            let renamed = names.reconcile(&mut tx).await?;
-            names.flush(&mut tx).await?;
-            blocks.renumber(&run_ids, renamed.as_ref());
-            blocks.write(&mut tx).await?;
+            let renamed = job.names.reconcile(tx).await?;
+            job.names.flush(tx).await?;
+            job.blocks.renumber(&run_ids, renamed.as_ref());
+            job.blocks.write(tx).await?;
         }
     }
-    for a in attachments {
+    for a in &job.attachments {
         for &run in &a.fed {
-            with_tx!(&mut tx, |t| {
+            with_tx!(tx, |t| {
                 sqlx::query(
                     "INSERT INTO run_artifacts (run_id, artifact_id, seq, file_name, format, meta_json, warnings_json, warning_count, extra_json) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -591,7 +610,15 @@ async fn finish(
             });
         }
     }
-    tx.commit().await?;
+    if let (Some(key), Some(&first)) = (&job.remember, run_ids.first()) {
+        crate::idempotency::remember_in(tx, key, first).await?;
+    }
+    Ok(Written::Runs(run_ids))
+}
+
+/// The outcome of a committed import, its run numbers replaced by the stored ids.
+pub(crate) fn stored_outcome(job: Prepared, run_ids: &[i64]) -> ImportOutcome {
+    let mut outcome = job.outcome;
     for id in &mut outcome.run_ids {
         *id = run_ids[*id as usize];
     }
@@ -599,7 +626,7 @@ async fn finish(
         *id = run_ids[*id as usize];
     }
     outcome.run_ids.sort_unstable();
-    Ok(Finished::Stored(outcome))
+    outcome
 }
 
 /// The runs an import with a given hash stored.
@@ -642,150 +669,5 @@ pub(crate) async fn existing_outcome(
         warning_count: 0,
         formats: Vec::new(),
         history_metrics: None,
-    })
-}
-
-async fn upsert_build(tx: &mut Tx, b: &BuildMeta) -> Result<i64, Error> {
-    with_tx!(tx, |tx| {
-        let row = sqlx::query(
-            "SELECT id, commit_sha, kernel_version, config, cmdline FROM builds WHERE label = $1",
-        )
-        .bind(&b.label)
-        .fetch_optional(&mut **tx)
-        .await?;
-        let Some(row) = row else {
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO builds (label, commit_sha, kernel_version, config, cmdline, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-            )
-            .bind(&b.label)
-            .bind(&b.commit)
-            .bind(&b.kernel_version)
-            .bind(&b.config)
-            .bind(&b.cmdline)
-            .bind(now())
-            .fetch_one(&mut **tx)
-            .await?;
-            return Ok(id);
-        };
-        let id: i64 = row.get(0);
-        let fields = [
-            (
-                "commit",
-                "commit_sha",
-                &b.commit,
-                row.get::<Option<String>, _>(1),
-            ),
-            (
-                "kernel version",
-                "kernel_version",
-                &b.kernel_version,
-                row.get(2),
-            ),
-            ("config", "config", &b.config, row.get(3)),
-            ("boot command line", "cmdline", &b.cmdline, row.get(4)),
-        ];
-        for (what, col, given, stored) in fields {
-            match (given, stored) {
-                (Some(g), Some(s)) if *g != s => {
-                    return Err(Error::Invalid(format!(
-                        "build {:?} already has a different {what} ({}); use another label for a different build",
-                        b.label,
-                        if s.len() > 40 {
-                            format!("{}...", &s[..s.floor_char_boundary(40)])
-                        } else {
-                            s
-                        }
-                    )));
-                }
-                (Some(g), None) => {
-                    sqlx::query(AssertSqlSafe(format!(
-                        "UPDATE builds SET {col} = $1 WHERE id = $2"
-                    )))
-                    .bind(g)
-                    .bind(id)
-                    .execute(&mut **tx)
-                    .await?;
-                }
-                _ => {}
-            }
-        }
-        Ok(id)
-    })
-}
-
-async fn upsert_machine(
-    tx: &mut Tx,
-    name: &str,
-    facts: &BTreeMap<String, String>,
-) -> Result<i64, Error> {
-    with_tx!(tx, |tx| {
-        let id: i64 = match sqlx::query_scalar::<_, i64>("SELECT id FROM machines WHERE name = $1")
-            .bind(name)
-            .fetch_optional(&mut **tx)
-            .await?
-        {
-            Some(id) => id,
-            None => {
-                sqlx::query_scalar(
-                    "INSERT INTO machines (name, created_at) VALUES ($1, $2) RETURNING id",
-                )
-                .bind(name)
-                .bind(now())
-                .fetch_one(&mut **tx)
-                .await?
-            }
-        };
-        for (k, v) in facts {
-            sqlx::query(
-                "INSERT INTO machine_facts (machine_id, key, value) VALUES ($1, $2, $3) \
-                 ON CONFLICT (machine_id, key) DO UPDATE SET value = excluded.value",
-            )
-            .bind(id)
-            .bind(k)
-            .bind(v)
-            .execute(&mut **tx)
-            .await?;
-        }
-        Ok(id)
-    })
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn insert_run(
-    tx: &mut Tx,
-    build_id: i64,
-    machine_id: i64,
-    meta: &RunMeta,
-    params: &BTreeMap<String, String>,
-    pkey: &str,
-    import_hash: &str,
-    created_at: i64,
-) -> Result<i64, Error> {
-    with_tx!(tx, |tx| {
-        let content_hash = hex::encode(Sha256::digest(format!("{import_hash}\0{pkey}").as_bytes()));
-        let run_id: i64 = sqlx::query_scalar(
-            "INSERT INTO runs (build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-        )
-        .bind(build_id)
-        .bind(machine_id)
-        .bind(&meta.benchmark)
-        .bind(pkey)
-        .bind(content_hash)
-        .bind(import_hash)
-        .bind(meta.token_id)
-        .bind(created_at)
-        .fetch_one(&mut **tx)
-        .await?;
-        for (k, v) in params {
-            sqlx::query("INSERT INTO run_params (run_id, key, value) VALUES ($1, $2, $3)")
-                .bind(run_id)
-                .bind(k)
-                .bind(v)
-                .execute(&mut **tx)
-                .await?;
-        }
-        Ok(run_id)
     })
 }

@@ -14,11 +14,13 @@ mod comparison;
 mod copy;
 mod engine;
 mod error;
+mod group;
 mod hardening;
 mod history;
 mod history_batch;
 mod idempotency;
 mod import;
+mod import_rows;
 mod meta;
 mod named_locks;
 mod open;
@@ -47,6 +49,7 @@ pub use error::{Error, Result};
 pub use hardening::{KeyUse, TokenScopes};
 pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement, WholeRunSeries};
 pub use history_batch::SavedSeries;
+pub use idempotency::IdempotencyKey;
 pub use meta::{
     BuildMeta, ImportOutcome, InputFile, RunMeta, Source, escape_bidi, find_bidi, is_bidi_control,
     params_key, safe_file_name,
@@ -65,6 +68,10 @@ pub struct Store {
     backend: Backend,
     /// This process's writers take turns here (see [`Store::begin_write`]).
     writer: std::sync::Arc<tokio::sync::Mutex<()>>,
+    /// Imports waiting for that turn, written together (see `group`).
+    queue: std::sync::Arc<group::Queue>,
+    /// The names last read (see `write::Names::snapshot`).
+    names: std::sync::Arc<write::NameCache>,
     /// Named locks on SQLite (see `named_locks`).
     named: std::sync::Arc<Vec<std::sync::Arc<tokio::sync::Mutex<()>>>>,
     /// Whether large imports write their blocks in batches first (see `import`).
@@ -103,6 +110,8 @@ impl Store {
         Store {
             backend,
             writer: Default::default(),
+            queue: Default::default(),
+            names: Default::default(),
             stage_large: false,
             named: std::sync::Arc::new(
                 (0..named_locks::LOCAL_LOCKS)

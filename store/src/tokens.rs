@@ -35,6 +35,7 @@ impl Store {
     /// Stores a token named `name` with `hash`; false (and nothing stored) when the name is taken.
     pub async fn insert_token(&self, name: &str, hash: &str) -> Result<bool, Error> {
         with_pool!(self, |pool| {
+            let _turn = self.write_turn().await;
             let mut tx = pool.begin_write().await?;
             let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM tokens WHERE name = $1")
                 .bind(name)
@@ -80,6 +81,7 @@ impl Store {
     /// Marks the token named `name` revoked (now), unless it is unknown or already revoked.
     pub async fn revoke_token(&self, name: &str) -> Result<Revoked, Error> {
         with_pool!(self, |pool| {
+            let _turn = self.write_turn().await;
             let mut tx = pool.begin_write().await?;
             let row: Option<Option<i64>> =
                 sqlx::query_scalar("SELECT revoked_at FROM tokens WHERE name = $1")

@@ -35,9 +35,42 @@ pub fn unpack(blob: &[u8]) -> Result<Vec<f64>, Error> {
         .collect())
 }
 
-/// The interned strings of series keys: loaded once per import, new ones written in bulk
-/// before the series that use them.
+/// The names as stored, shared by the imports of a [`Store`] (see [`Names::snapshot`]).
+#[derive(Default)]
+pub(crate) struct NameTable {
+    ids: FastMap<Box<str>, u32>,
+    /// One past the highest id.
+    next: u32,
+}
+
+impl NameTable {
+    fn extend(&mut self, rows: Vec<(i64, String)>) -> Result<(), Error> {
+        for (id, name) in rows {
+            let id = u32::try_from(id)
+                .map_err(|_| Error::Corrupt(format!("name id {id} out of range")))?;
+            self.next = self.next.max(id + 1);
+            self.ids.insert(name.into_boxed_str(), id);
+        }
+        Ok(())
+    }
+}
+
+/// The last [`NameTable`] read, shared by a store's clones: names are only ever added, so an
+/// import reads only the names stored since.
+#[derive(Default)]
+pub(crate) struct NameCache(std::sync::Mutex<std::sync::Arc<NameTable>>);
+
+impl std::fmt::Debug for NameCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NameCache")
+    }
+}
+
+/// The interned strings of series keys: those stored when the import began (shared), and its
+/// own new ones, written in bulk before the series that use them.
 pub(crate) struct Names {
+    stored: std::sync::Arc<NameTable>,
+    /// Names this import added, with their ids.
     ids: FastMap<Box<str>, u32>,
     next: u32,
     /// `next` when loaded: names another writer adds later get ids from here on.
@@ -52,18 +85,53 @@ impl Names {
                 .fetch_all(&mut **t)
                 .await?
         });
-        Names::from_rows(rows)
+        let mut table = NameTable::default();
+        table.extend(rows)?;
+        Ok(Names::over(std::sync::Arc::new(table)))
     }
 
     /// The names as stored now, read outside any write transaction (an import parses before
-    /// it takes the writer); [`Names::reconcile`] then settles the ids of new names.
+    /// it takes the writer); [`Names::reconcile`] then settles the ids of new names. Only the
+    /// names stored since the store's last snapshot are read.
     pub(crate) async fn snapshot(store: &Store) -> Result<Names, Error> {
+        let cached = store
+            .names
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         let rows: Vec<(i64, String)> = with_pool!(store, |pool| {
-            sqlx::query_as("SELECT id, name FROM names")
+            sqlx::query_as("SELECT id, name FROM names WHERE id >= $1")
+                .bind(i64::from(cached.next))
                 .fetch_all(pool)
                 .await?
         });
-        Names::from_rows(rows)
+        if rows.is_empty() {
+            return Ok(Names::over(cached));
+        }
+        let mut table = NameTable {
+            ids: cached.ids.clone(),
+            next: cached.next,
+        };
+        table.extend(rows)?;
+        let table = std::sync::Arc::new(table);
+        let mut shared = store.names.0.lock().unwrap_or_else(|e| e.into_inner());
+        // Another import may have read further meanwhile; the longer table stays.
+        if shared.next < table.next {
+            *shared = table.clone();
+        }
+        Ok(Names::over(table))
+    }
+
+    fn over(stored: std::sync::Arc<NameTable>) -> Names {
+        let next = stored.next.max(1);
+        Names {
+            stored,
+            ids: FastMap::default(),
+            next,
+            loaded_next: next,
+            new: Vec::new(),
+        }
     }
 
     /// Inside the write transaction: the names other writers stored since the snapshot. New
@@ -110,26 +178,9 @@ impl Names {
         Ok(Some(map))
     }
 
-    fn from_rows(rows: Vec<(i64, String)>) -> Result<Names, Error> {
-        let mut ids = FastMap::default();
-        let mut next = 1u32;
-        for (id, name) in rows {
-            let id = u32::try_from(id)
-                .map_err(|_| Error::Corrupt(format!("name id {id} out of range")))?;
-            next = next.max(id + 1);
-            ids.insert(name.into_boxed_str(), id);
-        }
-        Ok(Names {
-            ids,
-            next,
-            loaded_next: next,
-            new: Vec::new(),
-        })
-    }
-
     /// The id of `name`, allocated if new (ids are never 0: 0 stands for "none").
     pub(crate) fn id(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
+        if let Some(id) = self.get(name) {
             return id;
         }
         let id = self.next;
@@ -141,15 +192,21 @@ impl Names {
 
     /// The id of `name` when it is known (stored, or new in this import).
     pub(crate) fn get(&self, name: &str) -> Option<u32> {
-        self.ids.get(name).copied()
+        self.stored
+            .ids
+            .get(name)
+            .or_else(|| self.ids.get(name))
+            .copied()
     }
 
     /// `items` with each name id replaced by its name (ids unknown here are left out).
     pub(crate) fn names_of<K: Copy>(&self, items: Vec<(K, u32)>) -> Vec<(K, String)> {
         let wanted: FastMap<u32, ()> = items.iter().map(|&(_, id)| (id, ())).collect();
         let found: FastMap<u32, &str> = self
+            .stored
             .ids
             .iter()
+            .chain(&self.ids)
             .filter(|(_, id)| wanted.contains_key(id))
             .map(|(name, &id)| (id, &**name))
             .collect();

@@ -4,6 +4,7 @@
 
 pub mod aggregate;
 pub mod notify;
+pub mod passes;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -275,22 +276,20 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
     Ok(groups)
 }
 
-/// [`after_import`] for the server: detection failures are logged, not turned into a failed
-/// upload (the run is stored), and new groups go to the webhook in the background.
+/// [`after_import`] for the server, shared with the uploads ready together (see `passes`):
+/// detection failures are logged, not turned into a failed upload (the run is stored), and new
+/// groups go to the webhook in the background.
 pub async fn after_upload(
     state: &crate::AppState,
     outcome: &ImportOutcome,
     placement: &Placement,
 ) -> Result<(), crate::AppError> {
     let store = state.store.clone();
-    if let Err(e) = after_stored(&store, outcome, placement).await {
-        if e.downcast_ref::<store::Error>()
-            .is_some_and(|e| matches!(e, store::Error::Invalid(_)))
-        {
-            return Err(crate::AppError::BadRequest(format!("{e:#}")));
-        }
-        tracing::error!("change-point detection after upload failed: {e:#}");
-    }
+    state
+        .history_passes
+        .after_stored(&store, outcome, placement)
+        .await
+        .map_err(crate::AppError::BadRequest)?;
     if let Some(url) = state.config.webhook.clone() {
         tokio::spawn(async move {
             if let Err(e) =

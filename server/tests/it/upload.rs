@@ -1380,7 +1380,7 @@ fn reqwest_form(files: &[(String, Vec<u8>)], build: &str) -> reqwest::multipart:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sixteen_concurrent_uploaders() {
-    // 16 x 200 takes about 15 s in a debug build on two cores.
+    // 16 x 200 (and 16 x 10 refused) takes about 15 s in a debug build on two cores.
     let per_client: u64 = 200;
     let env = env().await;
     let addr = spawn_server(env.pool.clone(), ServeArgs::default()).await;
@@ -1393,6 +1393,24 @@ async fn sixteen_concurrent_uploaders() {
         tasks.push(tokio::spawn(async move {
             let mut acks = Vec::new();
             for i in 0..per_client {
+                // Among them, uploads that fail: a file that does not parse, refused alone
+                // while the uploads ready with it are committed together.
+                if i % 20 == 7 {
+                    let mut bad = function_table(c * 100_000 + i, 3);
+                    bad.extend_from_slice(
+                        b"  broken_func                           7    -3.0 us     0.25 us     0.001 us\n",
+                    );
+                    let resp = client
+                        .post(format!("http://{addr}/api/v1/runs"))
+                        .header("authorization", &auth)
+                        .multipart(reqwest_form(&[("function0".into(), bad)], "v1"))
+                        .send()
+                        .await
+                        .unwrap();
+                    assert_eq!(resp.status(), reqwest::StatusCode::UNPROCESSABLE_ENTITY);
+                    let body: Value = resp.json().await.unwrap();
+                    assert_eq!(body["line"], 6, "{body}");
+                }
                 let file = small_upload(c, i);
                 let expected = expected_samples(std::slice::from_ref(&file));
                 // Every tenth upload repeats the previous one: 200 with the same run.

@@ -285,13 +285,24 @@ async fn import_once(
     {
         return Ok(Err(r));
     }
-    let outcome = state.store.import_run(meta, inputs, None).await?;
-    if let Some(key) = idempotency_key
+    // The key is remembered in the transaction that stores the runs.
+    let key = idempotency_key.map(|key| store::IdempotencyKey {
+        token_id: token.id,
+        key: key.to_string(),
+        content_hash: content_hash.to_string(),
+    });
+    let outcome = state
+        .store
+        .import_upload(meta, inputs, key.as_ref())
+        .await?;
+    // Content stored before (by a request without this key): the key now names those runs.
+    if let Some(key) = &key
+        && !outcome.created
         && let Some(&run_id) = outcome.run_ids.first()
     {
         state
             .store
-            .remember_idempotency_key_for(token.id, key, run_id, content_hash)
+            .remember_idempotency_key_for(key.token_id, &key.key, run_id, &key.content_hash)
             .await?;
     }
     Ok(Ok(outcome))

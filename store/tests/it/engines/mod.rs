@@ -35,6 +35,7 @@ mod alerts;
 mod bisect;
 mod browse;
 mod comparison;
+mod group;
 mod history;
 mod imports;
 mod meta;

@@ -1,0 +1,144 @@
+//! Group commit: imports that become ready to write while another holds this process's write
+//! turn are written together in the next transaction, each inside a savepoint, so that many
+//! small uploads cost one commit rather than one each, and an import that fails is undone alone.
+//!
+//! Every import queues its job and then waits for the turn. Whoever gets the turn writes every
+//! job queued by then (its own may already have been written by an earlier holder) and answers
+//! each one after the commit: an answer means the data is stored. Each job is followed by one
+//! wait for the turn, so no job is left queued without a writer to come.
+
+use std::sync::Mutex;
+
+use tokio::sync::{OwnedMutexGuard, oneshot};
+
+use crate::import::{Finished, Prepared, Written, finish_in, stored_outcome};
+use crate::{Error, Store, Tx, with_tx};
+
+/// One import waiting to be written, and where its answer goes.
+struct Pending {
+    job: Prepared,
+    reply: oneshot::Sender<Result<Finished, Error>>,
+}
+
+/// The imports of this process waiting for the write turn.
+#[derive(Default)]
+pub(crate) struct Queue(Mutex<Vec<Pending>>);
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Queue")
+    }
+}
+
+impl Queue {
+    fn push(&self, p: Pending) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+    }
+
+    fn take(&self) -> Vec<Pending> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// The savepoint each import of a group is written in.
+const SAVEPOINT: &str = "SAVEPOINT quiescent_import";
+const RELEASE: &str = "RELEASE SAVEPOINT quiescent_import";
+const UNDO: &str = "ROLLBACK TO SAVEPOINT quiescent_import";
+
+impl Store {
+    /// Writes `job` in the next group transaction and returns once that is committed.
+    pub(crate) async fn commit_grouped(&self, job: Prepared) -> Result<Finished, Error> {
+        let store = self.clone();
+        // A task of its own: a caller that goes away (a client disconnecting) must neither
+        // cancel a group holding other imports nor leave its job queued with no writer to come.
+        tokio::spawn(async move { store.submit(job).await })
+            .await
+            .map_err(|e| Error::Write(format!("the write task ended: {e}")))?
+    }
+
+    async fn submit(&self, job: Prepared) -> Result<Finished, Error> {
+        let (reply, answer) = oneshot::channel();
+        self.queue.push(Pending { job, reply });
+        let turn = self.writer.clone().lock_owned().await;
+        let group = self.queue.take();
+        if group.is_empty() {
+            // An earlier holder of the turn wrote this job.
+            drop(turn);
+        } else {
+            self.write_group(turn, group).await;
+        }
+        answer
+            .await
+            .map_err(|_| Error::Write("the group write ended without an answer".into()))?
+    }
+
+    async fn write_group(&self, turn: OwnedMutexGuard<()>, group: Vec<Pending>) {
+        let mut tx = match self.begin_write_holding(turn).await {
+            Ok(tx) => tx,
+            Err(e) => return fail_all(group, &e),
+        };
+        let mut done: Vec<(Pending, Result<Written, Error>)> = Vec::with_capacity(group.len());
+        let mut rest = group.into_iter();
+        while let Some(mut p) = rest.next() {
+            let written = match run(&mut tx, SAVEPOINT).await {
+                Ok(()) => finish_in(&mut tx, &mut p.job).await,
+                Err(e) => Err(e),
+            };
+            let end = match &written {
+                Ok(Written::Runs(_)) => run(&mut tx, RELEASE).await,
+                // Undone alone: the others' writes stay (an `Existing` import wrote its bytes).
+                _ => match run(&mut tx, UNDO).await {
+                    Ok(()) => run(&mut tx, RELEASE).await,
+                    Err(e) => Err(e),
+                },
+            };
+            if let Err(e) = end {
+                // The transaction itself is broken: nothing of the group is stored.
+                let all = done.into_iter().map(|(p, _)| p);
+                return fail_all(all.chain([p]).chain(rest), &e);
+            }
+            done.push((p, written));
+        }
+        if let Err(e) = tx.commit().await {
+            return fail_all(done.into_iter().map(|(p, _)| p), &e);
+        }
+        for (Pending { job, reply }, written) in done {
+            let answer = written.map(|w| match w {
+                Written::Runs(ids) => Finished::Stored(stored_outcome(job, &ids)),
+                Written::Existing(ids) => Finished::Existing(ids),
+            });
+            // A caller that went away needs no answer; its import is stored all the same.
+            let _ = reply.send(answer);
+        }
+    }
+}
+
+async fn run(tx: &mut Tx, sql: &'static str) -> Result<(), Error> {
+    with_tx!(tx, |t| {
+        sqlx::query(sql).execute(&mut **t).await?;
+    });
+    Ok(())
+}
+
+/// Answers every job of a group whose transaction failed with that failure.
+fn fail_all(group: impl IntoIterator<Item = Pending>, e: &Error) {
+    for p in group {
+        let _ = p.reply.send(Err(Error::Write(format!(
+            "writing a group of imports failed: {e}"
+        ))));
+    }
+}
+
+#[cfg(feature = "test-support")]
+impl Store {
+    /// Holds this process's write turn until the guard is dropped: imports then queue behind
+    /// it (tests of the group commit).
+    pub async fn hold_write_turn(&self) -> OwnedMutexGuard<()> {
+        self.writer.clone().lock_owned().await
+    }
+
+    /// Imports queued for the write turn.
+    pub fn queued_imports(&self) -> usize {
+        self.queue.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}

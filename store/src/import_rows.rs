@@ -1,0 +1,153 @@
+//! The rows an import writes for its build, machine and runs, inside its transaction.
+
+use std::collections::BTreeMap;
+
+use sha2::{Digest, Sha256};
+use sqlx::{AssertSqlSafe, Row as _};
+
+use crate::{BuildMeta, Error, RunMeta, Tx, now, with_tx};
+
+pub(crate) async fn upsert_build(tx: &mut Tx, b: &BuildMeta) -> Result<i64, Error> {
+    with_tx!(tx, |tx| {
+        let row = sqlx::query(
+            "SELECT id, commit_sha, kernel_version, config, cmdline FROM builds WHERE label = $1",
+        )
+        .bind(&b.label)
+        .fetch_optional(&mut **tx)
+        .await?;
+        let Some(row) = row else {
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO builds (label, commit_sha, kernel_version, config, cmdline, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            )
+            .bind(&b.label)
+            .bind(&b.commit)
+            .bind(&b.kernel_version)
+            .bind(&b.config)
+            .bind(&b.cmdline)
+            .bind(now())
+            .fetch_one(&mut **tx)
+            .await?;
+            return Ok(id);
+        };
+        let id: i64 = row.get(0);
+        let fields = [
+            (
+                "commit",
+                "commit_sha",
+                &b.commit,
+                row.get::<Option<String>, _>(1),
+            ),
+            (
+                "kernel version",
+                "kernel_version",
+                &b.kernel_version,
+                row.get(2),
+            ),
+            ("config", "config", &b.config, row.get(3)),
+            ("boot command line", "cmdline", &b.cmdline, row.get(4)),
+        ];
+        for (what, col, given, stored) in fields {
+            match (given, stored) {
+                (Some(g), Some(s)) if *g != s => {
+                    return Err(Error::Invalid(format!(
+                        "build {:?} already has a different {what} ({}); use another label for a different build",
+                        b.label,
+                        if s.len() > 40 {
+                            format!("{}...", &s[..s.floor_char_boundary(40)])
+                        } else {
+                            s
+                        }
+                    )));
+                }
+                (Some(g), None) => {
+                    sqlx::query(AssertSqlSafe(format!(
+                        "UPDATE builds SET {col} = $1 WHERE id = $2"
+                    )))
+                    .bind(g)
+                    .bind(id)
+                    .execute(&mut **tx)
+                    .await?;
+                }
+                _ => {}
+            }
+        }
+        Ok(id)
+    })
+}
+
+pub(crate) async fn upsert_machine(
+    tx: &mut Tx,
+    name: &str,
+    facts: &BTreeMap<String, String>,
+) -> Result<i64, Error> {
+    with_tx!(tx, |tx| {
+        let id: i64 = match sqlx::query_scalar::<_, i64>("SELECT id FROM machines WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await?
+        {
+            Some(id) => id,
+            None => {
+                sqlx::query_scalar(
+                    "INSERT INTO machines (name, created_at) VALUES ($1, $2) RETURNING id",
+                )
+                .bind(name)
+                .bind(now())
+                .fetch_one(&mut **tx)
+                .await?
+            }
+        };
+        for (k, v) in facts {
+            sqlx::query(
+                "INSERT INTO machine_facts (machine_id, key, value) VALUES ($1, $2, $3) \
+                 ON CONFLICT (machine_id, key) DO UPDATE SET value = excluded.value",
+            )
+            .bind(id)
+            .bind(k)
+            .bind(v)
+            .execute(&mut **tx)
+            .await?;
+        }
+        Ok(id)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn insert_run(
+    tx: &mut Tx,
+    build_id: i64,
+    machine_id: i64,
+    meta: &RunMeta,
+    params: &BTreeMap<String, String>,
+    pkey: &str,
+    import_hash: &str,
+    created_at: i64,
+) -> Result<i64, Error> {
+    with_tx!(tx, |tx| {
+        let content_hash = hex::encode(Sha256::digest(format!("{import_hash}\0{pkey}").as_bytes()));
+        let run_id: i64 = sqlx::query_scalar(
+            "INSERT INTO runs (build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+        )
+        .bind(build_id)
+        .bind(machine_id)
+        .bind(&meta.benchmark)
+        .bind(pkey)
+        .bind(content_hash)
+        .bind(import_hash)
+        .bind(meta.token_id)
+        .bind(created_at)
+        .fetch_one(&mut **tx)
+        .await?;
+        for (k, v) in params {
+            sqlx::query("INSERT INTO run_params (run_id, key, value) VALUES ($1, $2, $3)")
+                .bind(run_id)
+                .bind(k)
+                .bind(v)
+                .execute(&mut **tx)
+                .await?;
+        }
+        Ok(run_id)
+    })
+}
