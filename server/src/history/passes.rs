@@ -53,10 +53,17 @@ impl Passes {
         // holds other uploads, nor leave its part queued with no pass to come.
         tokio::spawn(async move {
             let turn = passes.turn.clone().lock_owned().await;
+            // One pass at a time on the whole database: servers sharing one would otherwise
+            // read and re-analyse the same histories side by side, and each waits here while
+            // more of its uploads join its next pass.
+            let shared = store.lock_named("history pass").await;
             let group =
                 std::mem::take(&mut *passes.queue.lock().unwrap_or_else(|e| e.into_inner()));
             if !group.is_empty() {
                 pass(&store, group).await;
+            }
+            if let Ok(lock) = shared {
+                lock.release().await;
             }
             drop(turn);
         });
