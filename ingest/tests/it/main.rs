@@ -6,6 +6,7 @@ mod detect;
 mod function_graph;
 mod hackbench;
 mod latency;
+mod latency_synthetic;
 mod limits;
 mod lkp;
 mod mmtests;

@@ -18,3 +18,4 @@ mod read_only;
 mod upgrade;
 mod upload;
 mod web;
+mod web_compare;
