@@ -294,7 +294,7 @@ pub enum Words<'a> {
 }
 
 /// The ASCII characters `char::is_whitespace` accepts (`u8::is_ascii_whitespace` lacks `\x0b`).
-fn is_space(b: u8) -> bool {
+pub(crate) fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 

@@ -4,8 +4,8 @@
 
 use sqlx::Row as _;
 
+use crate::with_pool;
 use crate::{Error, HistoryKey, Store, now};
-use crate::{WritePool as _, with_pool};
 
 /// Triage states of an alert.
 pub const ALERT_STATES: [&str; 4] = ["untriaged", "acknowledged", "invalid", "fixed"];
@@ -127,8 +127,7 @@ impl Store {
     /// already one. Returns the group id of a new alert, `None` when it existed.
     pub async fn insert_alert(&self, a: &NewAlert) -> Result<Option<i64>, Error> {
         with_pool!(self, |pool| {
-            let _turn = self.write_turn().await;
-            let mut tx = pool.begin_write().await?;
+            let mut tx = self.begin_write_on(pool).await?;
             let exists: Option<i64> = sqlx::query_scalar(
                 "SELECT id FROM alerts WHERE history_series_id = $1 AND build_after_id = $2",
             )

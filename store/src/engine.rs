@@ -68,6 +68,32 @@ macro_rules! with_tx {
 
 pub(crate) use {with_pool, with_tx};
 
+/// A write transaction of one engine that holds this process's write turn until it ends
+/// ([`Store::begin_write_on`]). Statements run on `&mut *tx`, as on a sqlx transaction.
+pub(crate) struct PoolWrite<DB: sqlx::Database> {
+    tx: Transaction<'static, DB>,
+    _turn: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl<DB: sqlx::Database> std::ops::Deref for PoolWrite<DB> {
+    type Target = DB::Connection;
+    fn deref(&self) -> &DB::Connection {
+        &self.tx
+    }
+}
+
+impl<DB: sqlx::Database> std::ops::DerefMut for PoolWrite<DB> {
+    fn deref_mut(&mut self) -> &mut DB::Connection {
+        &mut self.tx
+    }
+}
+
+impl<DB: sqlx::Database> PoolWrite<DB> {
+    pub(crate) async fn commit(self) -> Result<(), Error> {
+        Ok(self.tx.commit().await?)
+    }
+}
+
 /// A pool that begins write transactions holding the database's write lock until they end:
 /// SQLite's `BEGIN IMMEDIATE`, or PostgreSQL's transaction-scoped advisory lock
 /// [`WRITE_LOCK`].
@@ -107,10 +133,18 @@ impl Store {
         self.begin_write_holding(turn).await
     }
 
-    /// This process's turn to write, for writes that begin their transaction on the pool
-    /// themselves: they then queue here rather than in SQLite's busy handler, which polls.
-    pub(crate) async fn write_turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
-        self.writer.clone().lock_owned().await
+    /// [`Store::begin_write`] as the engine's own transaction on `pool`, for writes whose
+    /// statements are written against one engine's types: it holds the same turn, so that they
+    /// queue here rather than in SQLite's busy handler, which polls.
+    pub(crate) async fn begin_write_on<P: WritePool>(
+        &self,
+        pool: &P,
+    ) -> Result<PoolWrite<P::Db>, Error> {
+        let turn = self.writer.clone().lock_owned().await;
+        Ok(PoolWrite {
+            tx: pool.begin_write().await?,
+            _turn: turn,
+        })
     }
 
     /// [`Store::begin_write`] for a caller that already holds the turn.

@@ -86,17 +86,14 @@ impl Store {
         content_hash: &str,
     ) -> Result<(), Error> {
         with_pool!(self, |pool| {
-            sqlx::query(
-                "INSERT INTO idempotency_keys (token_id, key, run_id, created_at, content_hash) \
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (token_id, key) DO NOTHING",
-            )
-            .bind(token_id)
-            .bind(key)
-            .bind(run_id)
-            .bind(now())
-            .bind(content_hash)
-            .execute(pool)
-            .await?;
+            sqlx::query(crate::idempotency::REMEMBER_KEY)
+                .bind(token_id)
+                .bind(key)
+                .bind(run_id)
+                .bind(now())
+                .bind(content_hash)
+                .execute(pool)
+                .await?;
             Ok(())
         })
     }

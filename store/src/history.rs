@@ -8,8 +8,8 @@ use sqlx::Row as _;
 
 use crate::blocks::decode_series;
 use crate::history_batch::{has_scope, scope_entry};
+use crate::with_pool;
 use crate::{Error, Store};
-use crate::{WritePool as _, with_pool};
 
 /// Where a new build goes on a branch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,17 +95,17 @@ impl Store {
             if let Some(id) = known {
                 return Ok(id);
             }
-            let _turn = self.write_turn().await;
+            let mut tx = self.begin_write_on(pool).await?;
             sqlx::query("INSERT INTO branches (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
                 .bind(name)
-                .execute(pool)
+                .execute(&mut *tx)
                 .await?;
-            Ok(
-                sqlx::query_scalar("SELECT id FROM branches WHERE name = $1")
-                    .bind(name)
-                    .fetch_one(pool)
-                    .await?,
-            )
+            let id = sqlx::query_scalar("SELECT id FROM branches WHERE name = $1")
+                .bind(name)
+                .fetch_one(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            Ok(id)
         })
     }
 
@@ -126,8 +126,7 @@ impl Store {
             if placed.is_some() {
                 return Ok(branch_id);
             }
-            let _turn = self.write_turn().await;
-            let mut tx = pool.begin_write().await?;
+            let mut tx = self.begin_write_on(pool).await?;
             let known: Option<i64> = sqlx::query_scalar(
                 "SELECT position FROM build_branches WHERE build_id = $1 AND branch_id = $2",
             )
@@ -221,8 +220,7 @@ impl Store {
     ) -> Result<usize, Error> {
         with_pool!(self, |pool| {
             let branch_id = self.branch_id(branch).await?;
-            let _turn = self.write_turn().await;
-            let mut tx = pool.begin_write().await?;
+            let mut tx = self.begin_write_on(pool).await?;
             sqlx::query("DELETE FROM branch_commits WHERE branch_id = $1")
                 .bind(branch_id)
                 .execute(&mut *tx)

@@ -13,6 +13,10 @@ pub struct IdempotencyKey {
     pub content_hash: String,
 }
 
+/// Stores a key's first use; a later one with the same key leaves it as it is.
+pub(crate) const REMEMBER_KEY: &str = "INSERT INTO idempotency_keys (token_id, key, run_id, created_at, content_hash) \
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (token_id, key) DO NOTHING";
+
 /// Remembers `key` for `run_id` inside an import's transaction (the first use stays).
 pub(crate) async fn remember_in(
     tx: &mut Tx,
@@ -20,17 +24,14 @@ pub(crate) async fn remember_in(
     run_id: i64,
 ) -> Result<(), Error> {
     with_tx!(tx, |t| {
-        sqlx::query(
-            "INSERT INTO idempotency_keys (token_id, key, run_id, created_at, content_hash) \
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (token_id, key) DO NOTHING",
-        )
-        .bind(key.token_id)
-        .bind(&key.key)
-        .bind(run_id)
-        .bind(now())
-        .bind(&key.content_hash)
-        .execute(&mut **t)
-        .await?;
+        sqlx::query(REMEMBER_KEY)
+            .bind(key.token_id)
+            .bind(&key.key)
+            .bind(run_id)
+            .bind(now())
+            .bind(&key.content_hash)
+            .execute(&mut **t)
+            .await?;
     });
     Ok(())
 }

@@ -35,7 +35,7 @@ mod tokens;
 mod upgrade;
 mod write;
 
-use engine::{Backend, Tx, TxInner, WritePool, with_pool, with_tx};
+use engine::{Backend, Tx, TxInner, with_pool, with_tx};
 
 pub use alerts::{ALERT_STATES, Alert, AlertFilter, AlertGroup, NewAlert, Triage};
 pub use bisect::{NewStep, StepRow};

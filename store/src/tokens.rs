@@ -1,8 +1,8 @@
 //! Upload tokens as stored: a name and the hash of the secret (generating, hashing and checking
 //! tokens is the server's business).
 
+use crate::with_pool;
 use crate::{Error, Store, now};
-use crate::{WritePool as _, with_pool};
 
 /// A stored token, looked up by its hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,8 +35,7 @@ impl Store {
     /// Stores a token named `name` with `hash`; false (and nothing stored) when the name is taken.
     pub async fn insert_token(&self, name: &str, hash: &str) -> Result<bool, Error> {
         with_pool!(self, |pool| {
-            let _turn = self.write_turn().await;
-            let mut tx = pool.begin_write().await?;
+            let mut tx = self.begin_write_on(pool).await?;
             let exists: Option<i64> = sqlx::query_scalar("SELECT id FROM tokens WHERE name = $1")
                 .bind(name)
                 .fetch_optional(&mut *tx)
@@ -81,8 +80,7 @@ impl Store {
     /// Marks the token named `name` revoked (now), unless it is unknown or already revoked.
     pub async fn revoke_token(&self, name: &str) -> Result<Revoked, Error> {
         with_pool!(self, |pool| {
-            let _turn = self.write_turn().await;
-            let mut tx = pool.begin_write().await?;
+            let mut tx = self.begin_write_on(pool).await?;
             let row: Option<Option<i64>> =
                 sqlx::query_scalar("SELECT revoked_at FROM tokens WHERE name = $1")
                     .bind(name)

@@ -6,10 +6,9 @@
 //! whoever gets it runs the pass for everything queued by then, and each upload is answered
 //! when the pass that took it is done.
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use store::{HistoryKey, ImportOutcome, Placement, Store};
+use store::{ImportOutcome, Placement, Store};
 use tokio::sync::oneshot;
 
 /// What an upload asks of the pass, and where its answer goes: `Err` holds why its placement
@@ -79,20 +78,17 @@ async fn pass(store: &Store, group: Vec<Pending>) {
     let mut unnamed: Vec<i64> = Vec::new();
     let mut replies = Vec::with_capacity(group.len());
     for p in group {
-        match super::place(store, &p.run_ids, &p.placement).await {
-            Ok(()) => {}
-            Err(e) => {
-                let invalid = e
-                    .downcast_ref::<store::Error>()
-                    .is_some_and(|e| matches!(e, store::Error::Invalid(_)));
-                if invalid {
-                    let _ = p.reply.send(Err(format!("{e:#}")));
-                } else {
-                    tracing::error!("placing uploaded runs {:?} failed: {e:#}", p.run_ids);
-                    let _ = p.reply.send(Ok(()));
-                }
-                continue;
+        if let Err(e) = super::place(store, &p.run_ids, &p.placement).await {
+            let invalid = e
+                .downcast_ref::<store::Error>()
+                .is_some_and(|e| matches!(e, store::Error::Invalid(_)));
+            if invalid {
+                let _ = p.reply.send(Err(format!("{e:#}")));
+            } else {
+                tracing::error!("placing uploaded runs {:?} failed: {e:#}", p.run_ids);
+                let _ = p.reply.send(Ok(()));
             }
+            continue;
         }
         match p.metrics {
             Some(m) => metrics.extend(m),
@@ -114,8 +110,8 @@ async fn detect(store: &Store, metrics: &[(i64, String)], unnamed: &[i64]) -> an
     if !unnamed.is_empty() {
         keys.extend(store.history_keys_of_runs(unnamed).await?);
     }
-    let mut seen: HashSet<HistoryKey> = HashSet::with_capacity(keys.len());
-    keys.retain(|k| seen.insert(k.clone()));
+    keys.sort_unstable();
+    keys.dedup();
     super::detect_keys(store, &keys).await?;
     Ok(())
 }

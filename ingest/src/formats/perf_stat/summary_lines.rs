@@ -33,7 +33,7 @@ pub(super) fn elapsed(line: &str) -> Option<[Option<&str>; 3]> {
 /// [`ELAPSED`] on an ASCII line, where `\s` is one of the six ASCII spaces and `\d` a digit.
 fn elapsed_ascii(line: &str) -> Option<[Option<&str>; 3]> {
     let b = line.as_bytes();
-    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+    let space = crate::lines::is_space;
     let run = |mut i: usize, f: &dyn Fn(u8) -> bool| {
         while i < b.len() && f(b[i]) {
             i += 1;
