@@ -12,7 +12,7 @@ use crate::read::split;
 use crate::{Error, HistoryKey, HistoryPoint, Store, now, with_pool, with_tx};
 
 /// (branch id, machine id, benchmark, parameters): the history a key's metric belongs to.
-type HistoryOf<'a> = (i64, i64, &'a str, &'a str);
+pub(crate) type HistoryOf<'a> = (i64, i64, &'a str, &'a str);
 
 /// History series saved per write transaction.
 const SAVED_PER_TRANSACTION: usize = 1000;
@@ -37,7 +37,7 @@ fn saved_key<'a>(s: &SavedSeries<'a>) -> (i64, i64, &'a str, &'a str, &'a str) {
 
 /// Metric names named in a query at most (their placeholders stay far below either engine's
 /// limit); more are filtered after reading.
-const METRICS_PER_QUERY: usize = 500;
+pub(crate) const METRICS_PER_QUERY: usize = 500;
 
 /// SQL true when the `series` of block `sb` lists the scope whose [`scope_entry`] is bound
 /// as `param`: a filter in the database, so that blocks without it (a profile's per-CPU-only
@@ -111,7 +111,7 @@ impl Store {
         keys: &[HistoryKey],
     ) -> Result<Vec<Vec<HistoryPoint>>, Error> {
         Ok(self
-            .history_read(keys, false)
+            .history_read(keys, false, &[])
             .await?
             .into_iter()
             .map(|h| h.into_iter().map(|(p, _)| p).collect())
@@ -124,40 +124,65 @@ impl Store {
         &self,
         keys: &[HistoryKey],
     ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
-        self.history_read(keys, true).await
+        self.history_read(keys, true, &[]).await
     }
 
-    /// The points of every key, with their samples when `values` (otherwise empty).
+    /// [`Store::history_samples_many`] of only the points after each key's `after` (position,
+    /// run id), in branch order: what a reader that kept the history up to there lacks. See
+    /// [`crate::HistoryMark`] for checking that nothing changed before it.
+    pub async fn history_samples_after(
+        &self,
+        keys: &[HistoryKey],
+        after: &[(i64, i64)],
+    ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
+        assert_eq!(keys.len(), after.len(), "one `after` per key");
+        let mut out = self.history_read(keys, true, after).await?;
+        // A history is read from the earliest `after` of its keys; each key drops the rest.
+        for (points, &(position, run_id)) in out.iter_mut().zip(after) {
+            points.retain(|(p, _)| (p.position, p.run_id) > (position, run_id));
+        }
+        Ok(out)
+    }
+
+    /// The points of every key, with their samples when `values` (otherwise empty); when
+    /// `after` is not empty, only the points after the earliest (position, run id) of the
+    /// keys of each history.
     async fn history_read(
         &self,
         keys: &[HistoryKey],
         values: bool,
+        after: &[(i64, i64)],
     ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
         let mut out: Vec<Vec<(HistoryPoint, Vec<f64>)>> = vec![Vec::new(); keys.len()];
         // (branch, machine, benchmark, params) -> metric -> indexes into `keys`.
         let mut groups: HashMap<HistoryOf<'_>, HashMap<&str, Vec<usize>>> = HashMap::new();
+        let mut from: HashMap<HistoryOf<'_>, (i64, i64)> = HashMap::new();
         for (i, k) in keys.iter().enumerate() {
+            let of = (
+                k.branch_id,
+                k.machine_id,
+                k.benchmark.as_str(),
+                k.params_key.as_str(),
+            );
             groups
-                .entry((k.branch_id, k.machine_id, &k.benchmark, &k.params_key))
+                .entry(of)
                 .or_default()
                 .entry(&k.metric)
                 .or_default()
                 .push(i);
+            if let Some(&a) = after.get(i) {
+                let f = from.entry(of).or_insert(a);
+                *f = (*f).min(a);
+            }
         }
         // Blocks are read whole rather than through the `series` view, whose JSON expansion
         // PostgreSQL's planner cannot estimate; the `all` scope is found in each block here.
         let Some(all) = self.name_id("all").await? else {
             return Ok(out);
         };
-        for ((branch_id, machine_id, benchmark, params_key), metrics) in groups {
-            self.file_history(
-                (branch_id, machine_id, benchmark, params_key),
-                all,
-                &metrics,
-                values,
-                &mut out,
-            )
-            .await?;
+        for (of, metrics) in groups {
+            self.file_history(of, all, &metrics, values, from.get(&of).copied(), &mut out)
+                .await?;
         }
         Ok(out)
     }
@@ -172,6 +197,7 @@ impl Store {
         all: i64,
         metrics: &HashMap<&str, Vec<usize>>,
         values: bool,
+        after: Option<(i64, i64)>,
         out: &mut [Vec<(HistoryPoint, Vec<f64>)>],
     ) -> Result<(), Error> {
         let (branch_id, machine_id, benchmark, params_key) = of;
@@ -196,6 +222,16 @@ impl Store {
                     .join(",")
             )
         };
+        let tail = match after {
+            Some(_) => {
+                let n = 6 + names.len();
+                format!(
+                    "AND (bb.position > ${n} OR (bb.position = ${n} AND r.id > ${}))",
+                    n + 1
+                )
+            }
+            None => String::new(),
+        };
         let vals = if values { "sb.vals" } else { "NULL" };
         // Blocks are read whole rather than through the `series` view, whose JSON expansion
         // PostgreSQL's planner cannot estimate; the `all` scope is found in each block.
@@ -209,7 +245,7 @@ impl Store {
              WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
                AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
                AND {has_scope} \
-               {filter} \
+               {filter} {tail} \
              ORDER BY bb.position, r.id",
             has_scope = has_scope(self.is_postgres(), "$5"),
         );
@@ -222,6 +258,9 @@ impl Store {
                 .bind(scope_entry(all));
             for m in &names {
                 q = q.bind(*m);
+            }
+            if let Some((position, run_id)) = after {
+                q = q.bind(position).bind(run_id);
             }
             let mut rows = q.fetch(pool);
             while let Some(r) = rows.try_next().await? {

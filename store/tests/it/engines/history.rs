@@ -431,3 +431,74 @@ both!(an_import_names_the_histories_its_runs_add_to, |st| {
     assert_eq!(count("profile"), Some(3), "{keys:?}");
     assert!(count("hb").is_some_and(|n| n >= 1), "{keys:?}");
 });
+
+both!(
+    a_history_mark_sums_what_a_read_files_and_a_tail_holds_only_later_points,
+    |st| {
+        use store::{HistoryMark, HistoryPoint};
+        let mark_of = |points: &[(HistoryPoint, Vec<f64>)]| {
+            let mut m = HistoryMark::default();
+            for (p, _) in points {
+                m.add(p.position, p.run_id);
+            }
+            m
+        };
+        let r1 = run_at(&st, 0, "rig-a", &[1.0, 2.0]).await;
+        let r2 = run_at(&st, 1, "rig-a", &[3.0]).await;
+        for b in ["b1", "b2"] {
+            let id = build_id(&st, b).await;
+            st.place_build(id, &Placement::main()).await.unwrap();
+        }
+        let key = st.history_keys_of_runs(&[r1]).await.unwrap()[0].clone();
+        assert_eq!(key.metric, "time");
+        let read = st
+            .history_samples_many(std::slice::from_ref(&key))
+            .await
+            .unwrap();
+        let marks = st.history_marks(std::slice::from_ref(&key)).await.unwrap();
+        assert_eq!(marks[0].points, 2);
+        assert_eq!(marks[0], mark_of(&read[0]));
+
+        // After the first point: the second alone, with its samples.
+        let first = &read[0][0].0;
+        let tail = st
+            .history_samples_after(
+                std::slice::from_ref(&key),
+                &[(first.position, first.run_id)],
+            )
+            .await
+            .unwrap();
+        let got: Vec<(i64, Vec<f64>)> =
+            tail[0].iter().map(|(p, v)| (p.run_id, v.clone())).collect();
+        assert_eq!(got, [(r2, vec![3.0])]);
+
+        // Another run of b1, before the last point: no tail after that point, and the mark of the
+        // stored history is no longer the one seen.
+        let r3 = run_at(&st, 0, "rig-a", &[4.0]).await;
+        let last = &read[0][1].0;
+        let tail = st
+            .history_samples_after(std::slice::from_ref(&key), &[(last.position, last.run_id)])
+            .await
+            .unwrap();
+        assert!(tail[0].is_empty());
+        let now = st.history_marks(std::slice::from_ref(&key)).await.unwrap();
+        assert_eq!(now[0].points, 3);
+        assert_ne!(now[0], marks[0]);
+        let whole = st
+            .history_samples_many(std::slice::from_ref(&key))
+            .await
+            .unwrap();
+        assert_eq!(now[0], mark_of(&whole[0]));
+        assert!(whole[0].iter().any(|(p, _)| p.run_id == r3));
+
+        // A metric the history does not have: nothing.
+        let ghost = HistoryKey {
+            metric: "ghost".into(),
+            ..key
+        };
+        assert_eq!(
+            st.history_marks(&[ghost]).await.unwrap()[0],
+            HistoryMark::default()
+        );
+    }
+);
