@@ -127,36 +127,37 @@ impl Store {
         self.history_read(keys, true, &[]).await
     }
 
-    /// [`Store::history_samples_many`] of only the points after each key's `after` (position,
-    /// run id), in branch order: what a reader that kept the history up to there lacks. See
-    /// [`crate::HistoryMark`] for checking that nothing changed before it.
-    pub async fn history_samples_after(
+    /// [`Store::history_samples_many`] of only the points of runs newer than each key's
+    /// `newer_than` (a run id), in branch order: what a reader that kept the history up to
+    /// there lacks. A run id is a filter the database answers from its indexes, where a place
+    /// in branch order is not. See [`crate::HistoryMark`] for checking that nothing else changed.
+    pub async fn history_samples_newer(
         &self,
         keys: &[HistoryKey],
-        after: &[(i64, i64)],
+        newer_than: &[i64],
     ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
-        assert_eq!(keys.len(), after.len(), "one `after` per key");
-        let mut out = self.history_read(keys, true, after).await?;
-        // A history is read from the earliest `after` of its keys; each key drops the rest.
-        for (points, &(position, run_id)) in out.iter_mut().zip(after) {
-            points.retain(|(p, _)| (p.position, p.run_id) > (position, run_id));
+        assert_eq!(keys.len(), newer_than.len(), "one run id per key");
+        let mut out = self.history_read(keys, true, newer_than).await?;
+        // A history is read from the oldest run id of its keys; each key drops the rest.
+        for (points, &run_id) in out.iter_mut().zip(newer_than) {
+            points.retain(|(p, _)| p.run_id > run_id);
         }
         Ok(out)
     }
 
     /// The points of every key, with their samples when `values` (otherwise empty); when
-    /// `after` is not empty, only the points after the earliest (position, run id) of the
-    /// keys of each history.
+    /// `newer_than` is not empty, only those of runs newer than the oldest run id of the keys
+    /// of each history.
     async fn history_read(
         &self,
         keys: &[HistoryKey],
         values: bool,
-        after: &[(i64, i64)],
+        newer_than: &[i64],
     ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
         let mut out: Vec<Vec<(HistoryPoint, Vec<f64>)>> = vec![Vec::new(); keys.len()];
         // (branch, machine, benchmark, params) -> metric -> indexes into `keys`.
         let mut groups: HashMap<HistoryOf<'_>, HashMap<&str, Vec<usize>>> = HashMap::new();
-        let mut from: HashMap<HistoryOf<'_>, (i64, i64)> = HashMap::new();
+        let mut from: HashMap<HistoryOf<'_>, i64> = HashMap::new();
         for (i, k) in keys.iter().enumerate() {
             let of = (
                 k.branch_id,
@@ -170,7 +171,7 @@ impl Store {
                 .entry(&k.metric)
                 .or_default()
                 .push(i);
-            if let Some(&a) = after.get(i) {
+            if let Some(&a) = newer_than.get(i) {
                 let f = from.entry(of).or_insert(a);
                 *f = (*f).min(a);
             }
@@ -197,7 +198,7 @@ impl Store {
         all: i64,
         metrics: &HashMap<&str, Vec<usize>>,
         values: bool,
-        after: Option<(i64, i64)>,
+        newer_than: Option<i64>,
         out: &mut [Vec<(HistoryPoint, Vec<f64>)>],
     ) -> Result<(), Error> {
         let (branch_id, machine_id, benchmark, params_key) = of;
@@ -222,14 +223,8 @@ impl Store {
                     .join(",")
             )
         };
-        let tail = match after {
-            Some(_) => {
-                let n = 6 + names.len();
-                format!(
-                    "AND (bb.position > ${n} OR (bb.position = ${n} AND r.id > ${}))",
-                    n + 1
-                )
-            }
+        let tail = match newer_than {
+            Some(_) => format!("AND r.id > ${}", 6 + names.len()),
             None => String::new(),
         };
         let vals = if values { "sb.vals" } else { "NULL" };
@@ -259,8 +254,8 @@ impl Store {
             for m in &names {
                 q = q.bind(*m);
             }
-            if let Some((position, run_id)) = after {
-                q = q.bind(position).bind(run_id);
+            if let Some(run_id) = newer_than {
+                q = q.bind(run_id);
             }
             let mut rows = q.fetch(pool);
             while let Some(r) = rows.try_next().await? {

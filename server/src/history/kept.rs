@@ -2,11 +2,11 @@
 //!
 //! A history analysed before keeps its detector state, the builds its points belong to and the
 //! [`HistoryMark`] of the points it saw. The next pass asks the store for each such history's
-//! mark and for its points after the last one seen. When the kept mark plus those points equals
-//! the stored mark, nothing before was added, removed or moved (another server or a command may
-//! have written), and the new points are pushed into the state: only the windows they fall in
-//! are re-analysed, and the rest of the history is never read again. Otherwise the history is
-//! read and analysed whole, as one never seen.
+//! mark and for the points of runs newer than those seen. When these all follow the last point
+//! seen and the kept mark plus them equals the stored mark, nothing before was added, removed
+//! or moved (another server or a command may have written), and they are pushed into the
+//! state: only the windows they fall in are re-analysed, and the rest of the history is never
+//! read again. Otherwise the history is read and analysed whole, as one never seen.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -83,6 +83,8 @@ struct Kept {
     mark: HistoryMark,
     /// (position, run id) of the last point seen.
     last: (i64, i64),
+    /// The newest run id seen.
+    newest: i64,
 }
 
 /// How a store's histories were brought up to date so far.
@@ -127,29 +129,29 @@ pub fn reads(store: &Store) -> Reads {
 pub async fn update_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<Updated>> {
     let instance = store.instance();
     // The kept histories among the keys, with what they saw.
-    let seen: Vec<(usize, HistoryMark, (i64, i64))> = {
+    let seen: Vec<(usize, HistoryMark, (i64, i64), i64)> = {
         let c = locked()?;
         keys.iter()
             .enumerate()
             .filter_map(|(i, k)| {
                 c.kept
                     .get(&(instance, k.clone()))
-                    .map(|kept| (i, kept.mark, kept.last))
+                    .map(|kept| (i, kept.mark, kept.last, kept.newest))
             })
             .collect()
     };
     let mut out: Vec<Option<Updated>> = (0..keys.len()).map(|_| None).collect();
     if !seen.is_empty() {
         let seen_keys: Vec<HistoryKey> = seen.iter().map(|s| keys[s.0].clone()).collect();
-        let lasts: Vec<(i64, i64)> = seen.iter().map(|s| s.2).collect();
+        let newest: Vec<i64> = seen.iter().map(|s| s.3).collect();
         // The marks first: a point stored between the two reads is then in the tail but not
         // in the mark, and the history is read whole, rather than the other way round.
         let stored = store.history_marks(&seen_keys).await?;
-        let tails = store.history_samples_after(&seen_keys, &lasts).await?;
+        let tails = store.history_samples_newer(&seen_keys, &newest).await?;
         let extended = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
             let mut c = locked()?;
             let mut done = Vec::new();
-            for ((key, (i, mark, last)), (stored, tail)) in seen_keys
+            for ((key, (i, mark, last, newest)), (stored, tail)) in seen_keys
                 .into_iter()
                 .zip(seen)
                 .zip(stored.into_iter().zip(tails))
@@ -172,7 +174,11 @@ pub async fn update_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
                         upto = Some(n + 1);
                     }
                 }
-                let Some(upto) = upto.filter(|_| kept.mark == mark && kept.last == last) else {
+                // New runs must follow the last point seen, to be pushed in branch order.
+                let appended = tail.iter().all(|(p, _)| (p.position, p.run_id) > last);
+                let Some(upto) = upto.filter(|_| {
+                    appended && kept.mark == mark && kept.last == last && kept.newest == newest
+                }) else {
                     // Changed before the last point seen: analysed whole below.
                     c.kept.remove(&entry);
                     continue;
@@ -184,6 +190,7 @@ pub async fn update_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
                     }
                     kept.placed.add(p);
                     kept.last = (p.position, p.run_id);
+                    kept.newest = kept.newest.max(p.run_id);
                     Ok::<(), changepoint::DetectError>(())
                 });
                 if let Err(e) = pushed {
@@ -240,6 +247,7 @@ pub async fn update_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
                         let history = History::new(&positions, &values, settings)?;
                         let analysis = history.analysis().clone();
                         let last = (p.position, p.run_id);
+                        let newest = points.iter().map(|(p, _)| p.run_id).max().unwrap_or(0);
                         locked()?.kept.insert(
                             entry.clone(),
                             Kept {
@@ -247,6 +255,7 @@ pub async fn update_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
                                 placed: placed.clone(),
                                 mark,
                                 last,
+                                newest,
                             },
                         );
                         analysis

@@ -433,7 +433,7 @@ both!(an_import_names_the_histories_its_runs_add_to, |st| {
 });
 
 both!(
-    a_history_mark_sums_what_a_read_files_and_a_tail_holds_only_later_points,
+    a_history_mark_sums_what_a_read_files_and_a_tail_holds_only_newer_runs,
     |st| {
         use store::{HistoryMark, HistoryPoint};
         let mark_of = |points: &[(HistoryPoint, Vec<f64>)]| {
@@ -459,28 +459,29 @@ both!(
         assert_eq!(marks[0].points, 2);
         assert_eq!(marks[0], mark_of(&read[0]));
 
-        // After the first point: the second alone, with its samples.
-        let first = &read[0][0].0;
+        // Runs newer than the first: the second alone, with its samples.
         let tail = st
-            .history_samples_after(
-                std::slice::from_ref(&key),
-                &[(first.position, first.run_id)],
-            )
+            .history_samples_newer(std::slice::from_ref(&key), &[r1])
             .await
             .unwrap();
         let got: Vec<(i64, Vec<f64>)> =
             tail[0].iter().map(|(p, v)| (p.run_id, v.clone())).collect();
         assert_eq!(got, [(r2, vec![3.0])]);
 
-        // Another run of b1, before the last point: no tail after that point, and the mark of the
-        // stored history is no longer the one seen.
+        // Another run of b1: newer than the last point's run but placed before it, and the mark
+        // of the stored history is no longer the one seen.
         let r3 = run_at(&st, 0, "rig-a", &[4.0]).await;
         let last = &read[0][1].0;
         let tail = st
-            .history_samples_after(std::slice::from_ref(&key), &[(last.position, last.run_id)])
+            .history_samples_newer(std::slice::from_ref(&key), &[r2])
             .await
             .unwrap();
-        assert!(tail[0].is_empty());
+        let got: Vec<(i64, i64)> = tail[0]
+            .iter()
+            .map(|(p, _)| (p.run_id, p.position))
+            .collect();
+        assert_eq!(got, [(r3, read[0][0].0.position)]);
+        assert!(got[0].1 < last.position);
         let now = st.history_marks(std::slice::from_ref(&key)).await.unwrap();
         assert_eq!(now[0].points, 3);
         assert_ne!(now[0], marks[0]);
