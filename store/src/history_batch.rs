@@ -12,7 +12,7 @@ use crate::read::split;
 use crate::{Error, HistoryKey, HistoryPoint, Store, now, with_pool, with_tx};
 
 /// (branch id, machine id, benchmark, parameters): the history a key's metric belongs to.
-pub(crate) type HistoryOf<'a> = (i64, i64, &'a str, &'a str);
+type HistoryOf<'a> = (i64, i64, &'a str, &'a str);
 
 /// History series saved per write transaction.
 const SAVED_PER_TRANSACTION: usize = 1000;
@@ -37,7 +37,7 @@ fn saved_key<'a>(s: &SavedSeries<'a>) -> (i64, i64, &'a str, &'a str, &'a str) {
 
 /// Metric names named in a query at most (their placeholders stay far below either engine's
 /// limit); more are filtered after reading.
-pub(crate) const METRICS_PER_QUERY: usize = 500;
+const METRICS_PER_QUERY: usize = 500;
 
 /// SQL true when the `series` of block `sb` lists the scope whose [`scope_entry`] is bound
 /// as `param`: a filter in the database, so that blocks without it (a profile's per-CPU-only
@@ -111,7 +111,7 @@ impl Store {
         keys: &[HistoryKey],
     ) -> Result<Vec<Vec<HistoryPoint>>, Error> {
         Ok(self
-            .history_read(keys, false, &[])
+            .history_read(keys, false)
             .await?
             .into_iter()
             .map(|h| h.into_iter().map(|(p, _)| p).collect())
@@ -124,66 +124,40 @@ impl Store {
         &self,
         keys: &[HistoryKey],
     ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
-        self.history_read(keys, true, &[]).await
+        self.history_read(keys, true).await
     }
 
-    /// [`Store::history_samples_many`] of only the points of runs newer than each key's
-    /// `newer_than` (a run id), in branch order: what a reader that kept the history up to
-    /// there lacks. A run id is a filter the database answers from its indexes, where a place
-    /// in branch order is not. See [`crate::HistoryMark`] for checking that nothing else changed.
-    pub async fn history_samples_newer(
-        &self,
-        keys: &[HistoryKey],
-        newer_than: &[i64],
-    ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
-        assert_eq!(keys.len(), newer_than.len(), "one run id per key");
-        let mut out = self.history_read(keys, true, newer_than).await?;
-        // A history is read from the oldest run id of its keys; each key drops the rest.
-        for (points, &run_id) in out.iter_mut().zip(newer_than) {
-            points.retain(|(p, _)| p.run_id > run_id);
-        }
-        Ok(out)
-    }
-
-    /// The points of every key, with their samples when `values` (otherwise empty); when
-    /// `newer_than` is not empty, only those of runs newer than the oldest run id of the keys
-    /// of each history.
+    /// The points of every key, with their samples when `values` (otherwise empty).
     async fn history_read(
         &self,
         keys: &[HistoryKey],
         values: bool,
-        newer_than: &[i64],
     ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
         let mut out: Vec<Vec<(HistoryPoint, Vec<f64>)>> = vec![Vec::new(); keys.len()];
         // (branch, machine, benchmark, params) -> metric -> indexes into `keys`.
         let mut groups: HashMap<HistoryOf<'_>, HashMap<&str, Vec<usize>>> = HashMap::new();
-        let mut from: HashMap<HistoryOf<'_>, i64> = HashMap::new();
         for (i, k) in keys.iter().enumerate() {
-            let of = (
-                k.branch_id,
-                k.machine_id,
-                k.benchmark.as_str(),
-                k.params_key.as_str(),
-            );
             groups
-                .entry(of)
+                .entry((k.branch_id, k.machine_id, &k.benchmark, &k.params_key))
                 .or_default()
                 .entry(&k.metric)
                 .or_default()
                 .push(i);
-            if let Some(&a) = newer_than.get(i) {
-                let f = from.entry(of).or_insert(a);
-                *f = (*f).min(a);
-            }
         }
         // Blocks are read whole rather than through the `series` view, whose JSON expansion
         // PostgreSQL's planner cannot estimate; the `all` scope is found in each block here.
         let Some(all) = self.name_id("all").await? else {
             return Ok(out);
         };
-        for (of, metrics) in groups {
-            self.file_history(of, all, &metrics, values, from.get(&of).copied(), &mut out)
-                .await?;
+        for ((branch_id, machine_id, benchmark, params_key), metrics) in groups {
+            self.file_history(
+                (branch_id, machine_id, benchmark, params_key),
+                all,
+                &metrics,
+                values,
+                &mut out,
+            )
+            .await?;
         }
         Ok(out)
     }
@@ -198,7 +172,6 @@ impl Store {
         all: i64,
         metrics: &HashMap<&str, Vec<usize>>,
         values: bool,
-        newer_than: Option<i64>,
         out: &mut [Vec<(HistoryPoint, Vec<f64>)>],
     ) -> Result<(), Error> {
         let (branch_id, machine_id, benchmark, params_key) = of;
@@ -223,10 +196,6 @@ impl Store {
                     .join(",")
             )
         };
-        let tail = match newer_than {
-            Some(_) => format!("AND r.id > ${}", 6 + names.len()),
-            None => String::new(),
-        };
         let vals = if values { "sb.vals" } else { "NULL" };
         // Blocks are read whole rather than through the `series` view, whose JSON expansion
         // PostgreSQL's planner cannot estimate; the `all` scope is found in each block.
@@ -240,7 +209,7 @@ impl Store {
              WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
                AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
                AND {has_scope} \
-               {filter} {tail} \
+               {filter} \
              ORDER BY bb.position, r.id",
             has_scope = has_scope(self.is_postgres(), "$5"),
         );
@@ -253,9 +222,6 @@ impl Store {
                 .bind(scope_entry(all));
             for m in &names {
                 q = q.bind(*m);
-            }
-            if let Some(run_id) = newer_than {
-                q = q.bind(run_id);
             }
             let mut rows = q.fetch(pool);
             while let Some(r) = rows.try_next().await? {

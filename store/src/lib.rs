@@ -18,7 +18,6 @@ mod group;
 mod hardening;
 mod history;
 mod history_batch;
-mod history_marks;
 mod idempotency;
 mod import;
 mod import_rows;
@@ -50,7 +49,6 @@ pub use error::{Error, Result};
 pub use hardening::{KeyUse, TokenScopes};
 pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement, WholeRunSeries};
 pub use history_batch::SavedSeries;
-pub use history_marks::HistoryMark;
 pub use idempotency::IdempotencyKey;
 pub use meta::{
     BuildMeta, ImportOutcome, InputFile, RunMeta, Source, escape_bidi, find_bidi, is_bidi_control,
@@ -78,8 +76,6 @@ pub struct Store {
     named: std::sync::Arc<Vec<std::sync::Arc<tokio::sync::Mutex<()>>>>,
     /// Whether large imports write their blocks in batches first (see `import`).
     stage_large: bool,
-    /// Which opened store this is (its clones share it), for state kept per store.
-    instance: u64,
 }
 
 impl Store {
@@ -117,22 +113,12 @@ impl Store {
             queue: Default::default(),
             names: Default::default(),
             stage_large: false,
-            instance: {
-                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            },
             named: std::sync::Arc::new(
                 (0..named_locks::LOCAL_LOCKS)
                     .map(|_| Default::default())
                     .collect(),
             ),
         }
-    }
-
-    /// A number for this opened store, shared by its clones and by no other store of the
-    /// process: state derived from the database is kept per store under it.
-    pub fn instance(&self) -> u64 {
-        self.instance
     }
 
     /// This store, with large imports writing their series in bounded batches that other

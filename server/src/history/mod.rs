@@ -3,16 +3,14 @@
 //! read what this stored; nothing is detected on page load.
 
 pub mod aggregate;
-mod kept;
 pub mod notify;
 pub mod passes;
 
 use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 
 use compare::Direction;
-use compare::changepoint::{self, DetectSettings, SeriesAnalysis};
-pub use kept::Reads;
-use kept::Updated;
+use compare::changepoint::{self, DetectSettings, History, SeriesAnalysis};
 use store::{HistoryKey, HistoryPoint, ImportOutcome, NewAlert, Placement, Store};
 
 /// One history read from the store: its runs and every run's samples, in branch order.
@@ -74,6 +72,54 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
         .collect())
 }
 
+/// Detector state per history key kept between imports in this process, so a run appended at
+/// the end of a history re-analyses only the windows it falls in.
+type Cache = Mutex<HashMap<HistoryKey, History>>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(Cache::default)
+}
+
+/// Histories shorter than this many samples are analysed whole every time and keep no state:
+/// their whole analysis costs less than the state would weigh (a profile's import re-analyses
+/// tens of thousands of histories of a few points each).
+const KEEP_STATE_FROM: usize = 64;
+
+/// The analysis of one history, incremental when this process analysed its prefix before:
+/// the samples beyond it are pushed into the kept state, otherwise the series is analysed
+/// whole (and kept for the next run when it is long enough to be worth it).
+pub fn analyse(
+    key: &HistoryKey,
+    positions: &[i64],
+    values: &[f64],
+) -> anyhow::Result<SeriesAnalysis> {
+    let settings = DetectSettings::default();
+    if values.len() < KEEP_STATE_FROM {
+        return Ok(changepoint::analyse(positions, values, &settings)?);
+    }
+    let mut cache = cache()
+        .lock()
+        .map_err(|_| anyhow::anyhow!("detector cache poisoned"))?;
+    if let Some(h) = cache.get_mut(key) {
+        let (done_pos, done_vals) = h.samples();
+        let prefix = done_vals.len();
+        if prefix <= values.len()
+            && done_pos == &positions[..prefix]
+            && done_vals == &values[..prefix]
+        {
+            for (p, v) in positions[prefix..].iter().zip(&values[prefix..]) {
+                h.push(*p, *v)?;
+            }
+            return Ok(h.analysis().clone());
+        }
+    }
+    let h = History::new(positions, values, settings)?;
+    let out = h.analysis().clone();
+    cache.insert(key.clone(), h);
+    Ok(out)
+}
+
 /// Places the builds of `run_ids` on the branch and re-analyses every history those runs
 /// add to. Returns the ids of the alert groups that received a new alert.
 pub async fn after_import(
@@ -109,32 +155,56 @@ async fn place(store: &Store, run_ids: &[i64], placement: &Placement) -> anyhow:
     Ok(())
 }
 
-/// A re-analysed series: its history series id, and what the pass brought up to date.
-type Analysed = (i64, Updated);
+/// A re-analysed series: its history series id, what was read and the analysis.
+type Analysed = (i64, Loaded, SeriesAnalysis);
 
 /// Re-analyses `keys` and records new alerts, with q-values across every series of each
 /// benchmark on the branch.
 pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<i64>> {
-    let analysed = kept::update_many(store, keys).await?;
+    let loaded = load_many(store, keys).await?;
     let settings = DetectSettings::default();
     let mut groups = Vec::new();
     // Per (branch, benchmark): the analyses of the keys re-analysed.
     let mut by_bench: HashMap<(i64, String), Vec<Analysed>> = HashMap::new();
+    // Every analysis on one blocking thread: a profile re-analyses tens of thousands of
+    // series, most of them a few points long, and a hand-off each cost more than the work.
+    let analysed = tokio::task::spawn_blocking(move || {
+        loaded
+            .into_iter()
+            .map(|loaded| {
+                let (pos, vals) = loaded.flat();
+                let analysis = analyse(&loaded.key, &pos, &vals)?;
+                Ok((loaded, analysis))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()
+    })
+    .await??;
+    let directions: Vec<String> = analysed
+        .iter()
+        .map(|(loaded, _)| {
+            loaded
+                .points
+                .first()
+                .map_or("lower_is_better", |p| p.direction.as_str())
+                .to_string()
+        })
+        .collect();
     // Series with a change point first: only they can raise an alert, so only their ids are
     // sent back and only their benchmarks' families are read below. Every series' p-values
     // are saved all the same, as they are its benchmark's family for the q-values (most of a
     // profile's series have no change point).
     let (changed, unchanged): (Vec<_>, Vec<_>) = analysed
         .into_iter()
-        .partition(|u| !u.analysis.change_points.is_empty());
+        .zip(directions)
+        .partition(|((_, analysis), _)| !analysis.change_points.is_empty());
     let saved: Vec<store::SavedSeries<'_>> = changed
         .iter()
         .chain(&unchanged)
-        .map(|u| store::SavedSeries {
-            key: &u.key,
-            direction: u.placed.direction_name(),
-            unit: &u.placed.unit,
-            tested_p: &u.analysis.tested_p,
+        .map(|((loaded, analysis), direction)| store::SavedSeries {
+            key: &loaded.key,
+            direction,
+            unit: loaded.unit(),
+            tested_p: &analysis.tested_p,
         })
         .collect();
     let ids = store
@@ -142,11 +212,12 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
         .await?;
     drop(saved);
     drop(unchanged);
-    for (hs, u) in ids.into_iter().zip(changed) {
+    let changed = changed.into_iter().map(|(a, _)| a);
+    for (hs, (loaded, analysis)) in ids.into_iter().zip(changed) {
         by_bench
-            .entry((u.key.branch_id, u.key.benchmark.clone()))
+            .entry((loaded.key.branch_id, loaded.key.benchmark.clone()))
             .or_default()
-            .push((hs, u));
+            .push((hs, loaded, analysis));
     }
     for ((branch_id, benchmark), done) in by_bench {
         // The family: every series of the benchmark, the re-analysed ones with their new
@@ -161,19 +232,23 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
                 tested_p,
             });
         }
-        for (hs, u) in &done {
+        for (hs, _, a) in &done {
             if let Some(&i) = index.get(hs) {
-                analyses[i].change_points = u.analysis.change_points.clone();
+                analyses[i].change_points = a.change_points.clone();
             }
         }
         changepoint::adjust(&mut analyses, &settings);
-        for (hs, u) in &done {
+        for (hs, loaded, _) in &done {
             let Some(&i) = index.get(hs) else { continue };
+            let build_at: HashMap<i64, i64> = loaded
+                .points
+                .iter()
+                .map(|p| (p.position, p.build_id))
+                .collect();
             for cp in &analyses[i].change_points {
-                let (Some(before), Some(after)) = (
-                    u.placed.build_at(cp.build_before),
-                    u.placed.build_at(cp.position),
-                ) else {
+                let (Some(&before), Some(&after)) =
+                    (build_at.get(&cp.build_before), build_at.get(&cp.position))
+                else {
                     continue;
                 };
                 let alert = NewAlert {
@@ -188,7 +263,7 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
                     high_pct: cp.interval.high_pct,
                     p: cp.p,
                     q: cp.q,
-                    kind: cp.kind(u.placed.direction()).to_string(),
+                    kind: cp.kind(loaded.direction()).to_string(),
                 };
                 if let Some(g) = store.insert_alert(&alert).await? {
                     groups.push(g);
@@ -229,11 +304,7 @@ pub async fn after_upload(
 
 /// Drops the detector state kept between imports (the next analysis of each series is whole).
 pub fn forget_state() {
-    kept::forget();
-}
-
-/// How `store`'s histories were brought up to date by this process so far: from kept state, or
-/// read whole (for tests and benchmarks).
-pub fn history_reads(store: &Store) -> Reads {
-    kept::reads(store)
+    if let Ok(mut c) = cache().lock() {
+        c.clear();
+    }
 }

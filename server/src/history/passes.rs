@@ -77,46 +77,18 @@ async fn pass(store: &Store, group: Vec<Pending>) {
     let mut metrics: Vec<(i64, String)> = Vec::new();
     let mut unnamed: Vec<i64> = Vec::new();
     let mut replies = Vec::with_capacity(group.len());
-    // Rigs posting results of one build place it once: each (build, placement) is placed
-    // once per pass and its outcome shared. `Err` holds a refusal (the request's fault).
-    let mut placed: Vec<((i64, Placement), Result<(), String>)> = Vec::new();
     for p in group {
-        let outcome = async {
-            for build in store.builds_of_runs(&p.run_ids).await? {
-                let done = placed
-                    .iter()
-                    .find(|(k, _)| k.0 == build && k.1 == p.placement)
-                    .map(|(_, r)| r.clone());
-                let r = match done {
-                    Some(r) => r,
-                    None => {
-                        let r = match store.place_build(build, &p.placement).await {
-                            Ok(_) => Ok(()),
-                            Err(e @ store::Error::Invalid(_)) => Err(format!("{e:#}")),
-                            Err(e) => return Err(e),
-                        };
-                        placed.push(((build, p.placement.clone()), r.clone()));
-                        r
-                    }
-                };
-                if r.is_err() {
-                    return Ok(r);
-                }
-            }
-            Ok(Ok(()))
-        }
-        .await;
-        match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(refused)) => {
-                let _ = p.reply.send(Err(refused));
-                continue;
-            }
-            Err(e) => {
+        if let Err(e) = super::place(store, &p.run_ids, &p.placement).await {
+            let invalid = e
+                .downcast_ref::<store::Error>()
+                .is_some_and(|e| matches!(e, store::Error::Invalid(_)));
+            if invalid {
+                let _ = p.reply.send(Err(format!("{e:#}")));
+            } else {
                 tracing::error!("placing uploaded runs {:?} failed: {e:#}", p.run_ids);
                 let _ = p.reply.send(Ok(()));
-                continue;
             }
+            continue;
         }
         match p.metrics {
             Some(m) => metrics.extend(m),
