@@ -52,6 +52,17 @@ impl Passes {
         // holds other uploads, nor leave its part queued with no pass to come.
         tokio::spawn(async move {
             let turn = passes.turn.clone().lock_owned().await;
+            // Nothing queued: an earlier holder of the turn took this upload's part. The
+            // database-wide lock below is not asked for then, as every other server waits
+            // behind each holder of it.
+            if passes
+                .queue
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_empty()
+            {
+                return;
+            }
             // One pass at a time on the whole database: servers sharing one would otherwise
             // read and re-analyse the same histories side by side, and each waits here while
             // more of its uploads join its next pass.
