@@ -65,7 +65,8 @@ pub struct SavedSeries<'a> {
 
 /// Files one block's point of a history under the keys `idx` of its metric: the block's `all`
 /// series becomes the point's series (`point.series_id` holds the block id until then), with
-/// its samples when the block's `blob` was read. A block without an `all` series is no point.
+/// its samples when the block's `blob` was read. A block without an `all` series is no point:
+/// false.
 fn file_point(
     mut point: HistoryPoint,
     series: &str,
@@ -73,13 +74,13 @@ fn file_point(
     all: i64,
     idx: &[usize],
     out: &mut [Vec<(HistoryPoint, Vec<f64>)>],
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let is_all = |&scope: &u32| i64::from(scope) == all;
     let (pos, samples) = match blob {
         Some(blob) => {
             let parts = split(series, blob)?;
             let Some(pos) = parts.scopes.iter().position(is_all) else {
-                return Ok(());
+                return Ok(false);
             };
             (pos, parts.get(pos).unwrap_or_default().to_vec())
         }
@@ -88,7 +89,7 @@ fn file_point(
                 .iter()
                 .position(|(scope, _)| is_all(scope))
             else {
-                return Ok(());
+                return Ok(false);
             };
             (pos, Vec::new())
         }
@@ -100,7 +101,7 @@ fn file_point(
         }
         out[last].push((point, samples));
     }
-    Ok(())
+    Ok(true)
 }
 
 impl Store {
@@ -175,37 +176,67 @@ impl Store {
         out: &mut [Vec<(HistoryPoint, Vec<f64>)>],
     ) -> Result<(), Error> {
         let (branch_id, machine_id, benchmark, params_key) = of;
-        // A few metrics are named in the query; many (a profile's functions) are read in one
-        // query and sorted out here, as a query per few hundred names would read every block
-        // of the history each time.
-        let names: Vec<&str> = if metrics.len() <= METRICS_PER_QUERY {
-            metrics.keys().copied().collect()
-        } else {
-            Vec::new()
-        };
-        let filter = if names.is_empty() {
-            String::new()
-        } else {
-            // By id, through the names' index: filtering on `m.name` after the join made
-            // SQLite read every block of each run (a profile's thousands) for a few metrics.
-            format!(
-                "AND sb.metric_id IN (SELECT id FROM names WHERE name IN ({}))",
-                (6..6 + names.len())
+        // A few metrics are found by id, through the `(run_id, metric_id)` index (filtering on
+        // the name after a join made SQLite read every block of each run); many (a profile's
+        // functions) are read in one query and sorted out here by name, as a query per few
+        // hundred names would read every block of the history each time.
+        let few = metrics.len() <= METRICS_PER_QUERY;
+        let mut by_id: HashMap<i64, &[usize]> = HashMap::new();
+        if few {
+            let names: Vec<&str> = metrics.keys().copied().collect();
+            let sql = format!(
+                "SELECT id, name FROM names WHERE name IN ({})",
+                (1..=names.len())
                     .map(|i| format!("${i}"))
                     .collect::<Vec<_>>()
                     .join(",")
+            );
+            let ids: Vec<(i64, String)> = with_pool!(self, |pool| {
+                let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+                for n in &names {
+                    q = q.bind(*n);
+                }
+                q.fetch_all(pool).await?
+            });
+            for (id, name) in ids {
+                if let Some(idx) = metrics.get(name.as_str()) {
+                    by_id.insert(id, idx);
+                }
+            }
+            if by_id.is_empty() {
+                return Ok(());
+            }
+        }
+        let ids: Vec<i64> = by_id.keys().copied().collect();
+        let (metric, join, filter) = if few {
+            (
+                "sb.metric_id, NULL",
+                "",
+                format!(
+                    "AND sb.metric_id IN ({})",
+                    (6..6 + ids.len())
+                        .map(|i| format!("${i}"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+            )
+        } else {
+            (
+                "sb.metric_id, m.name",
+                "JOIN names m ON m.id = sb.metric_id",
+                String::new(),
             )
         };
         let vals = if values { "sb.vals" } else { "NULL" };
         // Blocks are read whole rather than through the `series` view, whose JSON expansion
-        // PostgreSQL's planner cannot estimate; the `all` scope is found in each block.
+        // PostgreSQL's planner cannot estimate; the `all` scope is found in each block. Units
+        // and directions are named after the read: a join to `names` for each cost PostgreSQL
+        // an index lookup a block.
         let sql = format!(
-            "SELECT b.id, b.label, bb.position, r.id, sb.id, u.name, d.name, m.name, sb.series, {vals} \
+            "SELECT b.id, b.label, bb.position, r.id, sb.id, sb.unit_id, sb.direction_id, {metric}, sb.series, {vals} \
              FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
              JOIN runs r ON r.build_id = b.id \
-             JOIN series_block sb ON sb.run_id = r.id \
-             JOIN names m ON m.id = sb.metric_id JOIN names u ON u.id = sb.unit_id \
-             JOIN names d ON d.id = sb.direction_id \
+             JOIN series_block sb ON sb.run_id = r.id {join} \
              WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
                AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
                AND {has_scope} \
@@ -213,6 +244,8 @@ impl Store {
              ORDER BY bb.position, r.id",
             has_scope = has_scope(self.is_postgres(), "$5"),
         );
+        // Points filed with their unit and direction ids, named below.
+        let mut unnamed: Vec<(usize, usize, i64, i64)> = Vec::new();
         with_pool!(self, |pool| {
             let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(branch_id)
@@ -220,12 +253,17 @@ impl Store {
                 .bind(benchmark)
                 .bind(params_key)
                 .bind(scope_entry(all));
-            for m in &names {
-                q = q.bind(*m);
+            for id in &ids {
+                q = q.bind(*id);
             }
             let mut rows = q.fetch(pool);
             while let Some(r) = rows.try_next().await? {
-                let Some(idx) = metrics.get(r.try_get::<&str, _>(7)?) else {
+                let idx = if few {
+                    by_id.get(&r.try_get::<i64, _>(7)?).copied()
+                } else {
+                    metrics.get(r.try_get::<&str, _>(8)?).map(Vec::as_slice)
+                };
+                let Some(idx) = idx else {
                     continue;
                 };
                 let point = HistoryPoint {
@@ -234,12 +272,58 @@ impl Store {
                     position: r.try_get(2)?,
                     run_id: r.try_get(3)?,
                     series_id: r.try_get(4)?,
-                    unit: r.try_get(5)?,
-                    direction: r.try_get(6)?,
+                    unit: String::new(),
+                    direction: String::new(),
                 };
-                file_point(point, r.try_get(8)?, r.try_get(9)?, all, idx, out)?;
+                if file_point(point, r.try_get(9)?, r.try_get(10)?, all, idx, out)? {
+                    let (unit, direction) = (r.try_get(5)?, r.try_get(6)?);
+                    for &i in idx {
+                        unnamed.push((i, out[i].len() - 1, unit, direction));
+                    }
+                }
             }
         });
+        self.name_units(&unnamed, out).await
+    }
+
+    /// Names the unit and direction of the points `unnamed` lists (index into `out`, index
+    /// of the point, unit id, direction id): one read for the few distinct ids.
+    async fn name_units(
+        &self,
+        unnamed: &[(usize, usize, i64, i64)],
+        out: &mut [Vec<(HistoryPoint, Vec<f64>)>],
+    ) -> Result<(), Error> {
+        let mut ids: Vec<i64> = unnamed.iter().flat_map(|u| [u.2, u.3]).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let sql = format!(
+            "SELECT id, name FROM names WHERE id IN ({})",
+            (1..=ids.len())
+                .map(|i| format!("${i}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let named: HashMap<i64, String> = with_pool!(self, |pool| {
+            let mut q = sqlx::query_as::<_, (i64, String)>(sqlx::AssertSqlSafe(sql));
+            for id in &ids {
+                q = q.bind(*id);
+            }
+            q.fetch_all(pool).await?.into_iter().collect()
+        });
+        let name = |id: i64| {
+            named
+                .get(&id)
+                .cloned()
+                .ok_or_else(|| Error::Corrupt(format!("name id {id} is not stored")))
+        };
+        for &(i, j, unit, direction) in unnamed {
+            let p = &mut out[i][j].0;
+            p.unit = name(unit)?;
+            p.direction = name(direction)?;
+        }
         Ok(())
     }
 
