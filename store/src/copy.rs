@@ -10,6 +10,7 @@ use std::fmt::Write as _;
 
 use sqlx::{AssertSqlSafe, Row as _};
 
+use crate::engine::placeholders;
 use crate::{Backend, Error, Store, Tx, TxInner, with_pool, with_tx};
 
 /// How a column is read and written (every column may be NULL as far as the copy goes: the
@@ -592,12 +593,6 @@ fn key_of(t: &Table, row: &[Val]) -> Vec<Val> {
         .collect()
 }
 
-/// `$first, $first+1, ...`: `n` placeholders.
-fn marks(first: usize, n: usize) -> String {
-    let marks: Vec<String> = (first..first + n).map(|i| format!("${i}")).collect();
-    marks.join(", ")
-}
-
 fn where_sql(conds: &[String]) -> String {
     if conds.is_empty() {
         String::new()
@@ -614,7 +609,7 @@ async fn read_page(src: &mut Tx, t: &Table, after: Option<&[Val]>) -> Result<Vec
     let mut binds: Vec<Val> = after.map(<[Val]>::to_vec).unwrap_or_default();
     if after.is_some() {
         // A row-value comparison pages through a composite key on its index.
-        conds.push(format!("({key}) > ({})", marks(1, t.key.len())));
+        conds.push(format!("({key}) > ({})", placeholders(1, t.key.len())));
     }
     let mut limit = PAGE_ROWS;
     if !t.big.is_empty() {
@@ -623,7 +618,7 @@ async fn read_page(src: &mut Tx, t: &Table, after: Option<&[Val]>) -> Result<Vec
         };
         conds.push(format!(
             "({key}) <= ({})",
-            marks(binds.len() + 1, t.key.len())
+            placeholders(binds.len() + 1, t.key.len())
         ));
         binds.extend(upto);
         limit = rows;
@@ -713,7 +708,11 @@ async fn insert_page(dst: &mut Tx, t: &Table, page: Vec<Vec<Val>>) -> Result<(),
         let mut sql = format!("INSERT INTO {} ({}) VALUES ", t.name, cols.join(", "));
         for r in 0..chunk.len() {
             let sep = if r == 0 { "" } else { ", " };
-            let _ = write!(sql, "{sep}({})", marks(r * cols.len() + 1, cols.len()));
+            let _ = write!(
+                sql,
+                "{sep}({})",
+                placeholders(r * cols.len() + 1, cols.len())
+            );
         }
         with_tx!(&mut *dst, |tx| {
             let mut q = sqlx::query(AssertSqlSafe(sql));

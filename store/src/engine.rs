@@ -68,6 +68,12 @@ macro_rules! with_tx {
 
 pub(crate) use {with_pool, with_tx};
 
+/// `$first, $first+1, ...`: `n` numbered placeholders, which both engines accept.
+pub(crate) fn placeholders(first: usize, n: usize) -> String {
+    let marks: Vec<String> = (first..first + n).map(|i| format!("${i}")).collect();
+    marks.join(", ")
+}
+
 /// A write transaction of one engine that holds this process's write turn until it ends
 /// ([`Store::begin_write_on`]). Statements run on `&mut *tx`, as on a sqlx transaction.
 pub(crate) struct PoolWrite<DB: sqlx::Database> {

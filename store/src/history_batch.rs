@@ -8,6 +8,7 @@ use futures_util::TryStreamExt as _;
 use sqlx::Row as _;
 
 use crate::blocks::{decode_series, insert_sql};
+use crate::engine::placeholders;
 use crate::read::split;
 use crate::{Error, HistoryKey, HistoryPoint, Store, now, with_pool, with_tx};
 
@@ -186,10 +187,7 @@ impl Store {
             let names: Vec<&str> = metrics.keys().copied().collect();
             let sql = format!(
                 "SELECT id, name FROM names WHERE name IN ({})",
-                (1..=names.len())
-                    .map(|i| format!("${i}"))
-                    .collect::<Vec<_>>()
-                    .join(",")
+                placeholders(1, names.len())
             );
             let ids: Vec<(i64, String)> = with_pool!(self, |pool| {
                 let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql));
@@ -212,13 +210,7 @@ impl Store {
             (
                 "sb.metric_id, NULL",
                 "",
-                format!(
-                    "AND sb.metric_id IN ({})",
-                    (6..6 + ids.len())
-                        .map(|i| format!("${i}"))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                ),
+                format!("AND sb.metric_id IN ({})", placeholders(6, ids.len())),
             )
         } else {
             (
@@ -301,10 +293,7 @@ impl Store {
         }
         let sql = format!(
             "SELECT id, name FROM names WHERE id IN ({})",
-            (1..=ids.len())
-                .map(|i| format!("${i}"))
-                .collect::<Vec<_>>()
-                .join(",")
+            placeholders(1, ids.len())
         );
         let named: HashMap<i64, String> = with_pool!(self, |pool| {
             let mut q = sqlx::query_as::<_, (i64, String)>(sqlx::AssertSqlSafe(sql));
