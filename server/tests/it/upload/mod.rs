@@ -169,6 +169,18 @@ async fn call(app: &Router, req: Request<Body>) -> (StatusCode, Value) {
     (status, json)
 }
 
+/// Uploads a one-function trace_stat set with the environment's token; the 201's body.
+async fn upload_one(env: &Env, app: &Router) -> Value {
+    let (status, body) = upload(
+        app,
+        Some(&env.bearer()),
+        with_files(Form::meta(), &trace_stat_set(1)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body
+}
+
 async fn upload(app: &Router, auth: Option<&str>, form: Form) -> (StatusCode, Value) {
     let body = form.finish();
     call(
@@ -312,21 +324,23 @@ async fn upload_is_201_then_the_same_upload_is_200() {
         "4 CPUs x 20 functions x hit/time/avg/s2, and 20 functions x hit/time/avg totals"
     );
 
-    let form = with_files(
-        Form::meta()
-            .field("commit", "c229828ca6bc62d")
-            .field("kernel_version", "6.9.0-rc1")
-            .field("cmdline", "quiet nohz_full=1-3")
-            .field("machine_fact.cpus", "4")
-            .field("param", "load=idle")
-            .field("param.tracer", "function"),
-        &files,
-    )
-    .part(
-        "Content-Disposition: form-data; name=\"config\"; filename=\"config\"",
-        b"CONFIG_PREEMPT=y\nCONFIG_HZ=1000\n",
-    );
-    let (status, body) = upload(&app, Some(&env.bearer()), form).await;
+    // The full metadata, with the kernel config sent as `config_disposition` says.
+    let form = |config_disposition: &str| {
+        with_files(
+            Form::meta()
+                .field("commit", "c229828ca6bc62d")
+                .field("kernel_version", "6.9.0-rc1")
+                .field("cmdline", "quiet nohz_full=1-3")
+                .field("machine_fact.cpus", "4")
+                .field("param", "load=idle")
+                .field("param.tracer", "function"),
+            &files,
+        )
+        .part(config_disposition, b"CONFIG_PREEMPT=y\nCONFIG_HZ=1000\n")
+    };
+    let form_with_file =
+        form("Content-Disposition: form-data; name=\"config\"; filename=\"config\"");
+    let (status, body) = upload(&app, Some(&env.bearer()), form_with_file).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let run_id = body["run_id"].as_i64().unwrap();
     assert_eq!(body["run_ids"], serde_json::json!([run_id]));
@@ -386,21 +400,8 @@ async fn upload_is_201_then_the_same_upload_is_200() {
     }
 
     // Again: 200 with the stored run, nothing new.
-    let form = with_files(
-        Form::meta()
-            .field("commit", "c229828ca6bc62d")
-            .field("kernel_version", "6.9.0-rc1")
-            .field("cmdline", "quiet nohz_full=1-3")
-            .field("machine_fact.cpus", "4")
-            .field("param", "load=idle")
-            .field("param.tracer", "function"),
-        &files,
-    )
-    .part(
-        "Content-Disposition: form-data; name=\"config\"",
-        b"CONFIG_PREEMPT=y\nCONFIG_HZ=1000\n",
-    );
-    let (status, again) = upload(&app, Some(&env.bearer()), form).await;
+    let form_with_field = form("Content-Disposition: form-data; name=\"config\"");
+    let (status, again) = upload(&app, Some(&env.bearer()), form_with_field).await;
     assert_eq!(status, StatusCode::OK, "{again}");
     assert_eq!(again["run_id"].as_i64(), Some(run_id));
     assert_eq!(again["created"], false);
@@ -505,13 +506,7 @@ async fn missing_unknown_and_malformed_tokens_are_401() {
 async fn revoked_token_is_403_and_its_runs_stay() {
     let env = env().await;
     let app = env.app();
-    let (status, body) = upload(
-        &app,
-        Some(&env.bearer()),
-        with_files(Form::meta(), &trace_stat_set(1)),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    upload_one(&env, &app).await;
     quiescent::tokens::revoke(&store::Store::from_sqlite_pool(env.pool.clone()), "rig-1")
         .await
         .unwrap();

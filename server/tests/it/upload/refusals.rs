@@ -546,13 +546,7 @@ async fn path_traversal_finds_nothing() {
     let env = env().await;
     let app = env.app();
     // A stored run, so that artifact routes have something to serve.
-    let (status, body) = upload(
-        &app,
-        Some(&env.bearer()),
-        with_files(Form::meta(), &trace_stat_set(1)),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
+    upload_one(&env, &app).await;
     for path in [
         "/static/../Cargo.toml",
         "/static/%2e%2e/Cargo.toml",
