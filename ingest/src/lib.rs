@@ -21,8 +21,6 @@ pub use formats::Format;
 pub use model::{Ctx, Dataset, Direction, Series, SeriesKey, SeriesSpec, Sink, Unit, Warning};
 pub use summary::SeriesTable;
 
-use lines::Lines;
-
 /// What parsing one input produced, besides what went into the sink.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseSummary {
@@ -47,7 +45,7 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Gzip input is decompressed transparently.
 pub fn parse_reader(
     name: &Path,
-    reader: impl Read,
+    reader: impl Read + Send,
     format: Option<&str>,
     sink: &mut dyn Sink,
 ) -> Result<ParseSummary, Error> {
@@ -65,7 +63,7 @@ pub fn parse_reader(
 
 fn parse_plain(
     name: &Path,
-    reader: impl Read,
+    reader: impl Read + Send,
     format: Option<&str>,
     sink: &mut dyn Sink,
     undo_mail: bool,
@@ -164,11 +162,9 @@ fn parse_plain(
         }
     };
     let file_name = name.file_name().map(|s| s.to_string_lossy().into_owned());
-    let mut chained = std::io::Cursor::new(head).chain(reader);
-    let mut buffered = BufReader::with_capacity(256 * 1024, &mut chained);
-    let mut lines = Lines::new(&mut buffered);
+    let chained = std::io::Cursor::new(head).chain(reader);
     let mut ctx = Ctx::new(sink, file_name);
-    fmt.parse(&mut lines, &mut ctx)
+    lines::with_lines(chained, |lines| fmt.parse(lines, &mut ctx))
         .map_err(|e| parse_err(fmt.name(), e))?;
     Ok(ParseSummary {
         format: fmt.name(),

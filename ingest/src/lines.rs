@@ -1,50 +1,68 @@
 //! A streaming line reader and the helpers every format needs for mail artefacts.
 
+mod chunks;
+
 use std::io::{BufRead, Read};
 
-use crate::error::{ErrorKind, ParseError};
+use crate::error::ParseError;
+use chunks::{Chunk, Chunker, Produced, Source};
 
 /// Longest line accepted. A "line" longer than this is a binary or corrupt file, and reading it
 /// whole would make memory grow with the input.
 pub const MAX_LINE: usize = 1 << 20;
 
 /// Reads lines one at a time: CRLF and LF accepted, a NUL byte is an error (binary input),
-/// invalid UTF-8 is replaced rather than fatal (mail archives mix encodings). Input is read in
-/// large chunks cut at the last line ending; each chunk is checked for NUL and UTF-8 once and
-/// kept as one `String`, so lines are handed out as slices of it with no per-line validation.
+/// invalid UTF-8 is replaced rather than fatal (mail archives mix encodings). Input arrives in
+/// chunks of whole lines, each checked for NUL and UTF-8 once with its line ends found
+/// ([`chunks`]), so a line is handed out as a slice with no per-line search or validation.
 pub struct Lines<'r> {
-    reader: &'r mut dyn BufRead,
-    /// The complete lines of the current chunk.
-    text: String,
-    /// Start of the unread part of `text`.
+    source: Box<dyn Source + 'r>,
+    /// What the source gave before the first line was asked for.
+    first: Option<Option<Produced>>,
+    chunk: Chunk,
+    /// Index in `chunk.ends` of the next line.
+    next: usize,
+    /// Start in `chunk.text` of the next line.
     pos: usize,
-    /// Bytes read after the last line ending of the current chunk (the start of the next).
-    tail: Vec<u8>,
-    eof: bool,
-    /// A NUL byte after the lines of `text`: its offset in the input, reported when the line
-    /// that holds it is reached.
-    nul_at: Option<u64>,
-    /// Offset in the input of the first byte of `tail`.
-    tail_offset: u64,
-    /// Where the current line is in `text`.
+    /// The error the input ended with, given again if asked again.
+    failed: Option<ParseError>,
+    /// Where the current line is in `chunk.text`.
     start: usize,
     stop: usize,
     line_no: u64,
     pushed_back: bool,
 }
 
-const READ_CHUNK: usize = 256 * 1024;
+/// Runs `parse` over the lines of `reader`. An input longer than one chunk is read, checked and
+/// cut into lines on a thread of its own while `parse` works.
+pub fn with_lines<R: Read + Send, T>(reader: R, parse: impl FnOnce(&mut Lines<'_>) -> T) -> T {
+    let mut chunker = Chunker::new(reader);
+    let first = chunker.next(Chunk::default());
+    if chunker.read_all() {
+        return parse(&mut Lines::from_source(Box::new(chunker), Some(first)));
+    }
+    std::thread::scope(|scope| {
+        let received = chunks::spawn(scope, chunker);
+        // Dropped before the scope ends, which stops a cutter that is ahead of an early return.
+        let mut lines = Lines::from_source(Box::new(received), Some(first));
+        parse(&mut lines)
+    })
+}
 
 impl<'r> Lines<'r> {
+    /// Lines of a reader, all read on this thread.
     pub fn new(reader: &'r mut dyn BufRead) -> Self {
+        Self::from_source(Box::new(Chunker::new(reader)), None)
+    }
+
+    fn from_source(source: Box<dyn Source + 'r>, first: Option<Option<Produced>>) -> Self {
         Lines {
-            reader,
-            text: String::new(),
+            source,
+            first,
+            chunk: Chunk::default(),
+            next: 0,
             pos: 0,
-            tail: Vec::with_capacity(READ_CHUNK),
-            eof: false,
-            nul_at: None,
-            tail_offset: 0,
+            failed: None,
             start: 0,
             stop: 0,
             line_no: 0,
@@ -62,103 +80,27 @@ impl<'r> Lines<'r> {
         self.pushed_back = true;
     }
 
-    fn io_error(&self, e: &std::io::Error) -> ParseError {
-        ParseError::new(ErrorKind::Io(e.to_string()), self.line_no + 1)
-    }
-
-    /// Appends up to [`READ_CHUNK`] bytes to `tail`; false at the end of the input.
-    fn read_more(&mut self) -> Result<bool, ParseError> {
-        let limit = READ_CHUNK as u64;
-        match std::io::Read::by_ref(&mut self.reader)
-            .take(limit)
-            .read_to_end(&mut self.tail)
-        {
-            Ok(0) => Ok(false),
-            Ok(_) => Ok(true),
-            Err(e) => Err(self.io_error(&e)),
-        }
-    }
-
-    /// Reads the next chunk of complete lines into `text`; false when the input is done.
+    /// Moves to the next chunk; false when the input is done.
     fn refill(&mut self) -> Result<bool, ParseError> {
-        if let Some(offset) = self.nul_at {
-            return Err(ParseError::new(
-                ErrorKind::Binary { offset },
-                self.line_no + 1,
-            ));
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
         }
-        // Read until the buffer holds a line ending, the input ends, or the line is too long.
-        let mut searched = 0;
-        let cut = loop {
-            if let Some(i) = memchr::memrchr(b'\n', &self.tail[searched..]) {
-                break searched + i + 1;
-            }
-            searched = self.tail.len();
-            if self.tail.len() > MAX_LINE {
-                let length = self.skip_long_line()?;
-                return Err(ParseError::new(
-                    ErrorKind::LineTooLong {
-                        length,
-                        max: MAX_LINE,
-                    },
-                    self.line_no + 1,
-                ));
-            }
-            if self.eof || !self.read_more()? {
-                self.eof = true;
-                break self.tail.len();
-            }
-        };
-        if cut == 0 {
-            return Ok(false);
-        }
-        // Lines up to the first NUL are served; the line holding it is an error.
-        let mut cut = cut;
-        if let Some(p) = memchr::memchr(0, &self.tail[..cut]) {
-            let line_start = memchr::memrchr(b'\n', &self.tail[..p]).map_or(0, |i| i + 1);
-            self.nul_at = Some(self.tail_offset + p as u64);
-            cut = line_start;
-        }
-        // The bytes after the cut become the next tail; the previous chunk's buffer is reused.
-        let mut next = std::mem::take(&mut self.text).into_bytes();
-        next.clear();
-        if self.nul_at.is_none() {
-            next.extend_from_slice(&self.tail[cut..]);
-        }
-        let mut chunk = std::mem::replace(&mut self.tail, next);
-        chunk.truncate(cut);
-        self.tail_offset += cut as u64;
-        // A line ending is ASCII and never part of an invalid sequence, so repairing the chunk
-        // as a whole repairs each line as it would alone.
-        self.text = match String::from_utf8(chunk) {
-            Ok(s) => s,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        };
+        let spent = std::mem::take(&mut self.chunk);
+        self.next = 0;
         self.pos = 0;
-        if self.text.is_empty() {
-            // Nothing before the NUL: report it now.
-            return self.refill();
-        }
-        Ok(true)
-    }
-
-    /// Reads to the end of an over-long line, discarding it, and returns its length (without
-    /// the line ending): the error can then say how long it is, in bounded memory.
-    fn skip_long_line(&mut self) -> Result<u64, ParseError> {
-        let mut length = 0u64;
-        loop {
-            if let Some(i) = memchr::memchr(b'\n', &self.tail) {
-                length += i as u64;
-                if i > 0 && self.tail[i - 1] == b'\r' {
-                    length -= 1;
-                }
-                self.tail.clear();
-                return Ok(length);
+        let produced = match self.first.take() {
+            Some(first) => first,
+            None => self.source.next(spent),
+        };
+        match produced {
+            None => Ok(false),
+            Some(Err(e)) => {
+                self.failed = Some(e.clone());
+                Err(e)
             }
-            length += self.tail.len() as u64;
-            self.tail.clear();
-            if !self.read_more()? {
-                return Ok(length);
+            Some(Ok(chunk)) => {
+                self.chunk = chunk;
+                Ok(true)
             }
         }
     }
@@ -172,7 +114,7 @@ impl<'r> Lines<'r> {
     /// it while it holds the line).
     pub fn next_numbered(&mut self) -> Result<Option<(u64, &str)>, ParseError> {
         match self.advance()? {
-            Some(n) => Ok(Some((n, &self.text[self.start..self.stop]))),
+            Some(n) => Ok(Some((n, &self.chunk.text[self.start..self.stop]))),
             None => Ok(None),
         }
     }
@@ -183,17 +125,15 @@ impl<'r> Lines<'r> {
             self.pushed_back = false;
             return Ok(Some(self.line_no));
         }
-        if self.pos == self.text.len() && !self.refill()? {
+        // A chunk is never empty, so one refill is enough.
+        if self.next == self.chunk.ends.len() && !self.refill()? {
             return Ok(None);
         }
-        let bytes = self.text.as_bytes();
         let start = self.pos;
-        let (mut stop, next) = match memchr::memchr(b'\n', &bytes[start..]) {
-            Some(i) => (start + i, start + i + 1),
-            None => (bytes.len(), bytes.len()),
-        };
-        self.pos = next;
-        if stop > start && bytes[stop - 1] == b'\r' {
+        let mut stop = self.chunk.ends[self.next] as usize;
+        self.next += 1;
+        self.pos = stop + 1;
+        if stop > start && self.chunk.text.as_bytes()[stop - 1] == b'\r' {
             stop -= 1;
         }
         self.start = start;
@@ -399,6 +339,7 @@ pub fn us_to_s(us: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     #[test]
     fn strips_quotes_and_indent() {
@@ -502,7 +443,7 @@ mod tests {
         for i in 0..50_000 {
             data.extend_from_slice(format!("line {i} {}\n", "x".repeat(i % 97)).as_bytes());
         }
-        let big = "y".repeat(READ_CHUNK * 3);
+        let big = "y".repeat(chunks::READ_CHUNK * 3);
         data.extend_from_slice(big.as_bytes());
         data.extend_from_slice(b"\nlast");
         let mut r: &[u8] = &data;
@@ -512,7 +453,10 @@ mod tests {
             assert!(l.starts_with(&format!("line {i} ")), "{l}");
             assert_eq!(l.len(), format!("line {i} ").len() + i % 97);
         }
-        assert_eq!(lines.next_line().unwrap().unwrap().len(), READ_CHUNK * 3);
+        assert_eq!(
+            lines.next_line().unwrap().unwrap().len(),
+            chunks::READ_CHUNK * 3
+        );
         assert_eq!(lines.next_line().unwrap(), Some("last"));
         assert_eq!(lines.next_line().unwrap(), None);
 
@@ -551,5 +495,93 @@ mod tests {
         let err = lines.next_line().unwrap_err();
         assert_eq!(err.pos.line, 2);
         assert!(matches!(err.kind, ErrorKind::Binary { offset: 6 }));
+    }
+
+    /// Every line with its number, and the error the input ends with, through [`with_lines`].
+    fn read_all(data: &[u8]) -> (Vec<(u64, String)>, Option<ParseError>) {
+        with_lines(data, |lines| {
+            let mut out = Vec::new();
+            loop {
+                match lines.next_numbered() {
+                    Ok(Some((n, l))) => out.push((n, l.to_string())),
+                    Ok(None) => return (out, None),
+                    Err(e) => {
+                        // Asked again, the input ends with the same error.
+                        assert_eq!(lines.next_line().unwrap_err(), e);
+                        return (out, Some(e));
+                    }
+                }
+            }
+        })
+    }
+
+    #[test]
+    fn a_large_input_reads_as_a_small_one() {
+        // Many chunks, cut on a thread: lines, numbers, CRLF and a last line without an
+        // ending come out as the reader on one thread gives them.
+        let mut data = Vec::new();
+        for i in 0..200_000 {
+            data.extend_from_slice(format!("row {i} {}\r\n", "v".repeat(i % 41)).as_bytes());
+        }
+        data.extend_from_slice(b"last");
+        assert!(data.len() > 4 * chunks::READ_CHUNK);
+        let (lines, err) = read_all(&data);
+        assert!(err.is_none());
+        let mut r: &[u8] = &data;
+        let mut inline = Lines::new(&mut r);
+        let mut n = 0;
+        while let Some((no, l)) = inline.next_numbered().unwrap() {
+            assert_eq!((no, l), (lines[n].0, lines[n].1.as_str()));
+            n += 1;
+        }
+        assert_eq!(n, lines.len());
+        assert_eq!(lines[1234].1, format!("row 1234 {}", "v".repeat(1234 % 41)));
+        assert_eq!(lines.last().unwrap(), &(200_001, "last".to_string()));
+    }
+
+    #[test]
+    fn errors_far_into_a_large_input_name_their_line() {
+        let mut data = Vec::new();
+        for i in 0..100_000 {
+            data.extend_from_slice(format!("line {i}\n").as_bytes());
+        }
+        let head = data.clone();
+        // A NUL: the lines before it are read, then the error names its line.
+        data.extend_from_slice(b"bad\0x\nmore\n");
+        data.extend_from_slice(&b"after\n".repeat(50_000));
+        let (lines, err) = read_all(&data);
+        assert_eq!(lines.len(), 100_000);
+        let err = err.expect("a NUL is an error");
+        assert_eq!(err.pos.line, 100_001);
+        assert_eq!(
+            err.kind,
+            ErrorKind::Binary {
+                offset: head.len() as u64 + 3
+            }
+        );
+        // A line too long, then more lines.
+        let mut data = head;
+        data.extend_from_slice(&vec![b'y'; 2 * MAX_LINE + 5]);
+        data.extend_from_slice(b"\nafter\n");
+        let (lines, err) = read_all(&data);
+        assert_eq!(lines.len(), 100_000);
+        let err = err.expect("a line too long is an error");
+        assert_eq!(err.pos.line, 100_001);
+        assert_eq!(
+            err.kind,
+            ErrorKind::LineTooLong {
+                length: 2 * MAX_LINE as u64 + 5,
+                max: MAX_LINE
+            }
+        );
+    }
+
+    #[test]
+    fn a_parser_that_stops_early_stops_the_reader() {
+        // The cutting thread is blocked on a full queue when the parser returns: it must end,
+        // or this test never does.
+        let data = b"0123456789\n".repeat(2_000_000);
+        let first = with_lines(&data[..], |lines| lines.next_line().unwrap().map(str::len));
+        assert_eq!(first, Some(10));
     }
 }

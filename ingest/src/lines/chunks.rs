@@ -1,0 +1,230 @@
+//! Input cut into chunks of whole lines, each checked once for NUL bytes and UTF-8, with its
+//! line ends found in one pass. A large input is cut on a thread of its own while the parser
+//! works on the chunk before: reading, checking and finding line ends then cost the parser
+//! nothing.
+
+use std::io::Read;
+use std::sync::mpsc;
+
+use super::MAX_LINE;
+use crate::error::{ErrorKind, ParseError};
+
+/// Bytes asked of the reader at a time.
+pub(super) const READ_CHUNK: usize = 256 * 1024;
+
+/// Chunks cut ahead of the parser: enough to keep both threads busy, few enough that memory
+/// stays a few MiB whatever the input.
+const AHEAD: usize = 4;
+
+/// Whole lines of the input, as text, and where each ends.
+#[derive(Default)]
+pub(super) struct Chunk {
+    pub text: String,
+    /// Offset in `text` of each line's `\n`, or `text.len()` for a last line without one.
+    pub ends: Vec<u32>,
+}
+
+/// A chunk, or the error the input ends with (reported at the line after the chunks before).
+pub(super) type Produced = Result<Chunk, ParseError>;
+
+/// Where [`Lines`](super::Lines) gets its chunks: `spent` is the chunk it is done with, whose
+/// buffers the next one reuses. `None` at the end of the input.
+pub(super) trait Source {
+    fn next(&mut self, spent: Chunk) -> Option<Produced>;
+}
+
+/// Cuts a reader's bytes into chunks.
+pub(super) struct Chunker<R> {
+    reader: R,
+    /// Bytes read after the last line ending of the chunk before (the start of the next).
+    tail: Vec<u8>,
+    eof: bool,
+    done: bool,
+    /// A NUL byte after the lines handed out: its offset in the input.
+    nul_at: Option<u64>,
+    /// Offset in the input of the first byte of `tail`.
+    tail_offset: u64,
+    /// Lines in the chunks handed out: an error is reported at the line after them.
+    lines: u64,
+}
+
+impl<R: Read> Chunker<R> {
+    pub fn new(reader: R) -> Self {
+        Chunker {
+            reader,
+            tail: Vec::with_capacity(READ_CHUNK),
+            eof: false,
+            done: false,
+            nul_at: None,
+            tail_offset: 0,
+            lines: 0,
+        }
+    }
+
+    /// Whether the reader has nothing more to give, so that no thread is worth starting.
+    pub fn read_all(&self) -> bool {
+        self.eof || self.done
+    }
+
+    fn error(&self, kind: ErrorKind) -> ParseError {
+        ParseError::new(kind, self.lines + 1)
+    }
+
+    /// Appends up to [`READ_CHUNK`] bytes to `tail` with one read into its spare room (a
+    /// buffered reader hands a read this large straight to the file); false at the end of
+    /// the input.
+    fn read_more(&mut self) -> Result<bool, ParseError> {
+        let len = self.tail.len();
+        self.tail.resize(len + READ_CHUNK, 0);
+        let read = loop {
+            match self.reader.read(&mut self.tail[len..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => break other,
+            }
+        };
+        let n = read.as_ref().map_or(0, |&n| n);
+        self.tail.truncate(len + n);
+        match read {
+            Ok(n) => Ok(n > 0),
+            Err(e) => Err(self.error(ErrorKind::Io(e.to_string()))),
+        }
+    }
+
+    /// The next chunk of complete lines, built in `spent`'s buffers.
+    fn cut(&mut self, mut spent: Chunk) -> Result<Option<Chunk>, ParseError> {
+        loop {
+            if let Some(offset) = self.nul_at {
+                return Err(self.error(ErrorKind::Binary { offset }));
+            }
+            // Read until the buffer holds a line ending, the input ends, or the line is too long.
+            let mut searched = 0;
+            let cut = loop {
+                if let Some(i) = memchr::memrchr(b'\n', &self.tail[searched..]) {
+                    break searched + i + 1;
+                }
+                searched = self.tail.len();
+                if self.tail.len() > MAX_LINE {
+                    let length = self.skip_long_line()?;
+                    return Err(self.error(ErrorKind::LineTooLong {
+                        length,
+                        max: MAX_LINE,
+                    }));
+                }
+                if self.eof || !self.read_more()? {
+                    self.eof = true;
+                    break self.tail.len();
+                }
+            };
+            if cut == 0 {
+                return Ok(None);
+            }
+            // Lines up to the first NUL are served; the line holding it is an error.
+            let mut cut = cut;
+            if let Some(p) = memchr::memchr(0, &self.tail[..cut]) {
+                let line_start = memchr::memrchr(b'\n', &self.tail[..p]).map_or(0, |i| i + 1);
+                self.nul_at = Some(self.tail_offset + p as u64);
+                cut = line_start;
+            }
+            // The bytes after the cut move to the spent chunk's buffer, which becomes the next
+            // tail: only a partial line is copied.
+            let mut next = std::mem::take(&mut spent.text).into_bytes();
+            next.clear();
+            if self.nul_at.is_none() {
+                next.extend_from_slice(&self.tail[cut..]);
+            }
+            let mut bytes = std::mem::replace(&mut self.tail, next);
+            bytes.truncate(cut);
+            self.tail_offset += cut as u64;
+            // A line ending is ASCII and never part of an invalid sequence, so repairing the
+            // chunk as a whole repairs each line as it would alone.
+            let text = match String::from_utf8(bytes) {
+                Ok(s) => s,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            };
+            if text.is_empty() {
+                // Nothing before the NUL: report it now.
+                spent.text = text;
+                continue;
+            }
+            let mut ends = std::mem::take(&mut spent.ends);
+            ends.clear();
+            ends.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32));
+            if !text.ends_with('\n') {
+                ends.push(text.len() as u32);
+            }
+            self.lines += ends.len() as u64;
+            return Ok(Some(Chunk { text, ends }));
+        }
+    }
+
+    /// Reads to the end of an over-long line, discarding it, and returns its length (without
+    /// the line ending): the error can then say how long it is, in bounded memory.
+    fn skip_long_line(&mut self) -> Result<u64, ParseError> {
+        let mut length = 0u64;
+        loop {
+            if let Some(i) = memchr::memchr(b'\n', &self.tail) {
+                length += i as u64;
+                if i > 0 && self.tail[i - 1] == b'\r' {
+                    length -= 1;
+                }
+                self.tail.clear();
+                return Ok(length);
+            }
+            length += self.tail.len() as u64;
+            self.tail.clear();
+            if !self.read_more()? {
+                return Ok(length);
+            }
+        }
+    }
+}
+
+impl<R: Read> Source for Chunker<R> {
+    fn next(&mut self, spent: Chunk) -> Option<Produced> {
+        if self.done {
+            return None;
+        }
+        let out = self.cut(spent).transpose();
+        if !matches!(out, Some(Ok(_))) {
+            self.done = true;
+        }
+        out
+    }
+}
+
+/// Chunks cut on another thread: spent chunks go back to it for their buffers.
+pub(super) struct Received {
+    chunks: mpsc::Receiver<Produced>,
+    spent: mpsc::SyncSender<Chunk>,
+}
+
+impl Source for Received {
+    fn next(&mut self, spent: Chunk) -> Option<Produced> {
+        // Full means the cutter has buffers enough: this one is dropped.
+        let _ = self.spent.try_send(spent);
+        self.chunks.recv().ok()
+    }
+}
+
+/// Starts cutting `chunker`'s input on a thread of `scope`.
+pub(super) fn spawn<'scope, R: Read + Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    mut chunker: Chunker<R>,
+) -> Received {
+    let (chunks_tx, chunks) = mpsc::sync_channel::<Produced>(AHEAD);
+    let (spent, spent_rx) = mpsc::sync_channel::<Chunk>(AHEAD + 2);
+    scope.spawn(move || {
+        loop {
+            let buffers = spent_rx.try_recv().unwrap_or_default();
+            let Some(produced) = chunker.next(buffers) else {
+                break;
+            };
+            let last = produced.is_err();
+            // A parser that stopped early dropped the receiver: nothing more to cut.
+            if chunks_tx.send(produced).is_err() || last {
+                break;
+            }
+        }
+    });
+    Received { chunks, spent }
+}
