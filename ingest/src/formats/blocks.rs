@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::lines::words;
+use crate::lines::{find_str, words};
 use crate::model::Ctx;
 
 /// Longest label accepted; longer paragraphs are prose, not block titles.
@@ -363,12 +363,18 @@ fn continuation(label: &str) -> Option<&str> {
 fn join_continuation(anchor: &str, phrase: &str, out: &mut String) {
     let first = words(phrase).next().unwrap_or(phrase);
     let mut found = None;
-    for (i, _) in anchor.match_indices(first) {
+    // The occurrences `match_indices` gives, without setting up a searcher per call.
+    let mut from = 0;
+    while !first.is_empty()
+        && let Some(j) = find_str(&anchor[from..], first)
+    {
+        let i = from + j;
         let before_ok = i == 0 || anchor.as_bytes()[i - 1] == b' ';
         let after = anchor.as_bytes().get(i + first.len());
         if before_ok && after.is_none_or(|b| *b == b' ') {
             found = Some(i);
         }
+        from = i + first.len();
     }
     if let Some(i) = found {
         out.push_str(&anchor[..i]);

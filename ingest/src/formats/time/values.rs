@@ -4,45 +4,65 @@ use crate::error::ParseError;
 
 /// `0m49.393s`, `0m49.359` (no `s`), `6m5,729s` (decimal comma), `-0m1.0s` (negative: refused
 /// later with its line).
+#[inline]
 pub(super) fn bash_token(tok: &str) -> Option<f64> {
-    bash_token_fast(tok.as_bytes()).or_else(|| bash_token_general(tok))
+    match bash_token_fast(tok.as_bytes()) {
+        Some(v) => Some(v),
+        None => bash_token_general(tok),
+    }
 }
 
 /// Exact powers of ten, for [`bash_token_fast`].
 const POW10: [f64; 16] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 ];
+const POW10_INT: [u64; 16] = {
+    let mut p = [1u64; 16];
+    let mut i = 1;
+    while i < 16 {
+        p[i] = p[i - 1] * 10;
+        i += 1;
+    }
+    p
+};
+
+/// A run of 1 to 15 digits of `t` from `i`: where it ends and its value.
+#[inline(always)]
+fn digits(t: &[u8], mut i: usize) -> Option<(usize, u64)> {
+    let start = i;
+    let mut acc = 0u64;
+    while let Some(&b) = t.get(i)
+        && b.is_ascii_digit()
+    {
+        // Wraps only on runs too long to be accepted below.
+        acc = acc.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+        i += 1;
+    }
+    (i > start && i - start <= 15).then_some((i, acc))
+}
 
 /// The common `[-]XmY[.Z][s]` token (a `,` for the `.` too) with short digit runs, read as
 /// integers: the seconds are `digits / 10^k`, both exact in a double, so one division gives
 /// the double nearest the decimal text, as the general path does. None for anything else.
+#[inline]
 fn bash_token_fast(t: &[u8]) -> Option<f64> {
     let (neg, t) = match t {
         [b'-', rest @ ..] => (true, rest),
         _ => (false, t),
     };
-    fn digits(t: &[u8], mut i: usize, mut acc: u64) -> Option<(usize, u64)> {
-        let start = i;
-        while let Some(&b) = t.get(i)
-            && b.is_ascii_digit()
-        {
-            acc = acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
-            i += 1;
-        }
-        // At least one digit and few enough that the sum below cannot overflow.
-        (i > start && i - start <= 15).then_some((i, acc))
-    }
-    let (i, min) = digits(t, 0, 0)?;
+    let (i, min) = digits(t, 0)?;
     if t.get(i) != Some(&b'm') {
         return None;
     }
-    let (mut i, whole) = digits(t, i + 1, 0)?;
-    let mut mant = min.checked_mul(60)?.checked_add(whole)?;
+    let (mut i, whole) = digits(t, i + 1)?;
+    // Both are below 10^15: no overflow.
+    let mut mant = min * 60 + whole;
     let mut k = 0;
     if matches!(t.get(i), Some(b'.' | b',')) {
-        let start = i + 1;
-        (i, mant) = digits(t, start, mant)?;
-        k = i - start;
+        let (end, frac) = digits(t, i + 1)?;
+        k = end - i - 1;
+        mant = mant.checked_mul(POW10_INT[k])?.checked_add(frac)?;
+        i = end;
     }
     if t.get(i) == Some(&b's') {
         i += 1;
@@ -55,6 +75,8 @@ fn bash_token_fast(t: &[u8]) -> Option<f64> {
 }
 
 /// [`bash_token`] for every token shape.
+#[cold]
+#[inline(never)]
 fn bash_token_general(tok: &str) -> Option<f64> {
     let (neg, t) = match tok.strip_prefix('-') {
         Some(t) => (true, t),
@@ -187,6 +209,44 @@ mod tests {
         assert_eq!(bash_token("1.03"), None);
         assert_eq!(plain_seconds("1.03"), Some(1.03));
         assert_eq!(plain_seconds("1."), None);
+    }
+
+    #[test]
+    fn fast_tokens_read_as_the_general_path() {
+        let mut n = 0;
+        for min in ["0", "00", "1", "59", "61", "1000", "999999999999999"] {
+            for whole in ["0", "07", "49", "59", "123456789", "999999999999999"] {
+                for frac in [
+                    "",
+                    "0",
+                    "5",
+                    "393",
+                    "0000001",
+                    "999999999999",
+                    "123456789012345",
+                ] {
+                    for sep in [".", ","] {
+                        for end in ["", "s"] {
+                            for sign in ["", "-"] {
+                                let dot = if frac.is_empty() { "" } else { sep };
+                                let tok = format!("{sign}{min}m{whole}{dot}{frac}{end}");
+                                if let Some(v) = bash_token_fast(tok.as_bytes()) {
+                                    let g = bash_token_general(&tok).map(f64::to_bits);
+                                    assert_eq!(Some(v.to_bits()), g, "{tok}");
+                                    n += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(n > 1000, "{n}");
+        for tok in [
+            "0m1,2,3s", "m1.0s", "1.03", "0m.5s", "0m1.s", "0m1ss", "0m1.0sx", "1m",
+        ] {
+            assert_eq!(bash_token_fast(tok.as_bytes()), None, "{tok}");
+        }
     }
 
     #[test]
