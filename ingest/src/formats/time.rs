@@ -29,7 +29,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use self::values::{bash_token, clock, number, plain_seconds};
+use self::values::{Values, bash_token, clock, number, plain_seconds};
 use super::Format;
 use super::blocks::{BlockMeta, Labeler, set_str};
 use crate::error::ParseError;
@@ -378,13 +378,13 @@ impl Parser {
             seen[idx] = true;
         }
         let metric = BASH_METRICS[idx];
-        // A note the author added after the values (`1m8.900s (-25%)`) is not a value.
-        let values = words(rest).take_while(|t| !t.starts_with('('));
+        let values = Values::new(rest);
         if let Some(cols) = &self.columns
             && cols.len() == values.clone().count()
         {
-            for (tok, label) in values.zip(cols) {
-                let v = bash_token(tok)
+            for ((tok, fast), label) in values.zip(cols) {
+                let v = fast
+                    .or_else(|| bash_token(tok))
                     .or_else(|| plain_seconds(tok))
                     .ok_or_else(|| {
                         ParseError::syntax(
@@ -406,8 +406,9 @@ impl Parser {
             self.counts[idx] += 1;
             return Ok(());
         }
-        for tok in values {
-            let v = bash_token(tok)
+        for (tok, fast) in values {
+            let v = fast
+                .or_else(|| bash_token(tok))
                 .or_else(|| plain_seconds(tok))
                 .ok_or_else(|| {
                     ParseError::syntax(

@@ -1,6 +1,7 @@
 //! The values of `time` outputs: bash `XmY.YYYs` tokens, `time -p` seconds and GNU clocks.
 
 use crate::error::ParseError;
+use crate::lines::{Words, is_space, words};
 
 /// `0m49.393s`, `0m49.359` (no `s`), `6m5,729s` (decimal comma), `-0m1.0s` (negative: refused
 /// later with its line).
@@ -9,6 +10,62 @@ pub(super) fn bash_token(tok: &str) -> Option<f64> {
     match bash_token_fast(tok.as_bytes()) {
         Some(v) => Some(v),
         None => bash_token_general(tok),
+    }
+}
+
+/// The values of a `real`/`user`/`sys` row, up to a note the author added after them in
+/// parentheses (`1m8.900s (-25%)`): each token with its value when it is a common `XmY.YYYs`
+/// (read in the same pass as the token is found), else None for the caller to read it.
+#[derive(Clone)]
+pub(super) enum Values<'a> {
+    Ascii { s: &'a str, pos: usize },
+    Other(Words<'a>),
+}
+
+impl<'a> Values<'a> {
+    pub(super) fn new(row: &'a str) -> Self {
+        if row.is_ascii() {
+            Values::Ascii { s: row, pos: 0 }
+        } else {
+            Values::Other(words(row))
+        }
+    }
+}
+
+impl<'a> Iterator for Values<'a> {
+    type Item = (&'a str, Option<f64>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Values::Ascii { s, pos } => {
+                let b = s.as_bytes();
+                let mut i = *pos;
+                while i < b.len() && is_space(b[i]) {
+                    i += 1;
+                }
+                if i == b.len() || b[i] == b'(' {
+                    *pos = b.len();
+                    return None;
+                }
+                let start = i;
+                if let Some((v, end)) = bash_token_at(b, start) {
+                    *pos = end;
+                    return Some((&s[start..end], Some(v)));
+                }
+                while i < b.len() && !is_space(b[i]) {
+                    i += 1;
+                }
+                *pos = i;
+                Some((&s[start..i], None))
+            }
+            Values::Other(w) => match w.next() {
+                Some(t) if !t.starts_with('(') => Some((t, None)),
+                _ => {
+                    *self = Values::Ascii { s: "", pos: 0 };
+                    None
+                }
+            },
+        }
     }
 }
 
@@ -46,32 +103,36 @@ fn digits(t: &[u8], mut i: usize) -> Option<(usize, u64)> {
 /// the double nearest the decimal text, as the general path does. None for anything else.
 #[inline]
 fn bash_token_fast(t: &[u8]) -> Option<f64> {
-    let (neg, t) = match t {
-        [b'-', rest @ ..] => (true, rest),
-        _ => (false, t),
-    };
-    let (i, min) = digits(t, 0)?;
-    if t.get(i) != Some(&b'm') {
+    bash_token_at(t, 0).and_then(|(v, end)| (end == t.len()).then_some(v))
+}
+
+/// [`bash_token_fast`] on the token that starts at `start` and ends before a space or at the
+/// end of `b`: its value and its end.
+#[inline]
+fn bash_token_at(b: &[u8], start: usize) -> Option<(f64, usize)> {
+    let neg = b.get(start) == Some(&b'-');
+    let (i, min) = digits(b, start + usize::from(neg))?;
+    if b.get(i) != Some(&b'm') {
         return None;
     }
-    let (mut i, whole) = digits(t, i + 1)?;
+    let (mut i, whole) = digits(b, i + 1)?;
     // Both are below 10^15: no overflow.
     let mut mant = min * 60 + whole;
     let mut k = 0;
-    if matches!(t.get(i), Some(b'.' | b',')) {
-        let (end, frac) = digits(t, i + 1)?;
+    if matches!(b.get(i), Some(b'.' | b',')) {
+        let (end, frac) = digits(b, i + 1)?;
         k = end - i - 1;
         mant = mant.checked_mul(POW10_INT[k])?.checked_add(frac)?;
         i = end;
     }
-    if t.get(i) == Some(&b's') {
+    if b.get(i) == Some(&b's') {
         i += 1;
     }
-    if i != t.len() || mant >= 1 << 53 {
+    if b.get(i).is_some_and(|&c| !is_space(c)) || mant >= 1 << 53 {
         return None;
     }
     let v = mant as f64 / POW10[k];
-    Some(if neg { -v } else { v })
+    Some((if neg { -v } else { v }, i))
 }
 
 /// [`bash_token`] for every token shape.
