@@ -33,7 +33,9 @@ use self::values::{Values, bash_token, clock, number, plain_seconds};
 use super::Format;
 use super::blocks::{BlockMeta, Labeler, set_str};
 use crate::error::ParseError;
-use crate::lines::{Lines, find_str, split_once_str, strip_mail, trim, trim_end, words};
+use crate::lines::{
+    Lines, find_str, split_once_str, strip_mail, trim, trim_end, trim_start, words,
+};
 use crate::model::{Ctx, Direction, SeriesId, SeriesKey, SeriesSpec, Unit};
 
 mod values;
@@ -599,7 +601,9 @@ fn metric_row(line: &str) -> Option<(usize, &str)> {
     if !matches!(b.get(len), Some(b' ' | b'\t')) {
         return None;
     }
-    let rest = trim(&line[len + 1..]);
+    // Only the start needs trimming: the parser passes lines trimmed at their end, and the
+    // values are read as words.
+    let rest = trim_start(&line[len + 1..]);
     let mut chars = rest.chars();
     let first = chars.next()?;
     let starts_numeric = first.is_ascii_digit()
