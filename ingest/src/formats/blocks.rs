@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::lines::words;
+use crate::lines::{find_str, words};
 use crate::model::Ctx;
 
 /// Longest label accepted; longer paragraphs are prose, not block titles.
@@ -31,6 +31,9 @@ pub(crate) struct Labeler {
     pending: Vec<String>,
     /// The paragraph being read.
     building: String,
+    /// Emptied paragraph buffers, reused so that reading prose does not allocate per
+    /// paragraph.
+    spare: Vec<String>,
     /// The label in force.
     current: Option<String>,
     /// The last label that was not a continuation.
@@ -41,12 +44,14 @@ pub(crate) struct Labeler {
     /// Paragraphs already read as labels, with what they gave: files of many blocks repeat
     /// the same few headings, and reading one is much dearer than comparing it.
     read: Vec<(String, Option<String>)>,
+    /// Where a qualified label is built before it replaces `current`.
+    scratch: String,
 }
 
 impl Labeler {
     /// A line of prose (already stripped of mail quoting).
     pub(crate) fn prose(&mut self, line: &str) {
-        let line = line.trim();
+        let line = crate::lines::trim(line);
         if line.is_empty() {
             return self.blank();
         }
@@ -73,10 +78,21 @@ impl Labeler {
     /// A blank line, a rule or anything else that ends a paragraph.
     pub(crate) fn blank(&mut self) {
         if !self.building.is_empty() {
+            let next = self.spare.pop().unwrap_or_default();
+            let para = std::mem::replace(&mut self.building, next);
             if self.pending.len() >= MAX_PENDING {
-                self.pending.remove(0);
+                let old = self.pending.remove(0);
+                self.recycle(old);
             }
-            self.pending.push(std::mem::take(&mut self.building));
+            self.pending.push(para);
+        }
+    }
+
+    /// Keeps an emptied buffer for the next paragraph (a bounded number of them).
+    fn recycle(&mut self, mut s: String) {
+        if self.spare.len() <= MAX_PENDING {
+            s.clear();
+            self.spare.push(s);
         }
     }
 
@@ -90,77 +106,120 @@ impl Labeler {
     pub(crate) fn side_data(&mut self) {
         self.blank();
         if self.pending.last().is_some_and(|p| p.ends_with(':')) {
-            self.pending.pop();
+            let old = self.pending.pop().unwrap_or_default();
+            self.recycle(old);
         }
     }
 
     /// Sets the label explicitly (e.g. from a command's options); pending prose is consumed.
     pub(crate) fn set(&mut self, label: Option<String>) {
         self.blank();
-        self.pending.clear();
+        self.clear_pending();
         self.anchor.clone_from(&label);
         self.current = label;
     }
 
+    fn clear_pending(&mut self) {
+        while let Some(p) = self.pending.pop() {
+            self.recycle(p);
+        }
+    }
+
     /// The label of a block starting now: the pending prose decides, else the label in force.
     pub(crate) fn label(&mut self) -> Option<String> {
+        self.label_ref().map(str::to_string)
+    }
+
+    /// [`Labeler::label`], borrowed: a block's label costs no allocation once its prose has
+    /// been read before.
+    pub(crate) fn label_ref(&mut self) -> Option<&str> {
         self.blank();
+        // The cached reading of the last paragraph that gives a label.
         let mut found = None;
-        for p in std::mem::take(&mut self.pending).into_iter().rev() {
-            let label = match self.read.iter().position(|(q, _)| *q == p) {
-                Some(i) => self.read[i].1.clone(),
+        for j in (0..self.pending.len()).rev() {
+            let p = &self.pending[j];
+            let i = match self.read.iter().position(|(q, _)| q == p) {
+                Some(i) => i,
                 None => {
-                    let label = clean_label(&p).or_else(|| numbered_first_line(&p));
+                    let label = clean_label(p).or_else(|| numbered_first_line(p));
                     if self.read.len() == MAX_PENDING {
-                        self.read.remove(0);
+                        let (old, _) = self.read.remove(0);
+                        self.recycle(old);
                     }
-                    self.read.push((p, label.clone()));
-                    label
+                    let p = std::mem::take(&mut self.pending[j]);
+                    self.read.push((p, label));
+                    self.read.len() - 1
                 }
             };
-            if label.is_some() {
-                found = label;
+            if self.read[i].1.is_some() {
+                found = Some(i);
                 break;
             }
         }
-        if let Some(label) = found {
-            let resolved = match continuation(&label) {
-                Some(phrase) => match &self.anchor {
-                    Some(anchor) => join_continuation(anchor, phrase),
-                    None => phrase.to_string(),
-                },
-                None => {
-                    let label = self.qualify(label);
-                    self.anchor = Some(label.clone());
-                    label
+        self.clear_pending();
+        if let Some(i) = found {
+            let label = self.read[i].1.as_deref().unwrap_or_default();
+            match continuation(label) {
+                Some(phrase) => {
+                    let out = self.current.get_or_insert_with(String::new);
+                    out.clear();
+                    match &self.anchor {
+                        Some(anchor) => join_continuation(anchor, phrase, out),
+                        None => out.push_str(phrase),
+                    }
                 }
-            };
-            self.current = Some(resolved);
+                None => {
+                    qualify(
+                        &mut self.seen,
+                        self.current.as_deref(),
+                        label,
+                        &mut self.scratch,
+                    );
+                    set_str(&mut self.anchor, &self.scratch);
+                    set_str(&mut self.current, &self.scratch);
+                }
+            }
         }
-        self.current.clone()
+        self.current.as_deref()
     }
 }
 
-impl Labeler {
-    /// A label already used that comes back after a label it never followed before starts a
-    /// new section (`openSUSE config:` `Patched:` `allmodconfig:` `Patched:`): it is read as
-    /// that section's, `allmodconfig: Patched`, so that the two sections' blocks are not pooled.
-    /// Labels alternating as before (`original` `patched` `original` `patched`) still pool, and
-    /// so does the mail's first label.
-    fn qualify(&mut self, label: String) -> String {
-        let first = self.seen.iter().find(|(l, _)| *l == label);
-        let out = match (first, self.current.as_deref()) {
-            (Some((_, before)), Some(section))
-                if section != label && before.as_deref().is_some_and(|b| b != section) =>
-            {
-                format!("{section}: {label}")
-            }
-            _ => label.clone(),
-        };
-        if first.is_none() && self.seen.len() < MAX_PENDING * 4 {
-            self.seen.push((label, self.current.clone()));
+/// Sets `dst` to `src`, reusing its buffer.
+pub(crate) fn set_str(dst: &mut Option<String>, src: &str) {
+    match dst {
+        Some(d) => {
+            d.clear();
+            d.push_str(src);
         }
-        out
+        None => *dst = Some(src.to_string()),
+    }
+}
+
+/// A label already used that comes back after a label it never followed before starts a
+/// new section (`openSUSE config:` `Patched:` `allmodconfig:` `Patched:`): it is read as
+/// that section's, `allmodconfig: Patched`, so that the two sections' blocks are not pooled.
+/// Labels alternating as before (`original` `patched` `original` `patched`) still pool, and
+/// so does the mail's first label. The label to use is written to `out`.
+fn qualify(
+    seen: &mut Vec<(String, Option<String>)>,
+    current: Option<&str>,
+    label: &str,
+    out: &mut String,
+) {
+    out.clear();
+    let first = seen.iter().find(|(l, _)| l == label);
+    match (first, current) {
+        (Some((_, before)), Some(section))
+            if section != label && before.as_deref().is_some_and(|b| b != section) =>
+        {
+            out.push_str(section);
+            out.push_str(": ");
+            out.push_str(label);
+        }
+        _ => out.push_str(label),
+    }
+    if first.is_none() && seen.len() < MAX_PENDING * 4 {
+        seen.push((label.to_string(), current.map(str::to_string)));
     }
 }
 
@@ -300,21 +359,27 @@ fn continuation(label: &str) -> Option<&str> {
 
 /// Reads a continuation against its anchor: the phrase replaces the anchor's parallel part,
 /// found as the last occurrence of the phrase's first word (`Results with no load; with X` +
-/// `with reverted X` -> `Results with no load; with reverted X`).
-fn join_continuation(anchor: &str, phrase: &str) -> String {
+/// `with reverted X` -> `Results with no load; with reverted X`). Written to `out`.
+fn join_continuation(anchor: &str, phrase: &str, out: &mut String) {
     let first = words(phrase).next().unwrap_or(phrase);
     let mut found = None;
-    for (i, _) in anchor.match_indices(first) {
+    // The occurrences `match_indices` gives, without setting up a searcher per call.
+    let mut from = 0;
+    while !first.is_empty()
+        && let Some(j) = find_str(&anchor[from..], first)
+    {
+        let i = from + j;
         let before_ok = i == 0 || anchor.as_bytes()[i - 1] == b' ';
         let after = anchor.as_bytes().get(i + first.len());
         if before_ok && after.is_none_or(|b| *b == b' ') {
             found = Some(i);
         }
+        from = i + first.len();
     }
-    match found {
-        Some(0) | None => phrase.to_string(),
-        Some(i) => format!("{}{}", &anchor[..i], phrase),
+    if let Some(i) = found {
+        out.push_str(&anchor[..i]);
     }
+    out.push_str(phrase);
 }
 
 /// Metadata per block. Values set before a block starts belong to the next block. At the end,
@@ -360,35 +425,57 @@ impl BlockMeta {
 
     /// Starts a block; values recorded with [`BlockMeta::next`] move into it.
     pub(crate) fn start(&mut self, label: Option<String>, line: u64) {
-        self.compact();
-        self.blocks.push(Block {
-            label,
-            line,
-            meta: std::mem::take(&mut self.pending),
-            count: 1,
-        });
+        self.start_ref(label.as_deref(), line);
+    }
+
+    /// [`BlockMeta::start`] with a borrowed label: the entry folded away by the compaction
+    /// is reused, so a long file of alike blocks allocates nothing per block.
+    pub(crate) fn start_ref(&mut self, label: Option<&str>, line: u64) {
+        let pending = std::mem::take(&mut self.pending);
+        match self.compact() {
+            Some(mut b) => {
+                match label {
+                    Some(l) => set_str(&mut b.label, l),
+                    None => b.label = None,
+                }
+                b.line = line;
+                b.meta = pending;
+                b.count = 1;
+                self.blocks.push(b);
+            }
+            None => self.blocks.push(Block {
+                label: label.map(str::to_string),
+                line,
+                meta: pending,
+                count: 1,
+            }),
+        }
     }
 
     /// Folds the last block into the one before it when they are alike; past [`MAX_BLOCKS`]
     /// entries a block is only counted (into the last entry), so memory stays bounded.
-    fn compact(&mut self) {
+    /// Returns the entry folded away, for reuse.
+    fn compact(&mut self) -> Option<Block> {
         if self.blocks.len() > MAX_BLOCKS
             && let Some(b) = self.blocks.pop()
-            && let Some(last) = self.blocks.last_mut()
         {
-            last.count += b.count;
-            self.truncated = true;
-            return;
+            if let Some(last) = self.blocks.last_mut() {
+                last.count += b.count;
+                self.truncated = true;
+            }
+            return Some(b);
         }
         if let [.., a, b] = self.blocks.as_slice()
             && a.label == b.label
             && a.meta == b.meta
         {
-            self.blocks.pop();
+            let b = self.blocks.pop();
             if let Some(a) = self.blocks.last_mut() {
                 a.count += 1;
             }
+            return b;
         }
+        None
     }
 
     /// How many blocks were started.
