@@ -27,6 +27,8 @@ use crate::lines::{
 };
 use crate::model::{Ctx, SeriesKey, SeriesSpec};
 
+mod fast;
+
 pub struct FunctionGraph;
 
 /// Deepest call nesting kept per CPU; the kernel's own limit (FTRACE_RETFUNC_DEPTH) is 50, so
@@ -263,6 +265,9 @@ struct Parser {
     first_ts: Option<String>,
     last_ts: String,
     call_lines: u64,
+    /// Tests compare the general path with the fast one on the same input.
+    #[cfg(test)]
+    slow_only: bool,
 }
 
 enum Call<'a> {
@@ -317,6 +322,24 @@ impl Parser {
     }
 
     fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        #[cfg(test)]
+        let fast = !self.slow_only;
+        #[cfg(not(test))]
+        let fast = true;
+        if fast && let Some(l) = fast::split(raw) {
+            return match fast::call(l.text) {
+                Some(kind) => self.call(Some(l.cpu), l.duration, l.indent, kind, ctx),
+                None => {
+                    ctx.warn(format!("not a function call: {}", truncate(l.text)));
+                    Ok(())
+                }
+            };
+        }
+        self.line_general(raw, ctx)
+    }
+
+    /// Any line: the columns are found one by one, each in every form the tracer prints.
+    fn line_general(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let s = trim_end(strip_mail(raw));
         let Some(&first) = s.as_bytes().first() else {
             return Ok(());
@@ -401,6 +424,18 @@ impl Parser {
             ctx.warn(format!("not a function call: {}", truncate(text)));
             return Ok(());
         };
+        self.call(cpu, duration, indent, kind, ctx)
+    }
+
+    /// Pairs a call line with the open calls of its CPU and records its duration.
+    fn call(
+        &mut self,
+        cpu: Option<usize>,
+        duration: Option<f64>,
+        indent: usize,
+        kind: Call<'_>,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), ParseError> {
         self.call_lines += 1;
         if indent < 2 {
             // The kernel always prints two spaces after the bar; fewer means the mailer
