@@ -90,11 +90,11 @@ pub(super) fn call(text: &str) -> Option<Call<'_>> {
     };
     let name = &b[..name_len];
     // No space, `(` or `/` in the name: it is one word before the first `(`, with no comment.
-    if name.is_empty()
-        || !name
-            .iter()
-            .all(|&c| c.is_ascii_graphic() && c != b'(' && c != b'/')
-    {
+    // Folded without an early exit so that the compiler checks many bytes at once.
+    let plain = name.iter().fold(true, |ok, &c| {
+        ok & c.is_ascii_graphic() & (c != b'(') & (c != b'/')
+    });
+    if name.is_empty() || !plain {
         return parse_call(text);
     }
     let name = &text[..name_len];
@@ -105,7 +105,16 @@ pub(super) fn call(text: &str) -> Option<Call<'_>> {
     })
 }
 
+/// The first byte at or after `i` that is not a space; eight at a time, as indentation is long.
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+    while let Some(chunk) = b.get(i..i + 8) {
+        let diff = u64::from_le_bytes(chunk.try_into().unwrap_or_default()) ^ SPACES;
+        if diff != 0 {
+            return i + diff.trailing_zeros() as usize / 8;
+        }
+        i += 8;
+    }
     while b.get(i) == Some(&b' ') {
         i += 1;
     }
@@ -121,26 +130,32 @@ const POW10: [f64; 16] = [
 /// integer and the power of ten is exact, so the one division rounds correctly, as a full
 /// parser does.
 fn decimal(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
+    let start = i;
     let mut mant = 0u64;
-    let mut digits = 0usize;
-    let mut frac = 0usize;
-    let mut dot = false;
-    loop {
-        match b.get(i) {
-            Some(&c) if c.is_ascii_digit() => {
-                if digits == 15 {
-                    return None;
-                }
-                mant = mant * 10 + u64::from(c - b'0');
-                digits += 1;
-                frac += usize::from(dot);
-            }
-            Some(b'.') if !dot && digits > 0 => dot = true,
-            _ => break,
-        }
+    // Wrapping: too many digits are refused below, after the loops.
+    while let Some(&c) = b.get(i)
+        && c.is_ascii_digit()
+    {
+        mant = mant.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
         i += 1;
     }
-    if digits == 0 || (dot && frac == 0) {
+    let int = i - start;
+    let mut frac = 0;
+    if int > 0 && b.get(i) == Some(&b'.') {
+        i += 1;
+        let f = i;
+        while let Some(&c) = b.get(i)
+            && c.is_ascii_digit()
+        {
+            mant = mant.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+            i += 1;
+        }
+        frac = i - f;
+        if frac == 0 {
+            return None;
+        }
+    }
+    if int == 0 || int + frac > 15 {
         return None;
     }
     Some((mant as f64 / POW10[frac], i))
