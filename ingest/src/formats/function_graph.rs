@@ -28,6 +28,7 @@ use crate::lines::{
 use crate::model::{Ctx, SeriesKey, SeriesSpec};
 
 mod fast;
+mod ids;
 
 pub struct FunctionGraph;
 
@@ -191,7 +192,7 @@ struct Frame {
 struct CpuState {
     frames: Vec<Frame>,
     depth: usize,
-    ids: crate::model::FastMap<String, usize>,
+    ids: ids::Ids,
     scope: String,
 }
 
@@ -238,15 +239,11 @@ impl CpuState {
     }
 
     fn sample(&mut self, ctx: &mut Ctx<'_>, name: &str, us: f64) -> Result<(), ParseError> {
-        let id = match self.ids.get(name) {
-            Some(&id) => id,
-            None => {
-                let key = SeriesKey::new(format!("{name}.duration")).scope(self.scope.clone());
-                let id = ctx.series(SeriesSpec::duration(key));
-                self.ids.insert(name.to_string(), id);
-                id
-            }
-        };
+        let scope = &self.scope;
+        let id = self.ids.get_or(name, || {
+            let key = SeriesKey::new(format!("{name}.duration")).scope(scope.clone());
+            ctx.series(SeriesSpec::duration(key))
+        });
         ctx.sample(id, us_to_s(us))
     }
 }
