@@ -90,11 +90,7 @@ pub(super) fn call(text: &str) -> Option<Call<'_>> {
     };
     let name = &b[..name_len];
     // No space, `(` or `/` in the name: it is one word before the first `(`, with no comment.
-    // Folded without an early exit so that the compiler checks many bytes at once.
-    let plain = name.iter().fold(true, |ok, &c| {
-        ok & c.is_ascii_graphic() & (c != b'(') & (c != b'/')
-    });
-    if name.is_empty() || !plain {
+    if name.is_empty() || !plain_name(name) {
         return parse_call(text);
     }
     let name = &text[..name_len];
@@ -106,6 +102,41 @@ pub(super) fn call(text: &str) -> Option<Call<'_>> {
 }
 
 /// The first byte at or after `i` that is not a space; eight at a time, as indentation is long.
+/// Every byte is printable ASCII other than `(` and `/`; eight bytes at a time.
+fn plain_name(name: &[u8]) -> bool {
+    let n = name.len();
+    if n < 8 {
+        return name
+            .iter()
+            .all(|&c| c.is_ascii_graphic() && c != b'(' && c != b'/');
+    }
+    let word = |i: usize| u64::from_le_bytes(name[i..i + 8].try_into().unwrap_or_default());
+    let mut i = 0;
+    while i + 8 < n {
+        if !plain_word(word(i)) {
+            return false;
+        }
+        i += 8;
+    }
+    // The last word may overlap the one before.
+    plain_word(word(n - 8))
+}
+
+/// [`plain_name`] of eight bytes. Each test below is exact about whether any byte matches: a
+/// borrow or carry between bytes only starts at a byte that matches itself.
+fn plain_word(w: u64) -> bool {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    // Below `!` (spaces, controls), or `\x7f` and above (DEL, non-ASCII).
+    let low = w.wrapping_sub(ONES * 0x21) & !w & HIGH != 0;
+    let high = (w.wrapping_add(ONES) | w) & HIGH != 0;
+    !(low
+        || high
+        || has_zero(w ^ (ONES * u64::from(b'(')))
+        || has_zero(w ^ (ONES * u64::from(b'/'))))
+}
+
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
     const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
     while let Some(chunk) = b.get(i..i + 8) {
@@ -267,6 +298,14 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn plain_name_any_bytes(name in proptest::collection::vec(any::<u8>(), 0..40)) {
+            let plain = name.iter().all(|&c| c.is_ascii_graphic() && c != b'(' && c != b'/');
+            prop_assert_eq!(super::plain_name(&name), plain);
+        }
+    }
+
+    proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
         #[test]
         fn same_as_general_path(lines in proptest::collection::vec(line(), 1..30)) {
@@ -281,6 +320,23 @@ mod tests {
         for entry in std::fs::read_dir(dir).unwrap() {
             let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
             assert_eq!(run(&text, false), run(&text, true));
+        }
+    }
+
+    #[test]
+    fn plain_names() {
+        let plain = |c: u8| c.is_ascii_graphic() && c != b'(' && c != b'/';
+        for c in 0..=255u8 {
+            for pos in 0..9 {
+                let mut name = *b"lock_irqsave";
+                name[pos] = c;
+                assert_eq!(
+                    super::plain_name(&name[..pos + 3]),
+                    plain(c),
+                    "{c} at {pos}"
+                );
+                assert_eq!(super::plain_name(&name), plain(c), "{c} at {pos}");
+            }
         }
     }
 
