@@ -239,13 +239,24 @@ impl CpuState {
     }
 
     fn sample(&mut self, ctx: &mut Ctx<'_>, name: &str, us: f64) -> Result<(), ParseError> {
-        let scope = &self.scope;
-        let id = self.ids.get_or(name, || {
-            let key = SeriesKey::new(format!("{name}.duration")).scope(scope.clone());
-            ctx.series(SeriesSpec::duration(key))
-        });
-        ctx.sample(id, us_to_s(us))
+        sample(&mut self.ids, &self.scope, ctx, name, us)
     }
+}
+
+/// One duration of `name` on the CPU of `ids` and `scope` (fields apart, so that the name can be
+/// borrowed from the same CPU's frames).
+fn sample(
+    ids: &mut ids::Ids,
+    scope: &str,
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    us: f64,
+) -> Result<(), ParseError> {
+    let id = ids.get_or(name, || {
+        let key = SeriesKey::new(format!("{name}.duration")).scope(scope);
+        ctx.series(SeriesSpec::duration(key))
+    });
+    ctx.sample(id, us_to_s(us))
 }
 
 #[derive(Default)]
@@ -468,15 +479,13 @@ impl Parser {
                 } else {
                     st.unwind(indent, true)
                 };
-                let r = match duration {
-                    Some(us) => st.sample(ctx, name, us),
-                    None => {
-                        ctx.warn(format!("leaf call {name}() without a duration"));
-                        Ok(())
-                    }
-                };
+                // `?` at once: a result kept for later is copied through the stack on every line.
+                match duration {
+                    Some(us) => st.sample(ctx, name, us)?,
+                    None => ctx.warn(format!("leaf call {name}() without a duration")),
+                }
                 self.unclosed += lost;
-                r
+                Ok(())
             }
             Call::Close(comment) => {
                 let st = self.state(cpu);
@@ -490,29 +499,24 @@ impl Parser {
                 if let Some(i) = opened {
                     st.depth = i;
                 }
-                let r = match (duration, comment, opened) {
-                    (None, _, _) => {
-                        ctx.warn("closing brace without a duration");
-                        Ok(())
-                    }
-                    (Some(us), Some(name), _) => st.sample(ctx, name, us),
+                match (duration, comment, opened) {
+                    (None, _, _) => ctx.warn("closing brace without a duration"),
+                    (Some(us), Some(name), _) => st.sample(ctx, name, us)?,
                     (Some(us), None, Some(i)) => {
-                        // Take the name out of the frame to satisfy the borrow, then put it back.
-                        let name = std::mem::take(&mut st.frames[i].name);
-                        let r = st.sample(ctx, &name, us);
-                        st.frames[i].name = name;
-                        r
+                        let CpuState {
+                            frames, ids, scope, ..
+                        } = st;
+                        sample(ids, scope, ctx, &frames[i].name, us)?;
                     }
                     (Some(_), None, None) => {
                         if self.unmatched == 0 {
                             self.first_unmatched_line = ctx.line;
                         }
                         self.unmatched += 1;
-                        Ok(())
                     }
-                };
+                }
                 self.unclosed += lost;
-                r
+                Ok(())
             }
         }
     }
