@@ -19,6 +19,7 @@ pub(super) struct Split<'a> {
 
 /// The columns of `raw` when it has the common shape: spaces, `N)`, spaces, an optional overhead
 /// mark, a plain decimal with ` us`, spaces, `|`, and a call ending in `;`, `{` or `}`.
+#[inline(always)]
 pub(super) fn split(raw: &str) -> Option<Split<'_>> {
     let b = raw.as_bytes();
     let mut i = skip_spaces(b, 0);
@@ -76,6 +77,7 @@ pub(super) fn split(raw: &str) -> Option<Split<'_>> {
 }
 
 /// What [`parse_call`] returns, with `}`, `name();` and `name() {` recognised without a search.
+#[inline(always)]
 pub(super) fn call(text: &str) -> Option<Call<'_>> {
     let b = text.as_bytes();
     if b == b"}" {
@@ -103,6 +105,7 @@ pub(super) fn call(text: &str) -> Option<Call<'_>> {
 
 /// The first byte at or after `i` that is not a space; eight at a time, as indentation is long.
 /// Every byte is printable ASCII other than `(` and `/`; eight bytes at a time.
+#[inline(always)]
 fn plain_name(name: &[u8]) -> bool {
     let n = name.len();
     if n < 8 {
@@ -137,6 +140,7 @@ fn plain_word(w: u64) -> bool {
         || has_zero(w ^ (ONES * u64::from(b'/'))))
 }
 
+#[inline(always)]
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
     const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
     while let Some(chunk) = b.get(i..i + 8) {
@@ -160,6 +164,7 @@ const POW10: [f64; 16] = [
 /// `digits[.digits]` at `b[i..]` with at most 15 digits: (value, end). The digits make an exact
 /// integer and the power of ten is exact, so the one division rounds correctly, as a full
 /// parser does.
+#[inline(always)]
 fn decimal(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
     let start = i;
     let mut mant = 0u64;
