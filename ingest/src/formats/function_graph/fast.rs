@@ -91,8 +91,9 @@ pub(super) fn call(text: &str) -> Option<Call<'_>> {
         return parse_call(text);
     };
     let name = &b[..name_len];
-    // No space, `(` or `/` in the name: it is one word before the first `(`, with no comment.
-    if name.is_empty() || !plain_name(name) {
+    // No space, `(` or `/` in the name: it is one word before the first `(`, with no comment;
+    // and a line starting with `}` closes a call whatever follows.
+    if name.first().is_none_or(|&c| c == b'}') || !plain_name(name) {
         return parse_call(text);
     }
     let name = &text[..name_len];
@@ -294,12 +295,96 @@ mod tests {
                 "f(()",
                 "}}",
                 "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
             ]),
             piece(&["", "", " ", "\u{a0}", "\t", "\r"]),
         );
-        (head, duration, call).prop_map(|((a, b, c, d, e, f), (g, h, i), (j, k, l))| {
-            [a, b, c, d, e, f, g, h, i, j, k, l].concat()
-        })
+        // The call text again, from a start, a name and an end.
+        let parts = (
+            piece(&["", "", "", "}", "{", "/*", " ", "\t", "#", "$"]),
+            piece(&[
+                "f",
+                "do_sys_open",
+                "a b",
+                "f/x",
+                "f*",
+                "é",
+                "(",
+                "}",
+                "=>",
+                "x.isra.0",
+                "",
+            ]),
+            piece(&[
+                "();", "() {", "(1) {", "}", " /* f */", ";", "{", "*/", "", "();}", "() {;",
+            ]),
+        );
+        (head, duration, call, parts).prop_map(
+            |((a, b, c, d, e, f), (g, h, i), (j, k, l), (m, n, o))| {
+                let text = if k.is_empty() {
+                    [m, n, o].concat()
+                } else {
+                    k.to_string()
+                };
+                [a, b, c, d, e, f, g, h, i, j, &text, l].concat()
+            },
+        )
+    }
+
+    /// Call columns from a start, a name and an end, after the common columns.
+    fn call_line() -> impl Strategy<Value = String> {
+        (
+            piece(&[
+                " 0)   0.198 us    |  ",
+                " 1)               |    ",
+                " 2) + 12.5 us     |",
+            ]),
+            piece(&["", "", "", "}", "{", "/*", " ", "\t", "#", "$", "é"]),
+            piece(&[
+                "f",
+                "do_sys_open",
+                "a b",
+                "f/x",
+                "f*",
+                "é",
+                "(",
+                "}",
+                "=>",
+                "x.isra.0",
+                "",
+            ]),
+            piece(&[
+                "();", "() {", "(1) {", "}", " /* f */", ";", "{", "*/", "", "();}", "() {;",
+            ]),
+        )
+            .prop_map(|(a, b, c, d)| [a, b, c, d].concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        #[test]
+        fn calls_same_as_general_path(lines in proptest::collection::vec(call_line(), 1..30)) {
+            let text = lines.join("\n");
+            prop_assert_eq!(run(&text, false), run(&text, true), "{}", text);
+        }
     }
 
     proptest! {
