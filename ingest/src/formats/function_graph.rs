@@ -27,6 +27,9 @@ use crate::lines::{
 };
 use crate::model::{Ctx, SeriesKey, SeriesSpec};
 
+mod fast;
+mod ids;
+
 pub struct FunctionGraph;
 
 /// Deepest call nesting kept per CPU; the kernel's own limit (FTRACE_RETFUNC_DEPTH) is 50, so
@@ -189,7 +192,7 @@ struct Frame {
 struct CpuState {
     frames: Vec<Frame>,
     depth: usize,
-    ids: crate::model::FastMap<String, usize>,
+    ids: ids::Ids,
     scope: String,
 }
 
@@ -236,17 +239,24 @@ impl CpuState {
     }
 
     fn sample(&mut self, ctx: &mut Ctx<'_>, name: &str, us: f64) -> Result<(), ParseError> {
-        let id = match self.ids.get(name) {
-            Some(&id) => id,
-            None => {
-                let key = SeriesKey::new(format!("{name}.duration")).scope(self.scope.clone());
-                let id = ctx.series(SeriesSpec::duration(key));
-                self.ids.insert(name.to_string(), id);
-                id
-            }
-        };
-        ctx.sample(id, us_to_s(us))
+        sample(&mut self.ids, &self.scope, ctx, name, us)
     }
+}
+
+/// One duration of `name` on the CPU of `ids` and `scope` (fields apart, so that the name can be
+/// borrowed from the same CPU's frames).
+fn sample(
+    ids: &mut ids::Ids,
+    scope: &str,
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    us: f64,
+) -> Result<(), ParseError> {
+    let id = ids.get_or(name, || {
+        let key = SeriesKey::new(format!("{name}.duration")).scope(scope);
+        ctx.series(SeriesSpec::duration(key))
+    });
+    ctx.sample(id, us_to_s(us))
 }
 
 #[derive(Default)]
@@ -263,6 +273,9 @@ struct Parser {
     first_ts: Option<String>,
     last_ts: String,
     call_lines: u64,
+    /// Tests compare the general path with the fast one on the same input.
+    #[cfg(test)]
+    slow_only: bool,
 }
 
 enum Call<'a> {
@@ -317,6 +330,24 @@ impl Parser {
     }
 
     fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        #[cfg(test)]
+        let fast = !self.slow_only;
+        #[cfg(not(test))]
+        let fast = true;
+        if fast && let Some(l) = fast::split(raw) {
+            return match fast::call(l.text) {
+                Some(kind) => self.call(Some(l.cpu), l.duration, l.indent, kind, ctx),
+                None => {
+                    ctx.warn(format!("not a function call: {}", truncate(l.text)));
+                    Ok(())
+                }
+            };
+        }
+        self.line_general(raw, ctx)
+    }
+
+    /// Any line: the columns are found one by one, each in every form the tracer prints.
+    fn line_general(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let s = trim_end(strip_mail(raw));
         let Some(&first) = s.as_bytes().first() else {
             return Ok(());
@@ -401,6 +432,18 @@ impl Parser {
             ctx.warn(format!("not a function call: {}", truncate(text)));
             return Ok(());
         };
+        self.call(cpu, duration, indent, kind, ctx)
+    }
+
+    /// Pairs a call line with the open calls of its CPU and records its duration.
+    fn call(
+        &mut self,
+        cpu: Option<usize>,
+        duration: Option<f64>,
+        indent: usize,
+        kind: Call<'_>,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), ParseError> {
         self.call_lines += 1;
         if indent < 2 {
             // The kernel always prints two spaces after the bar; fewer means the mailer
@@ -436,15 +479,13 @@ impl Parser {
                 } else {
                     st.unwind(indent, true)
                 };
-                let r = match duration {
-                    Some(us) => st.sample(ctx, name, us),
-                    None => {
-                        ctx.warn(format!("leaf call {name}() without a duration"));
-                        Ok(())
-                    }
-                };
+                // `?` at once: a result kept for later is copied through the stack on every line.
+                match duration {
+                    Some(us) => st.sample(ctx, name, us)?,
+                    None => ctx.warn(format!("leaf call {name}() without a duration")),
+                }
                 self.unclosed += lost;
-                r
+                Ok(())
             }
             Call::Close(comment) => {
                 let st = self.state(cpu);
@@ -458,29 +499,24 @@ impl Parser {
                 if let Some(i) = opened {
                     st.depth = i;
                 }
-                let r = match (duration, comment, opened) {
-                    (None, _, _) => {
-                        ctx.warn("closing brace without a duration");
-                        Ok(())
-                    }
-                    (Some(us), Some(name), _) => st.sample(ctx, name, us),
+                match (duration, comment, opened) {
+                    (None, _, _) => ctx.warn("closing brace without a duration"),
+                    (Some(us), Some(name), _) => st.sample(ctx, name, us)?,
                     (Some(us), None, Some(i)) => {
-                        // Take the name out of the frame to satisfy the borrow, then put it back.
-                        let name = std::mem::take(&mut st.frames[i].name);
-                        let r = st.sample(ctx, &name, us);
-                        st.frames[i].name = name;
-                        r
+                        let CpuState {
+                            frames, ids, scope, ..
+                        } = st;
+                        sample(ids, scope, ctx, &frames[i].name, us)?;
                     }
                     (Some(_), None, None) => {
                         if self.unmatched == 0 {
                             self.first_unmatched_line = ctx.line;
                         }
                         self.unmatched += 1;
-                        Ok(())
                     }
-                };
+                }
                 self.unclosed += lost;
-                r
+                Ok(())
             }
         }
     }

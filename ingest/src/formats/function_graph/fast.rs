@@ -1,0 +1,450 @@
+//! The call line in the kernel's default layout, ` 0)   0.198 us    |      name();`, read in one
+//! pass over its bytes. Anything else (other columns, tabs, marks glued to numbers, comments,
+//! arguments) is left to the general path, which gives the same result for every line accepted
+//! here: the CPU column is first, so neither time column can be present, and the first cell is
+//! the DURATION cell.
+
+use super::{Call, MAX_CPU, parse_call};
+use crate::lines::is_space;
+
+/// The columns of a call line.
+pub(super) struct Split<'a> {
+    pub cpu: usize,
+    pub duration: Option<f64>,
+    /// Spaces after the bar.
+    pub indent: usize,
+    /// The call column, trimmed; never empty.
+    pub text: &'a str,
+}
+
+/// The columns of `raw` when it has the common shape: spaces, `N)`, spaces, an optional overhead
+/// mark, a plain decimal with ` us`, spaces, `|`, and a call ending in `;`, `{` or `}`.
+#[inline(always)]
+pub(super) fn split(raw: &str) -> Option<Split<'_>> {
+    let b = raw.as_bytes();
+    let mut i = skip_spaces(b, 0);
+    let start = i;
+    let mut cpu = 0usize;
+    while let Some(&c) = b.get(i)
+        && c.is_ascii_digit()
+    {
+        if i - start == 6 {
+            return None;
+        }
+        cpu = cpu * 10 + usize::from(c - b'0');
+        i += 1;
+    }
+    if i == start || b.get(i) != Some(&b')') || cpu >= MAX_CPU {
+        return None;
+    }
+    i = skip_spaces(b, i + 1);
+    let duration = if b.get(i) == Some(&b'|') {
+        None
+    } else {
+        if matches!(b.get(i)?, b'+' | b'!' | b'#' | b'*' | b'@' | b'$') {
+            if b.get(i + 1) != Some(&b' ') {
+                return None;
+            }
+            i = skip_spaces(b, i + 1);
+        }
+        let (us, end) = decimal(b, i)?;
+        let j = skip_spaces(b, end);
+        if j == end || b.get(j..j + 2) != Some(b"us") {
+            return None;
+        }
+        i = skip_spaces(b, j + 2);
+        if b.get(i) != Some(&b'|') {
+            return None;
+        }
+        Some(us)
+    };
+    let call = i + 1;
+    let first = skip_spaces(b, call);
+    let mut end = b.len();
+    while end > first && is_space(b[end - 1]) {
+        end -= 1;
+    }
+    // The trims of the general path stop at these ASCII bytes just as here.
+    if end <= first || !b[first].is_ascii_graphic() || !matches!(b[end - 1], b';' | b'{' | b'}') {
+        return None;
+    }
+    Some(Split {
+        cpu,
+        duration,
+        indent: first - call,
+        text: &raw[first..end],
+    })
+}
+
+/// What [`parse_call`] returns, with `}`, `name();` and `name() {` recognised without a search.
+#[inline(always)]
+pub(super) fn call(text: &str) -> Option<Call<'_>> {
+    let b = text.as_bytes();
+    if b == b"}" {
+        return Some(Call::Close(None));
+    }
+    let (name_len, open) = if b.ends_with(b"();") {
+        (b.len() - 3, false)
+    } else if b.ends_with(b"() {") {
+        (b.len() - 4, true)
+    } else {
+        return parse_call(text);
+    };
+    let name = &b[..name_len];
+    // No space, `(` or `/` in the name: it is one word before the first `(`, with no comment;
+    // and a line starting with `}` closes a call whatever follows.
+    if name.first().is_none_or(|&c| c == b'}') || !plain_name(name) {
+        return parse_call(text);
+    }
+    let name = &text[..name_len];
+    Some(if open {
+        Call::Open(name)
+    } else {
+        Call::Leaf(name)
+    })
+}
+
+/// The first byte at or after `i` that is not a space; eight at a time, as indentation is long.
+/// Every byte is printable ASCII other than `(` and `/`; eight bytes at a time.
+#[inline(always)]
+fn plain_name(name: &[u8]) -> bool {
+    let n = name.len();
+    if n < 8 {
+        return name
+            .iter()
+            .all(|&c| c.is_ascii_graphic() && c != b'(' && c != b'/');
+    }
+    let word = |i: usize| u64::from_le_bytes(name[i..i + 8].try_into().unwrap_or_default());
+    let mut i = 0;
+    while i + 8 < n {
+        if !plain_word(word(i)) {
+            return false;
+        }
+        i += 8;
+    }
+    // The last word may overlap the one before.
+    plain_word(word(n - 8))
+}
+
+/// [`plain_name`] of eight bytes. Each test below is exact about whether any byte matches: a
+/// borrow or carry between bytes only starts at a byte that matches itself.
+fn plain_word(w: u64) -> bool {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
+    // Below `!` (spaces, controls), or `\x7f` and above (DEL, non-ASCII).
+    let low = w.wrapping_sub(ONES * 0x21) & !w & HIGH != 0;
+    let high = (w.wrapping_add(ONES) | w) & HIGH != 0;
+    !(low
+        || high
+        || has_zero(w ^ (ONES * u64::from(b'(')))
+        || has_zero(w ^ (ONES * u64::from(b'/'))))
+}
+
+#[inline(always)]
+fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+    while let Some(chunk) = b.get(i..i + 8) {
+        let diff = u64::from_le_bytes(chunk.try_into().unwrap_or_default()) ^ SPACES;
+        if diff != 0 {
+            return i + diff.trailing_zeros() as usize / 8;
+        }
+        i += 8;
+    }
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    i
+}
+
+/// Powers of ten that an f64 holds exactly.
+const POW10: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+/// `digits[.digits]` at `b[i..]` with at most 15 digits: (value, end). The digits make an exact
+/// integer and the power of ten is exact, so the one division rounds correctly, as a full
+/// parser does.
+#[inline(always)]
+fn decimal(b: &[u8], mut i: usize) -> Option<(f64, usize)> {
+    let start = i;
+    let mut mant = 0u64;
+    // Wrapping: too many digits are refused below, after the loops.
+    while let Some(&c) = b.get(i)
+        && c.is_ascii_digit()
+    {
+        mant = mant.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+        i += 1;
+    }
+    let int = i - start;
+    let mut frac = 0;
+    if int > 0 && b.get(i) == Some(&b'.') {
+        i += 1;
+        let f = i;
+        while let Some(&c) = b.get(i)
+            && c.is_ascii_digit()
+        {
+            mant = mant.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+            i += 1;
+        }
+        frac = i - f;
+        if frac == 0 {
+            return None;
+        }
+    }
+    if int == 0 || int + frac > 15 {
+        return None;
+    }
+    Some((mant as f64 / POW10[frac], i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Parser;
+    use crate::model::{Ctx, Dataset};
+    use proptest::prelude::*;
+
+    /// Parses `text` line by line through the fast path or the general path alone.
+    fn run(text: &str, slow_only: bool) -> (Result<(), String>, Dataset) {
+        let mut ds = Dataset::new();
+        let mut ctx = Ctx::new(&mut ds, None);
+        let mut p = Parser {
+            slow_only,
+            ..Default::default()
+        };
+        let mut r = Ok(());
+        for (n, line) in text.split('\n').enumerate() {
+            ctx.line = n as u64 + 1;
+            if let Err(e) = p.line(line, &mut ctx) {
+                r = Err(format!("{e:?}"));
+                break;
+            }
+        }
+        if r.is_ok() {
+            r = p.finish(&mut ctx).map_err(|e| format!("{e:?}"));
+        }
+        (r, ds)
+    }
+
+    fn piece(options: &'static [&'static str]) -> impl Strategy<Value = &'static str> {
+        proptest::sample::select(options)
+    }
+
+    /// Lines near the common shape, each part in its usual form or a form that must leave the
+    /// line to the general path.
+    fn line() -> impl Strategy<Value = String> {
+        let head = (
+            piece(&[" ", " ", "", "  ", "\t", "> ", "\u{a0}"]),
+            piece(&["", "", "", "", "360.774522 |  ", "0 us |  ", "360.| "]),
+            piece(&[
+                "0", "3", "12", "007", "65535", "65536", "999999", "1234567", "", "x",
+            ]),
+            piece(&[")", ")", ")", ")", "", " )", "):"]),
+            piece(&["   ", " ", "   ", "", "\t", "  sh-4802   |  d..2 | "]),
+            piece(&["", "", "+ ", "! ", "+", "# ", "$ ", "@", "* ", "? "]),
+        );
+        let duration = (
+            piece(&[
+                "0.198",
+                "3594274",
+                "1.",
+                ".5",
+                "1.2.3",
+                "12,345.6",
+                "0.000000000000001",
+                "123456789012345",
+                "1234567890123456",
+                "99999.99999",
+                "",
+                "-1.0",
+                "1e3",
+                "0",
+            ]),
+            piece(&[" us", " us", "us", " ms", "  us    ", " usx", "", " us\t"]),
+            piece(&["    |", "    |", "|", " |", "", "||", " x |"]),
+        );
+        let call = (
+            piece(&["  ", "    ", "  ", "", " ", " \t", "\t", "\u{a0}"]),
+            piece(&[
+                "f();",
+                "g();",
+                "f() {",
+                "do_sys_open() {",
+                "}",
+                "}",
+                "}",
+                "} /* f */",
+                "} /* f = 0x0 */",
+                "f(1) {",
+                "a b();",
+                "/* x */",
+                "f ();",
+                "f/x();",
+                "f/*();",
+                "é();",
+                "f()\u{a0}{",
+                "}\u{a0}",
+                "==========>",
+                "<==========",
+                "f(); /* c */",
+                "{",
+                ";",
+                "();",
+                "() {",
+                "a() {b();",
+                "f(()",
+                "}}",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+            ]),
+            piece(&["", "", " ", "\u{a0}", "\t", "\r"]),
+        );
+        // The call text again, from a start, a name and an end.
+        let parts = (
+            piece(&["", "", "", "}", "{", "/*", " ", "\t", "#", "$"]),
+            piece(&[
+                "f",
+                "do_sys_open",
+                "a b",
+                "f/x",
+                "f*",
+                "é",
+                "(",
+                "}",
+                "=>",
+                "x.isra.0",
+                "",
+            ]),
+            piece(&[
+                "();", "() {", "(1) {", "}", " /* f */", ";", "{", "*/", "", "();}", "() {;",
+            ]),
+        );
+        (head, duration, call, parts).prop_map(
+            |((a, b, c, d, e, f), (g, h, i), (j, k, l), (m, n, o))| {
+                let text = if k.is_empty() {
+                    [m, n, o].concat()
+                } else {
+                    k.to_string()
+                };
+                [a, b, c, d, e, f, g, h, i, j, &text, l].concat()
+            },
+        )
+    }
+
+    /// Call columns from a start, a name and an end, after the common columns.
+    fn call_line() -> impl Strategy<Value = String> {
+        (
+            piece(&[
+                " 0)   0.198 us    |  ",
+                " 1)               |    ",
+                " 2) + 12.5 us     |",
+            ]),
+            piece(&["", "", "", "}", "{", "/*", " ", "\t", "#", "$", "é"]),
+            piece(&[
+                "f",
+                "do_sys_open",
+                "a b",
+                "f/x",
+                "f*",
+                "é",
+                "(",
+                "}",
+                "=>",
+                "x.isra.0",
+                "",
+            ]),
+            piece(&[
+                "();", "() {", "(1) {", "}", " /* f */", ";", "{", "*/", "", "();}", "() {;",
+            ]),
+        )
+            .prop_map(|(a, b, c, d)| [a, b, c, d].concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        #[test]
+        fn calls_same_as_general_path(lines in proptest::collection::vec(call_line(), 1..30)) {
+            let text = lines.join("\n");
+            prop_assert_eq!(run(&text, false), run(&text, true), "{}", text);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn plain_name_any_bytes(name in proptest::collection::vec(any::<u8>(), 0..40)) {
+            let plain = name.iter().all(|&c| c.is_ascii_graphic() && c != b'(' && c != b'/');
+            prop_assert_eq!(super::plain_name(&name), plain);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn same_as_general_path(lines in proptest::collection::vec(line(), 1..30)) {
+            let text = lines.join("\n");
+            prop_assert_eq!(run(&text, false), run(&text, true), "{}", text);
+        }
+    }
+
+    #[test]
+    fn fixtures_same_as_general_path() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/function_graph");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            assert_eq!(run(&text, false), run(&text, true));
+        }
+    }
+
+    #[test]
+    fn plain_names() {
+        let plain = |c: u8| c.is_ascii_graphic() && c != b'(' && c != b'/';
+        for c in 0..=255u8 {
+            for pos in 0..9 {
+                let mut name = *b"lock_irqsave";
+                name[pos] = c;
+                assert_eq!(
+                    super::plain_name(&name[..pos + 3]),
+                    plain(c),
+                    "{c} at {pos}"
+                );
+                assert_eq!(super::plain_name(&name), plain(c), "{c} at {pos}");
+            }
+        }
+    }
+
+    #[test]
+    fn decimals() {
+        for t in [
+            "0.198",
+            "3594274",
+            "0.00000000000001",
+            "123456789012345",
+            "99999.99999",
+        ] {
+            let (v, end) = super::decimal(t.as_bytes(), 0).unwrap();
+            assert_eq!(end, t.len());
+            assert_eq!(v.to_bits(), t.parse::<f64>().unwrap().to_bits(), "{t}");
+        }
+        for t in ["", ".5", "1.", "1234567890123456", "18446744073709551616"] {
+            assert!(super::decimal(t.as_bytes(), 0).is_none(), "{t:?}");
+        }
+    }
+}
