@@ -38,8 +38,6 @@
 //!   `full-disable: (19043)\t9352us`): series `latency` with the experiment name as the block
 //!   label, the count in parentheses in meta `<name>.count`.
 
-use std::sync::LazyLock;
-
 use serde_json::{Value, json};
 
 use super::Format;
@@ -47,12 +45,24 @@ use crate::error::ParseError;
 use crate::lines::{self, Lines, words};
 use crate::model::{Ctx, SeriesKey, SeriesSpec};
 
+mod fast;
+
 /// Most entries kept per trace in the `entries` extra.
 pub const MAX_ENTRIES: usize = 10_000;
 
-/// Searched for in every line; built once.
-static LATENCY_HEADER: LazyLock<memchr::memmem::Finder<'static>> =
-    LazyLock::new(|| memchr::memmem::Finder::new(" latency trace v"));
+/// What marks a header line, searched for in every line.
+const HEADER_NEEDLE: &str = " latency trace v";
+
+/// Where [`HEADER_NEEDLE`] first occurs in `h`. Found from its `y`, a byte few trace lines
+/// hold, which is cheaper on short lines than a substring searcher's setup.
+fn find_header(h: &str) -> Option<usize> {
+    const Y: usize = 7;
+    let b = h.as_bytes();
+    memchr::memchr_iter(b'y', b)
+        .filter(|&i| i >= Y)
+        .map(|i| i - Y)
+        .find(|&i| b[i..].starts_with(HEADER_NEEDLE.as_bytes()))
+}
 
 const TRACERS: [&str; 7] = [
     "irqsoff",
@@ -131,6 +141,45 @@ struct Trace {
     keep: bool,
 }
 
+impl Trace {
+    /// Reads the common entry and stack-frame lines through [`fast`]; false leaves the line
+    /// to the general path. Entries whose detail is kept take the general path, which builds
+    /// it.
+    fn fast_body(&mut self, s: &str, ctx: &mut Ctx<'_>) -> bool {
+        if s.starts_with("=>") {
+            if !self.in_body {
+                return false;
+            }
+            let Some(frame) = fast::frame(s) else {
+                return false;
+            };
+            if self.stacks > 0 {
+                if self.in_stack && self.keep {
+                    self.stack.push(Value::String(frame.to_string()));
+                }
+            } else {
+                ctx.warn(format!("a stack frame outside a <stack trace>: {s:?}"));
+            }
+            return true;
+        }
+        if self.keep && self.entries.len() < MAX_ENTRIES {
+            return false;
+        }
+        let Some(stack) = fast::entry(s) else {
+            return false;
+        };
+        self.in_body = true;
+        self.listed += 1;
+        if stack {
+            self.stacks += 1;
+            self.in_stack = self.stacks == 1;
+        } else {
+            self.in_stack = false;
+        }
+        true
+    }
+}
+
 #[derive(Default)]
 struct Parser {
     /// Tracer named by the last `# tracer:` line, and where.
@@ -155,6 +204,11 @@ impl Parser {
         if self.first_line.is_none() {
             self.first_line = Some((ctx.line, s.to_string()));
         }
+        if let Some(t) = &mut self.trace
+            && t.fast_body(s, ctx)
+        {
+            return Ok(());
+        }
         if let Some(t) = s
             .strip_prefix("# tracer:")
             .or_else(|| s.strip_prefix("#tracer:"))
@@ -164,7 +218,7 @@ impl Parser {
         }
         // Header lines with their `#` (modern) or without (older generations).
         let h = s.trim_start_matches('#').trim_start();
-        if let Some(i) = LATENCY_HEADER.find(h.as_bytes()) {
+        if let Some(i) = find_header(h) {
             self.end_trace(ctx);
             self.start_trace(h, i, ctx);
             return Ok(());
@@ -445,6 +499,10 @@ fn console_line(s: &str) -> Option<Console<'_>> {
 
 /// `one-disable:\t\t564us`, `full-disable: (19043)\t9352us` -> (name, count, µs).
 fn summary_line(s: &str) -> Option<(&str, Option<&str>, f64)> {
+    // The name starts the line: most lines fail here, before any search.
+    if !s.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
     let (name, rest) = s.split_once(':')?;
     if name.is_empty()
         || !name.starts_with(|c: char| c.is_ascii_alphabetic())
@@ -496,6 +554,10 @@ impl Entry<'_> {
 
 /// `12us!:` / `0us` (then `:`) -> (µs, mark, whether the colon is glued on).
 fn time_token(tok: &str) -> Option<(f64, Option<&str>, bool)> {
+    // The number starts the token: most tokens fail here, before any search.
+    if !tok.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
     let i = lines::find_str(tok, "us")?;
     let n = &tok[..i];
     if n.is_empty() || !n.starts_with(|c: char| c.is_ascii_digit()) {
@@ -610,9 +672,15 @@ fn parse_graph_entry(s: &str) -> Option<Entry<'_>> {
     if !(3..=4).contains(&memchr::memchr_iter(b'|', s.as_bytes()).count()) {
         return None;
     }
-    let parts: Vec<&str> = s.split('|').collect();
+    let mut all = [""; 5];
+    let mut n = 0;
+    for part in s.split('|') {
+        all[n] = part;
+        n += 1;
+    }
+    let parts = &all[..n];
     // Without the funcgraph-proc option there is no TASK/PID column: `0)  d... |`.
-    let (cpu_task, flags, dur, func) = match parts.as_slice() {
+    let (cpu_task, flags, dur, func) = match parts {
         [_, ct, f, d, func] => (*ct, f.trim(), *d, *func),
         [_, ct, d, func] => (*ct, "", *d, *func),
         _ => return None,
