@@ -42,10 +42,11 @@ use serde_json::{Value, json};
 
 use super::Format;
 use crate::error::ParseError;
-use crate::lines::{self, Lines, words};
+use crate::lines::{self, Lines};
 use crate::model::{Ctx, SeriesKey, SeriesSpec};
 
 mod fast;
+mod header;
 
 /// Most entries kept per trace in the `entries` extra.
 pub const MAX_ENTRIES: usize = 10_000;
@@ -124,10 +125,6 @@ impl Format for Latency {
 /// One latency trace being read.
 #[derive(Default)]
 struct Trace {
-    /// 1-based position in the file.
-    index: usize,
-    /// What its metadata keys start with ([`meta_prefix`]).
-    prefix: String,
     /// Whether an entry has been read (the header is over).
     in_body: bool,
     /// Whether ` => frame` lines belong to a `<stack trace>` entry.
@@ -182,8 +179,11 @@ impl Trace {
 
 #[derive(Default)]
 struct Parser {
-    /// Tracer named by the last `# tracer:` line, and where.
-    pending_tracer: Option<(String, u64)>,
+    /// Where the last `# tracer:` line was, if no header has followed it.
+    pending_tracer: Option<u64>,
+    /// The tracer it named.
+    tracer_name: String,
+    out: header::Out,
     trace: Option<Trace>,
     traces: usize,
     console: Vec<Value>,
@@ -213,7 +213,9 @@ impl Parser {
             .strip_prefix("# tracer:")
             .or_else(|| s.strip_prefix("#tracer:"))
         {
-            self.pending_tracer = Some((t.trim().to_string(), ctx.line));
+            self.tracer_name.clear();
+            self.tracer_name.push_str(t.trim());
+            self.pending_tracer = Some(ctx.line);
             return Ok(());
         }
         // Header lines with their `#` (modern) or without (older generations).
@@ -247,27 +249,27 @@ impl Parser {
             return Ok(());
         };
         if !trace.in_body {
-            let prefix = &trace.prefix;
+            let out = &mut self.out;
             if let Some(rest) = h.strip_prefix("latency:") {
-                return header_latency(rest, prefix, ctx);
+                return out.latency(rest, ctx);
             }
             if let Some(rest) = h.strip_prefix("| task:") {
-                header_task(rest, prefix, ctx);
+                out.task(rest, ctx);
                 return Ok(());
             }
             if let Some(site) = h.strip_prefix("=> started at:") {
-                ctx.meta(&format!("{prefix}started_at"), site.trim());
+                out.meta(ctx, "started_at", site.trim());
                 return Ok(());
             }
             if let Some(site) = h.strip_prefix("=> ended at:") {
-                ctx.meta(&format!("{prefix}ended_at"), site.trim());
+                out.meta(ctx, "ended_at", site.trim());
                 return Ok(());
             }
             if let Some(n) = s.strip_prefix("#P:") {
                 // `#P:2)` wrapped onto its own line by a mailer.
                 let n = n.trim_end_matches(')').trim();
                 if n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty() {
-                    ctx.meta(&format!("{prefix}ncpus"), n);
+                    out.meta(ctx, "ncpus", n);
                 }
                 return Ok(());
             }
@@ -307,25 +309,22 @@ impl Parser {
 
     fn start_trace(&mut self, h: &str, i: usize, ctx: &mut Ctx<'_>) {
         self.traces += 1;
-        let index = self.traces;
-        let prefix = meta_prefix(index);
+        self.out.set_trace(self.traces);
         let tracer = h[..i].trim();
         let tracer = tracer.rsplit(' ').next().unwrap_or(tracer);
-        ctx.meta(&format!("{prefix}tracer"), tracer);
-        if let Some((named, _)) = self.pending_tracer.take()
-            && named != tracer
-        {
-            ctx.meta(
-                &format!("{prefix}tracer_note"),
-                format!("`# tracer: {named}` above a `{tracer} latency trace` header"),
+        self.out.meta(ctx, "tracer", tracer);
+        if self.pending_tracer.take().is_some() && self.tracer_name != tracer {
+            let named = &self.tracer_name;
+            self.out.meta_of(
+                ctx,
+                "tracer_note",
+                format_args!("`# tracer: {named}` above a `{tracer} latency trace` header"),
             );
         }
         if let Some((_, release)) = h[i..].split_once(" on ") {
-            ctx.meta(&format!("{prefix}kernel_version"), release.trim());
+            self.out.meta(ctx, "kernel_version", release.trim());
         }
         self.trace = Some(Trace {
-            index,
-            prefix,
             keep: ctx.keeps_extras(),
             ..Trace::default()
         });
@@ -335,34 +334,35 @@ impl Parser {
         let Some(t) = self.trace.take() else {
             return;
         };
-        let prefix = meta_prefix(t.index);
-        ctx.meta(&format!("{prefix}entries_listed"), t.listed.to_string());
+        let out = &mut self.out;
+        out.meta_of(ctx, "entries_listed", t.listed);
         if t.listed > MAX_ENTRIES as u64 {
-            ctx.meta(
-                &format!("{prefix}entries_note"),
-                format!(
+            out.meta_of(
+                ctx,
+                "entries_note",
+                format_args!(
                     "only the first {MAX_ENTRIES} of {} listed entries kept",
                     t.listed
                 ),
             );
         }
         if t.stacks > 1 {
-            ctx.meta(&format!("{prefix}stack_traces"), t.stacks.to_string());
+            out.meta_of(ctx, "stack_traces", t.stacks);
         }
-        ctx.extra(&format!("{prefix}entries"), Value::Array(t.entries));
+        out.extra(ctx, "entries", Value::Array(t.entries));
         if t.stacks > 0 {
-            ctx.extra(&format!("{prefix}stack"), Value::Array(t.stack));
+            out.extra(ctx, "stack", Value::Array(t.stack));
         }
     }
 
     fn finish(mut self, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         self.end_trace(ctx);
         if self.traces == 0 && self.console_lines == 0 && self.summaries == 0 {
-            if let Some((tracer, line)) = self.pending_tracer {
+            if let Some(line) = self.pending_tracer {
                 return Err(ParseError::syntax(
                     line,
                     "a `<tracer> latency trace v1.1.5 on <kernel>` header after the tracer line",
-                    format!("# tracer: {tracer} and no latency header"),
+                    format!("# tracer: {} and no latency header", self.tracer_name),
                 ));
             }
             return Err(match self.first_line {
@@ -383,79 +383,6 @@ impl Parser {
             ctx.extra("console", Value::Array(self.console));
         }
         Ok(())
-    }
-}
-
-fn meta_prefix(index: usize) -> String {
-    if index <= 1 {
-        String::new()
-    } else {
-        format!("trace{index}.")
-    }
-}
-
-/// `12 us, #3/3, CPU#1 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:2)`
-fn header_latency(rest: &str, prefix: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-    let bad = || {
-        ParseError::syntax(
-            ctx.line,
-            "`latency: N us, #shown/total, CPU#n | (M:model ...)`",
-            format!("latency:{rest}"),
-        )
-    };
-    let (lat, rest) = rest.split_once(',').ok_or_else(bad)?;
-    let lat = lat.trim().strip_suffix("us").ok_or_else(bad)?;
-    let latency_us = lines::parse_number(lat).ok_or_else(bad)?;
-    let (counts, rest) = rest.split_once(',').ok_or_else(bad)?;
-    let (shown, total) = counts
-        .trim()
-        .strip_prefix('#')
-        .and_then(|c| c.split_once('/'))
-        .ok_or_else(bad)?;
-    let shown = lines::parse_number(shown).ok_or_else(bad)?;
-    let total = lines::parse_number(total).ok_or_else(bad)?;
-    let (cpu, model) = rest.split_once('|').unwrap_or((rest, ""));
-    let cpu = cpu.trim().strip_prefix("CPU#").ok_or_else(bad)?;
-    ctx.meta(&format!("{prefix}cpu"), cpu.trim());
-    ctx.meta(&format!("{prefix}entries_shown"), shown.to_string());
-    ctx.meta(&format!("{prefix}entries_total"), total.to_string());
-    let model = model.trim().trim_start_matches('(').trim_end_matches(')');
-    for tok in model.split([' ', ',']) {
-        let key = match tok.split_once(':') {
-            Some(("M", _)) => "preemption_model",
-            Some(("SP", _)) => "sp",
-            Some(("HP", _)) => "hp",
-            Some(("#P", _)) => "ncpus",
-            _ => continue,
-        };
-        let value = tok.split_once(':').map_or("", |(_, v)| v);
-        ctx.meta(&format!("{prefix}{key}"), value);
-    }
-    ctx.push(
-        SeriesSpec::duration(SeriesKey::new("latency")),
-        lines::us_to_s(latency_us),
-    )?;
-    ctx.push(SeriesSpec::count(SeriesKey::new("entries")), total)
-}
-
-/// ` IRQ 233-2446 (uid:0 nice:-5 policy:1 rt_prio:40)`
-fn header_task(rest: &str, prefix: &str, ctx: &mut Ctx<'_>) {
-    let rest = rest.trim();
-    let (task, attrs) = match rest.rfind(" (") {
-        Some(i) => (&rest[..i], rest[i + 2..].trim_end_matches(')')),
-        None => (rest, ""),
-    };
-    let (comm, pid) = split_comm_pid(task.trim());
-    ctx.meta(&format!("{prefix}task"), comm);
-    if let Some(pid) = pid {
-        ctx.meta(&format!("{prefix}pid"), pid.to_string());
-    }
-    for tok in words(attrs) {
-        if let Some((k, v)) = tok.split_once(':')
-            && matches!(k, "uid" | "nice" | "policy" | "rt_prio")
-        {
-            ctx.meta(&format!("{prefix}{k}"), v);
-        }
     }
 }
 
