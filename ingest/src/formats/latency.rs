@@ -59,6 +59,9 @@ const HEADER_NEEDLE: &str = " latency trace v";
 fn find_header(h: &str) -> Option<usize> {
     const Y: usize = 7;
     let b = h.as_bytes();
+    if b.len() < HEADER_NEEDLE.len() {
+        return None;
+    }
     memchr::memchr_iter(b'y', b)
         .filter(|&i| i >= Y)
         .map(|i| i - Y)
@@ -219,7 +222,8 @@ impl Parser {
             return Ok(());
         }
         // Header lines with their `#` (modern) or without (older generations).
-        let h = s.trim_start_matches('#').trim_start();
+        let hashes = s.bytes().take_while(|&b| b == b'#').count();
+        let h = lines::trim_start(&s[hashes..]);
         if let Some(i) = find_header(h) {
             self.end_trace(ctx);
             self.start_trace(h, i, ctx);
@@ -595,8 +599,12 @@ fn split_call(text: &str) -> (&str, Option<&str>) {
 
 /// `   3 us |   0)   bash-1507    |  d..2 |   0.351 us    |   in_task_stack();`
 fn parse_graph_entry(s: &str) -> Option<Entry<'_>> {
-    // Three or four bars, checked before anything is collected: most lines have none.
-    if !(3..=4).contains(&memchr::memchr_iter(b'|', s.as_bytes()).count()) {
+    // The time before the first bar, then three or four bars, checked before anything is
+    // collected: most lines fail the first test.
+    let first_bar = memchr::memchr(b'|', s.as_bytes())?;
+    if !lines::trim(&s[..first_bar]).ends_with("us")
+        || !(3..=4).contains(&memchr::memchr_iter(b'|', s.as_bytes()).count())
+    {
         return None;
     }
     let mut all = [""; 5];
