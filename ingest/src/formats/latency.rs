@@ -278,7 +278,10 @@ impl Parser {
                 return Ok(());
             }
         }
-        if let Some(e) = parse_entry(s).or_else(|| parse_graph_entry(s)) {
+        // Entries of both kinds, and lines that look like one, hold a `<n>us` time: most other
+        // lines (legend, elisions) have no `us` and skip the tokenizing.
+        let timed = lines::find_str(s, "us").is_some();
+        if timed && let Some(e) = parse_entry(s).or_else(|| parse_graph_entry(s)) {
             trace.in_body = true;
             trace.listed += 1;
             if e.func == "<stack trace>" {
@@ -302,7 +305,7 @@ impl Parser {
             }
             return Ok(());
         }
-        if trace.in_body && looks_like_entry(s) {
+        if timed && trace.in_body && looks_like_entry(s) {
             ctx.warn(format!(
                 "not a latency trace entry (expected `comm-pid CPUflags TIMEus: func`): {s:?}"
             ));

@@ -56,6 +56,16 @@ impl Out {
         ctx.meta(&self.key, self.val.as_str());
     }
 
+    /// [`Out::meta_of`] of a number, through the cheaper integer formatting when the number
+    /// is a whole one that `f64` displays with the same digits.
+    fn meta_num(&mut self, ctx: &mut Ctx<'_>, name: &str, value: f64) {
+        if (1.0..9_007_199_254_740_992.0).contains(&value) && value.fract() == 0.0 {
+            self.meta_of(ctx, name, value as u64);
+        } else {
+            self.meta_of(ctx, name, value);
+        }
+    }
+
     /// Extra `<prefix><name>`.
     pub(super) fn extra(&mut self, ctx: &mut Ctx<'_>, name: &str, value: Value) {
         let key = self.key(name);
@@ -86,8 +96,8 @@ impl Out {
         let (cpu, model) = rest.split_once('|').unwrap_or((rest, ""));
         let cpu = cpu.trim().strip_prefix("CPU#").ok_or_else(bad)?;
         self.meta(ctx, "cpu", cpu.trim());
-        self.meta_of(ctx, "entries_shown", shown);
-        self.meta_of(ctx, "entries_total", total);
+        self.meta_num(ctx, "entries_shown", shown);
+        self.meta_num(ctx, "entries_total", total);
         let model = model.trim().trim_start_matches('(').trim_end_matches(')');
         for tok in model.split([' ', ',']) {
             let key = match tok.split_once(':') {
@@ -128,6 +138,16 @@ impl Out {
             {
                 self.meta(ctx, k, v);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn whole_numbers_display_as_integers() {
+        for v in [1.0, 168.0, 1e15, 9_007_199_254_740_991.0_f64] {
+            assert_eq!((v as u64).to_string(), v.to_string());
         }
     }
 }
