@@ -223,7 +223,7 @@ impl Parser {
         }
         // Header lines with their `#` (modern) or without (older generations).
         let hashes = s.bytes().take_while(|&b| b == b'#').count();
-        let h = lines::trim_start(&s[hashes..]);
+        let h = trim_start(&s[hashes..]);
         if let Some(i) = find_header(h) {
             self.end_trace(ctx);
             self.start_trace(h, i, ctx);
@@ -328,7 +328,7 @@ impl Parser {
                 format_args!("`# tracer: {named}` above a `{tracer} latency trace` header"),
             );
         }
-        if let Some((_, release)) = h[i..].split_once(" on ") {
+        if let Some((_, release)) = lines::split_once_str(&h[i..], " on ") {
             self.out.meta(ctx, "kernel_version", release.trim());
         }
         self.trace = Some(Trace {
@@ -583,6 +583,28 @@ fn ascii_tokens(s: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
+/// `s.rfind(" (")`, found from the `(`s: cheaper than setting up a substring searcher.
+fn rfind_space_paren(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    memchr::memrchr_iter(b'(', b)
+        .find(|&j| j > 0 && b[j - 1] == b' ')
+        .map(|j| j - 1)
+}
+
+/// [`lines::trim_start`], skipping runs of spaces eight bytes at a time first: header and
+/// legend lines are mostly padding.
+fn trim_start(s: &str) -> &str {
+    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
+    let b = s.as_bytes();
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8)
+        && u64::from_ne_bytes(chunk.try_into().unwrap_or_default()) == SPACES
+    {
+        i += 8;
+    }
+    lines::trim_start(&s[i..])
+}
+
 /// `func <-parent` (modern), `func (parent)` (old), anything else (sched pseudo entries,
 /// events) kept whole.
 fn split_call(text: &str) -> (&str, Option<&str>) {
@@ -593,7 +615,7 @@ fn split_call(text: &str) -> (&str, Option<&str>) {
         return (f.trim_end(), Some(p.trim()));
     }
     if let Some(body) = text.strip_suffix(')')
-        && let Some(i) = body.rfind(" (")
+        && let Some(i) = rfind_space_paren(body)
     {
         return (body[..i].trim_end(), Some(&body[i + 2..]));
     }
@@ -670,80 +692,4 @@ fn looks_like_entry(s: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn entries() {
-        let e =
-            parse_entry("    bash-3730  1d..1    1us+: _write_unlock_irq (sys_setpgid)").unwrap();
-        assert_eq!(
-            (e.comm, e.pid, e.cpu, e.flags),
-            ("bash", Some(3730), Some(1), "d..1")
-        );
-        assert_eq!((e.time_us, e.mark), (1.0, Some("+")));
-        assert_eq!(
-            (e.func, e.parent),
-            ("_write_unlock_irq", Some("sys_setpgid"))
-        );
-        let e = parse_entry("softirq--5     0D..2    2us : deactivate_task <softirq--5> (101 1)")
-            .unwrap();
-        assert_eq!((e.comm, e.pid), ("softirq-", Some(5)));
-        assert_eq!(
-            (e.func, e.parent),
-            ("deactivate_task <softirq--5>", Some("101 1"))
-        );
-        let e = parse_entry("IRQ 233-2446  0D..2   12us!: thread_return (thread_return)").unwrap();
-        assert_eq!((e.comm, e.pid, e.mark), ("IRQ 233", Some(2446), Some("!")));
-        let e = parse_entry(
-            "<idle>-0       3dNs7    0us :      0:120:R   + [003]   312:100:R kworker/3:1H",
-        )
-        .unwrap();
-        assert_eq!(e.func, "0:120:R   + [003]   312:100:R kworker/3:1H");
-        assert_eq!(e.parent, None);
-        assert!(parse_entry("[...]").is_none());
-        assert!(parse_entry("Here is a typical trace:").is_none());
-    }
-
-    #[test]
-    fn graph_entries() {
-        let e = parse_graph_entry(
-            "       3 us |   0)   bash-1507    |  d..2 |   0.351 us    |              in_task_stack();",
-        )
-        .unwrap();
-        assert_eq!(
-            (e.comm, e.pid, e.cpu, e.flags),
-            ("bash", Some(1507), Some(0), "d..2")
-        );
-        assert_eq!((e.time_us, e.duration_us), (3.0, Some(0.351)));
-        assert_eq!(e.func, "in_task_stack();");
-        let e = parse_graph_entry(
-            "        1 us |   0)   bash-1507    |  d..2 |               |    set_track() {",
-        )
-        .unwrap();
-        assert_eq!((e.duration_us, e.func), (None, "set_track() {"));
-    }
-
-    #[test]
-    fn summary_and_console() {
-        assert_eq!(
-            summary_line("full-disable: (19043)\t9352us"),
-            Some(("full-disable", Some("19043"), 9352.0))
-        );
-        assert_eq!(
-            summary_line("one-disable:\t\t564us"),
-            Some(("one-disable", None, 564.0))
-        );
-        assert_eq!(
-            summary_line("Funny how enabling 10 took less than one?"),
-            None
-        );
-        let c = console_line("(         IRQ 233-2446 |#0): new 861 us maximum-latency wakeup.")
-            .unwrap();
-        assert_eq!(
-            (c.comm, c.pid, c.cpu, c.latency_us),
-            ("IRQ 233", Some(2446), 0, 861.0)
-        );
-        assert_eq!(c.kind, "wakeup");
-    }
-}
+mod tests;

@@ -14,10 +14,10 @@ fn graphic(b: u8) -> bool {
 }
 
 /// The end of the token of graphic bytes starting at `i`, or `None` at any other byte than a
-/// space.
-fn token_end(b: &[u8], mut i: usize) -> Option<usize> {
+/// space and at `refused`.
+fn token_end(b: &[u8], mut i: usize, refused: u8) -> Option<usize> {
     while i < b.len() && b[i] != b' ' {
-        if !graphic(b[i]) {
+        if !graphic(b[i]) || b[i] == refused {
             return None;
         }
         i += 1;
@@ -44,19 +44,16 @@ pub(super) fn entry(s: &str) -> Option<bool> {
     if matches!(b.first(), None | Some(b'#' | b'(')) {
         return None;
     }
-    let comm_end = token_end(b, 0)?;
-    if b[..comm_end].contains(&b':') {
-        return None;
-    }
+    let comm_end = token_end(b, 0, b':')?;
     let flags_at = skip_spaces(b, comm_end);
-    let flags_end = token_end(b, flags_at)?;
+    let flags_end = token_end(b, flags_at, b' ')?;
     let flags = &b[flags_at..flags_end];
     let digits = flags.iter().take_while(|c| c.is_ascii_digit()).count();
     if digits == 0 || !(3..=6).contains(&(flags.len() - digits)) {
         return None;
     }
     let time_at = skip_spaces(b, flags_end);
-    let time_end = token_end(b, time_at)?;
+    let time_end = token_end(b, time_at, b' ')?;
     let glued = time_token(&b[time_at..time_end])?;
     let colon = if glued {
         time_end
@@ -98,9 +95,11 @@ fn time_token(tok: &[u8]) -> Option<bool> {
 /// (so it is neither an entry, a display-graph entry nor a header), for a trace whose body
 /// has begun.
 pub(super) fn frame(s: &str) -> Option<&str> {
-    let f = s.strip_prefix("=>")?.trim_start_matches(' ');
-    if f.is_empty() || !f.bytes().all(|c| graphic(c) && c != b'|') {
+    let b = s.as_bytes();
+    if !b.starts_with(b"=>") {
         return None;
     }
-    Some(f)
+    let at = skip_spaces(b, 2);
+    let end = token_end(b, at, b'|')?;
+    (end == b.len() && end > at).then(|| &s[at..])
 }

@@ -5,7 +5,7 @@ use std::fmt::{Display, Write};
 
 use serde_json::Value;
 
-use super::split_comm_pid;
+use super::{rfind_space_paren, split_comm_pid};
 use crate::error::ParseError;
 use crate::lines::{self, words};
 use crate::model::{Ctx, SeriesId, SeriesKey, SeriesSpec};
@@ -123,7 +123,7 @@ impl Out {
     /// ` IRQ 233-2446 (uid:0 nice:-5 policy:1 rt_prio:40)`
     pub(super) fn task(&mut self, rest: &str, ctx: &mut Ctx<'_>) {
         let rest = rest.trim();
-        let (task, attrs) = match rest.rfind(" (") {
+        let (task, attrs) = match rfind_space_paren(rest) {
             Some(i) => (&rest[..i], rest[i + 2..].trim_end_matches(')')),
             None => (rest, ""),
         };
