@@ -38,21 +38,35 @@
 //!   `full-disable: (19043)\t9352us`): series `latency` with the experiment name as the block
 //!   label, the count in parentheses in meta `<name>.count`.
 
-use std::sync::LazyLock;
-
 use serde_json::{Value, json};
 
 use super::Format;
 use crate::error::ParseError;
-use crate::lines::{self, Lines, words};
+use crate::lines::{self, Lines};
 use crate::model::{Ctx, SeriesKey, SeriesSpec};
+
+mod fast;
+mod header;
 
 /// Most entries kept per trace in the `entries` extra.
 pub const MAX_ENTRIES: usize = 10_000;
 
-/// Searched for in every line; built once.
-static LATENCY_HEADER: LazyLock<memchr::memmem::Finder<'static>> =
-    LazyLock::new(|| memchr::memmem::Finder::new(" latency trace v"));
+/// What marks a header line, searched for in every line.
+const HEADER_NEEDLE: &str = " latency trace v";
+
+/// Where [`HEADER_NEEDLE`] first occurs in `h`. Found from its `y`, a byte few trace lines
+/// hold, which is cheaper on short lines than a substring searcher's setup.
+fn find_header(h: &str) -> Option<usize> {
+    const Y: usize = 7;
+    let b = h.as_bytes();
+    if b.len() < HEADER_NEEDLE.len() {
+        return None;
+    }
+    memchr::memchr_iter(b'y', b)
+        .filter(|&i| i >= Y)
+        .map(|i| i - Y)
+        .find(|&i| b[i..].starts_with(HEADER_NEEDLE.as_bytes()))
+}
 
 const TRACERS: [&str; 7] = [
     "irqsoff",
@@ -114,10 +128,6 @@ impl Format for Latency {
 /// One latency trace being read.
 #[derive(Default)]
 struct Trace {
-    /// 1-based position in the file.
-    index: usize,
-    /// What its metadata keys start with ([`meta_prefix`]).
-    prefix: String,
     /// Whether an entry has been read (the header is over).
     in_body: bool,
     /// Whether ` => frame` lines belong to a `<stack trace>` entry.
@@ -131,10 +141,52 @@ struct Trace {
     keep: bool,
 }
 
+impl Trace {
+    /// Reads the common entry and stack-frame lines through [`fast`]; false leaves the line
+    /// to the general path. Entries whose detail is kept take the general path, which builds
+    /// it.
+    fn fast_body(&mut self, s: &str, ctx: &mut Ctx<'_>) -> bool {
+        if s.starts_with("=>") {
+            if !self.in_body {
+                return false;
+            }
+            let Some(frame) = fast::frame(s) else {
+                return false;
+            };
+            if self.stacks > 0 {
+                if self.in_stack && self.keep {
+                    self.stack.push(Value::String(frame.to_string()));
+                }
+            } else {
+                ctx.warn(format!("a stack frame outside a <stack trace>: {s:?}"));
+            }
+            return true;
+        }
+        if self.keep && self.entries.len() < MAX_ENTRIES {
+            return false;
+        }
+        let Some(stack) = fast::entry(s) else {
+            return false;
+        };
+        self.in_body = true;
+        self.listed += 1;
+        if stack {
+            self.stacks += 1;
+            self.in_stack = self.stacks == 1;
+        } else {
+            self.in_stack = false;
+        }
+        true
+    }
+}
+
 #[derive(Default)]
 struct Parser {
-    /// Tracer named by the last `# tracer:` line, and where.
-    pending_tracer: Option<(String, u64)>,
+    /// Where the last `# tracer:` line was, if no header has followed it.
+    pending_tracer: Option<u64>,
+    /// The tracer it named.
+    tracer_name: String,
+    out: header::Out,
     trace: Option<Trace>,
     traces: usize,
     console: Vec<Value>,
@@ -155,16 +207,24 @@ impl Parser {
         if self.first_line.is_none() {
             self.first_line = Some((ctx.line, s.to_string()));
         }
+        if let Some(t) = &mut self.trace
+            && t.fast_body(s, ctx)
+        {
+            return Ok(());
+        }
         if let Some(t) = s
             .strip_prefix("# tracer:")
             .or_else(|| s.strip_prefix("#tracer:"))
         {
-            self.pending_tracer = Some((t.trim().to_string(), ctx.line));
+            self.tracer_name.clear();
+            self.tracer_name.push_str(t.trim());
+            self.pending_tracer = Some(ctx.line);
             return Ok(());
         }
         // Header lines with their `#` (modern) or without (older generations).
-        let h = s.trim_start_matches('#').trim_start();
-        if let Some(i) = LATENCY_HEADER.find(h.as_bytes()) {
+        let hashes = s.bytes().take_while(|&b| b == b'#').count();
+        let h = trim_start(&s[hashes..]);
+        if let Some(i) = find_header(h) {
             self.end_trace(ctx);
             self.start_trace(h, i, ctx);
             return Ok(());
@@ -193,32 +253,35 @@ impl Parser {
             return Ok(());
         };
         if !trace.in_body {
-            let prefix = &trace.prefix;
+            let out = &mut self.out;
             if let Some(rest) = h.strip_prefix("latency:") {
-                return header_latency(rest, prefix, ctx);
+                return out.latency(rest, ctx);
             }
             if let Some(rest) = h.strip_prefix("| task:") {
-                header_task(rest, prefix, ctx);
+                out.task(rest, ctx);
                 return Ok(());
             }
             if let Some(site) = h.strip_prefix("=> started at:") {
-                ctx.meta(&format!("{prefix}started_at"), site.trim());
+                out.meta(ctx, "started_at", site.trim());
                 return Ok(());
             }
             if let Some(site) = h.strip_prefix("=> ended at:") {
-                ctx.meta(&format!("{prefix}ended_at"), site.trim());
+                out.meta(ctx, "ended_at", site.trim());
                 return Ok(());
             }
             if let Some(n) = s.strip_prefix("#P:") {
                 // `#P:2)` wrapped onto its own line by a mailer.
                 let n = n.trim_end_matches(')').trim();
                 if n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty() {
-                    ctx.meta(&format!("{prefix}ncpus"), n);
+                    out.meta(ctx, "ncpus", n);
                 }
                 return Ok(());
             }
         }
-        if let Some(e) = parse_entry(s).or_else(|| parse_graph_entry(s)) {
+        // Entries of both kinds, and lines that look like one, hold a `<n>us` time: most other
+        // lines (legend, elisions) have no `us` and skip the tokenizing.
+        let timed = lines::find_str(s, "us").is_some();
+        if timed && let Some(e) = parse_entry(s).or_else(|| parse_graph_entry(s)) {
             trace.in_body = true;
             trace.listed += 1;
             if e.func == "<stack trace>" {
@@ -242,7 +305,7 @@ impl Parser {
             }
             return Ok(());
         }
-        if trace.in_body && looks_like_entry(s) {
+        if timed && trace.in_body && looks_like_entry(s) {
             ctx.warn(format!(
                 "not a latency trace entry (expected `comm-pid CPUflags TIMEus: func`): {s:?}"
             ));
@@ -253,25 +316,22 @@ impl Parser {
 
     fn start_trace(&mut self, h: &str, i: usize, ctx: &mut Ctx<'_>) {
         self.traces += 1;
-        let index = self.traces;
-        let prefix = meta_prefix(index);
+        self.out.set_trace(self.traces);
         let tracer = h[..i].trim();
         let tracer = tracer.rsplit(' ').next().unwrap_or(tracer);
-        ctx.meta(&format!("{prefix}tracer"), tracer);
-        if let Some((named, _)) = self.pending_tracer.take()
-            && named != tracer
-        {
-            ctx.meta(
-                &format!("{prefix}tracer_note"),
-                format!("`# tracer: {named}` above a `{tracer} latency trace` header"),
+        self.out.meta(ctx, "tracer", tracer);
+        if self.pending_tracer.take().is_some() && self.tracer_name != tracer {
+            let named = &self.tracer_name;
+            self.out.meta_of(
+                ctx,
+                "tracer_note",
+                format_args!("`# tracer: {named}` above a `{tracer} latency trace` header"),
             );
         }
-        if let Some((_, release)) = h[i..].split_once(" on ") {
-            ctx.meta(&format!("{prefix}kernel_version"), release.trim());
+        if let Some((_, release)) = lines::split_once_str(&h[i..], " on ") {
+            self.out.meta(ctx, "kernel_version", release.trim());
         }
         self.trace = Some(Trace {
-            index,
-            prefix,
             keep: ctx.keeps_extras(),
             ..Trace::default()
         });
@@ -281,34 +341,35 @@ impl Parser {
         let Some(t) = self.trace.take() else {
             return;
         };
-        let prefix = meta_prefix(t.index);
-        ctx.meta(&format!("{prefix}entries_listed"), t.listed.to_string());
+        let out = &mut self.out;
+        out.meta_of(ctx, "entries_listed", t.listed);
         if t.listed > MAX_ENTRIES as u64 {
-            ctx.meta(
-                &format!("{prefix}entries_note"),
-                format!(
+            out.meta_of(
+                ctx,
+                "entries_note",
+                format_args!(
                     "only the first {MAX_ENTRIES} of {} listed entries kept",
                     t.listed
                 ),
             );
         }
         if t.stacks > 1 {
-            ctx.meta(&format!("{prefix}stack_traces"), t.stacks.to_string());
+            out.meta_of(ctx, "stack_traces", t.stacks);
         }
-        ctx.extra(&format!("{prefix}entries"), Value::Array(t.entries));
+        out.extra(ctx, "entries", Value::Array(t.entries));
         if t.stacks > 0 {
-            ctx.extra(&format!("{prefix}stack"), Value::Array(t.stack));
+            out.extra(ctx, "stack", Value::Array(t.stack));
         }
     }
 
     fn finish(mut self, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         self.end_trace(ctx);
         if self.traces == 0 && self.console_lines == 0 && self.summaries == 0 {
-            if let Some((tracer, line)) = self.pending_tracer {
+            if let Some(line) = self.pending_tracer {
                 return Err(ParseError::syntax(
                     line,
                     "a `<tracer> latency trace v1.1.5 on <kernel>` header after the tracer line",
-                    format!("# tracer: {tracer} and no latency header"),
+                    format!("# tracer: {} and no latency header", self.tracer_name),
                 ));
             }
             return Err(match self.first_line {
@@ -329,79 +390,6 @@ impl Parser {
             ctx.extra("console", Value::Array(self.console));
         }
         Ok(())
-    }
-}
-
-fn meta_prefix(index: usize) -> String {
-    if index <= 1 {
-        String::new()
-    } else {
-        format!("trace{index}.")
-    }
-}
-
-/// `12 us, #3/3, CPU#1 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:2)`
-fn header_latency(rest: &str, prefix: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-    let bad = || {
-        ParseError::syntax(
-            ctx.line,
-            "`latency: N us, #shown/total, CPU#n | (M:model ...)`",
-            format!("latency:{rest}"),
-        )
-    };
-    let (lat, rest) = rest.split_once(',').ok_or_else(bad)?;
-    let lat = lat.trim().strip_suffix("us").ok_or_else(bad)?;
-    let latency_us = lines::parse_number(lat).ok_or_else(bad)?;
-    let (counts, rest) = rest.split_once(',').ok_or_else(bad)?;
-    let (shown, total) = counts
-        .trim()
-        .strip_prefix('#')
-        .and_then(|c| c.split_once('/'))
-        .ok_or_else(bad)?;
-    let shown = lines::parse_number(shown).ok_or_else(bad)?;
-    let total = lines::parse_number(total).ok_or_else(bad)?;
-    let (cpu, model) = rest.split_once('|').unwrap_or((rest, ""));
-    let cpu = cpu.trim().strip_prefix("CPU#").ok_or_else(bad)?;
-    ctx.meta(&format!("{prefix}cpu"), cpu.trim());
-    ctx.meta(&format!("{prefix}entries_shown"), shown.to_string());
-    ctx.meta(&format!("{prefix}entries_total"), total.to_string());
-    let model = model.trim().trim_start_matches('(').trim_end_matches(')');
-    for tok in model.split([' ', ',']) {
-        let key = match tok.split_once(':') {
-            Some(("M", _)) => "preemption_model",
-            Some(("SP", _)) => "sp",
-            Some(("HP", _)) => "hp",
-            Some(("#P", _)) => "ncpus",
-            _ => continue,
-        };
-        let value = tok.split_once(':').map_or("", |(_, v)| v);
-        ctx.meta(&format!("{prefix}{key}"), value);
-    }
-    ctx.push(
-        SeriesSpec::duration(SeriesKey::new("latency")),
-        lines::us_to_s(latency_us),
-    )?;
-    ctx.push(SeriesSpec::count(SeriesKey::new("entries")), total)
-}
-
-/// ` IRQ 233-2446 (uid:0 nice:-5 policy:1 rt_prio:40)`
-fn header_task(rest: &str, prefix: &str, ctx: &mut Ctx<'_>) {
-    let rest = rest.trim();
-    let (task, attrs) = match rest.rfind(" (") {
-        Some(i) => (&rest[..i], rest[i + 2..].trim_end_matches(')')),
-        None => (rest, ""),
-    };
-    let (comm, pid) = split_comm_pid(task.trim());
-    ctx.meta(&format!("{prefix}task"), comm);
-    if let Some(pid) = pid {
-        ctx.meta(&format!("{prefix}pid"), pid.to_string());
-    }
-    for tok in words(attrs) {
-        if let Some((k, v)) = tok.split_once(':')
-            && matches!(k, "uid" | "nice" | "policy" | "rt_prio")
-        {
-            ctx.meta(&format!("{prefix}{k}"), v);
-        }
     }
 }
 
@@ -445,6 +433,10 @@ fn console_line(s: &str) -> Option<Console<'_>> {
 
 /// `one-disable:\t\t564us`, `full-disable: (19043)\t9352us` -> (name, count, µs).
 fn summary_line(s: &str) -> Option<(&str, Option<&str>, f64)> {
+    // The name starts the line: most lines fail here, before any search.
+    if !s.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
     let (name, rest) = s.split_once(':')?;
     if name.is_empty()
         || !name.starts_with(|c: char| c.is_ascii_alphabetic())
@@ -496,6 +488,10 @@ impl Entry<'_> {
 
 /// `12us!:` / `0us` (then `:`) -> (µs, mark, whether the colon is glued on).
 fn time_token(tok: &str) -> Option<(f64, Option<&str>, bool)> {
+    // The number starts the token: most tokens fail here, before any search.
+    if !tok.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
     let i = lines::find_str(tok, "us")?;
     let n = &tok[..i];
     if n.is_empty() || !n.starts_with(|c: char| c.is_ascii_digit()) {
@@ -587,6 +583,28 @@ fn ascii_tokens(s: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
+/// `s.rfind(" (")`, found from the `(`s: cheaper than setting up a substring searcher.
+fn rfind_space_paren(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    memchr::memrchr_iter(b'(', b)
+        .find(|&j| j > 0 && b[j - 1] == b' ')
+        .map(|j| j - 1)
+}
+
+/// [`lines::trim_start`], skipping runs of spaces eight bytes at a time first: header and
+/// legend lines are mostly padding.
+fn trim_start(s: &str) -> &str {
+    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
+    let b = s.as_bytes();
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8)
+        && u64::from_ne_bytes(chunk.try_into().unwrap_or_default()) == SPACES
+    {
+        i += 8;
+    }
+    lines::trim_start(&s[i..])
+}
+
 /// `func <-parent` (modern), `func (parent)` (old), anything else (sched pseudo entries,
 /// events) kept whole.
 fn split_call(text: &str) -> (&str, Option<&str>) {
@@ -597,7 +615,7 @@ fn split_call(text: &str) -> (&str, Option<&str>) {
         return (f.trim_end(), Some(p.trim()));
     }
     if let Some(body) = text.strip_suffix(')')
-        && let Some(i) = body.rfind(" (")
+        && let Some(i) = rfind_space_paren(body)
     {
         return (body[..i].trim_end(), Some(&body[i + 2..]));
     }
@@ -606,13 +624,23 @@ fn split_call(text: &str) -> (&str, Option<&str>) {
 
 /// `   3 us |   0)   bash-1507    |  d..2 |   0.351 us    |   in_task_stack();`
 fn parse_graph_entry(s: &str) -> Option<Entry<'_>> {
-    // Three or four bars, checked before anything is collected: most lines have none.
-    if !(3..=4).contains(&memchr::memchr_iter(b'|', s.as_bytes()).count()) {
+    // The time before the first bar, then three or four bars, checked before anything is
+    // collected: most lines fail the first test.
+    let first_bar = memchr::memchr(b'|', s.as_bytes())?;
+    if !lines::trim(&s[..first_bar]).ends_with("us")
+        || !(3..=4).contains(&memchr::memchr_iter(b'|', s.as_bytes()).count())
+    {
         return None;
     }
-    let parts: Vec<&str> = s.split('|').collect();
+    let mut all = [""; 5];
+    let mut n = 0;
+    for part in s.split('|') {
+        all[n] = part;
+        n += 1;
+    }
+    let parts = &all[..n];
     // Without the funcgraph-proc option there is no TASK/PID column: `0)  d... |`.
-    let (cpu_task, flags, dur, func) = match parts.as_slice() {
+    let (cpu_task, flags, dur, func) = match parts {
         [_, ct, f, d, func] => (*ct, f.trim(), *d, *func),
         [_, ct, d, func] => (*ct, "", *d, *func),
         _ => return None,
@@ -664,80 +692,4 @@ fn looks_like_entry(s: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn entries() {
-        let e =
-            parse_entry("    bash-3730  1d..1    1us+: _write_unlock_irq (sys_setpgid)").unwrap();
-        assert_eq!(
-            (e.comm, e.pid, e.cpu, e.flags),
-            ("bash", Some(3730), Some(1), "d..1")
-        );
-        assert_eq!((e.time_us, e.mark), (1.0, Some("+")));
-        assert_eq!(
-            (e.func, e.parent),
-            ("_write_unlock_irq", Some("sys_setpgid"))
-        );
-        let e = parse_entry("softirq--5     0D..2    2us : deactivate_task <softirq--5> (101 1)")
-            .unwrap();
-        assert_eq!((e.comm, e.pid), ("softirq-", Some(5)));
-        assert_eq!(
-            (e.func, e.parent),
-            ("deactivate_task <softirq--5>", Some("101 1"))
-        );
-        let e = parse_entry("IRQ 233-2446  0D..2   12us!: thread_return (thread_return)").unwrap();
-        assert_eq!((e.comm, e.pid, e.mark), ("IRQ 233", Some(2446), Some("!")));
-        let e = parse_entry(
-            "<idle>-0       3dNs7    0us :      0:120:R   + [003]   312:100:R kworker/3:1H",
-        )
-        .unwrap();
-        assert_eq!(e.func, "0:120:R   + [003]   312:100:R kworker/3:1H");
-        assert_eq!(e.parent, None);
-        assert!(parse_entry("[...]").is_none());
-        assert!(parse_entry("Here is a typical trace:").is_none());
-    }
-
-    #[test]
-    fn graph_entries() {
-        let e = parse_graph_entry(
-            "       3 us |   0)   bash-1507    |  d..2 |   0.351 us    |              in_task_stack();",
-        )
-        .unwrap();
-        assert_eq!(
-            (e.comm, e.pid, e.cpu, e.flags),
-            ("bash", Some(1507), Some(0), "d..2")
-        );
-        assert_eq!((e.time_us, e.duration_us), (3.0, Some(0.351)));
-        assert_eq!(e.func, "in_task_stack();");
-        let e = parse_graph_entry(
-            "        1 us |   0)   bash-1507    |  d..2 |               |    set_track() {",
-        )
-        .unwrap();
-        assert_eq!((e.duration_us, e.func), (None, "set_track() {"));
-    }
-
-    #[test]
-    fn summary_and_console() {
-        assert_eq!(
-            summary_line("full-disable: (19043)\t9352us"),
-            Some(("full-disable", Some("19043"), 9352.0))
-        );
-        assert_eq!(
-            summary_line("one-disable:\t\t564us"),
-            Some(("one-disable", None, 564.0))
-        );
-        assert_eq!(
-            summary_line("Funny how enabling 10 took less than one?"),
-            None
-        );
-        let c = console_line("(         IRQ 233-2446 |#0): new 861 us maximum-latency wakeup.")
-            .unwrap();
-        assert_eq!(
-            (c.comm, c.pid, c.cpu, c.latency_us),
-            ("IRQ 233", Some(2446), 0, 861.0)
-        );
-        assert_eq!(c.kind, "wakeup");
-    }
-}
+mod tests;

@@ -1,0 +1,105 @@
+//! Byte-level reading of the two body lines that make up most of a function trace:
+//! `bash-2042    3d..1    1us : func <-parent` and ` => frame`. Each function answers only
+//! when the line has the plain shape (ASCII, space-separated, one-word comm) and the general
+//! path would read it the same way with no earlier rule claiming it; anything else is left to
+//! the general path.
+
+use super::{find_header, split_call};
+use crate::lines;
+
+/// A printable ASCII byte other than the space: tokens made only of these are split the same
+/// by every whitespace rule the general path uses.
+fn graphic(b: u8) -> bool {
+    (0x21..=0x7e).contains(&b)
+}
+
+/// The end of the token of graphic bytes starting at `i`, or `None` at any other byte than a
+/// space and at `refused`.
+fn token_end(b: &[u8], mut i: usize, refused: u8) -> Option<usize> {
+    while i < b.len() && b[i] != b' ' {
+        if !graphic(b[i]) || b[i] == refused {
+            return None;
+        }
+        i += 1;
+    }
+    Some(i)
+}
+
+fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i] == b' ' {
+        i += 1;
+    }
+    i
+}
+
+/// Whether `s` (a trimmed, non-empty line) is an entry the general path reads with
+/// `parse_entry`, and if so whether its call is `<stack trace>`.
+///
+/// The comm-pid must be one token without `:` (so the line cannot be a `name: NNNus` list
+/// line), and the line must not start with `#` or `(` (tracer, header and console lines).
+/// With the three leading tokens free of spaces, a ` latency trace v` header can only lie
+/// after the colon, which is all that is searched.
+pub(super) fn entry(s: &str) -> Option<bool> {
+    let b = s.as_bytes();
+    if matches!(b.first(), None | Some(b'#' | b'(')) {
+        return None;
+    }
+    let comm_end = token_end(b, 0, b':')?;
+    let flags_at = skip_spaces(b, comm_end);
+    let flags_end = token_end(b, flags_at, b' ')?;
+    let flags = &b[flags_at..flags_end];
+    let digits = flags.iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 || !(3..=6).contains(&(flags.len() - digits)) {
+        return None;
+    }
+    let time_at = skip_spaces(b, flags_end);
+    let time_end = token_end(b, time_at, b' ')?;
+    let glued = time_token(&b[time_at..time_end])?;
+    let colon = if glued {
+        time_end
+    } else {
+        let j = skip_spaces(b, time_end);
+        if b.get(j) != Some(&b':') {
+            return None;
+        }
+        j + 1
+    };
+    let rest = &s[colon..];
+    let text = lines::trim(rest);
+    if text.is_empty() || find_header(rest).is_some() {
+        return None;
+    }
+    Some(text.starts_with("<stack trace>") && split_call(text).0 == "<stack trace>")
+}
+
+/// `time_token` on a token of graphic bytes: whether the colon is glued on, or `None` when
+/// the token is not a time.
+fn time_token(tok: &[u8]) -> Option<bool> {
+    if !tok.first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    let u = tok.windows(2).position(|w| w == b"us")?;
+    let n = &tok[..u];
+    if !n.iter().all(u8::is_ascii_digit) && lines::parse_number_bytes(n).is_none() {
+        return None;
+    }
+    let mut mark = &tok[u + 2..];
+    let glued = mark.last() == Some(&b':');
+    if glued {
+        mark = &mark[..mark.len() - 1];
+    }
+    matches!(mark, [] | [b'!' | b'+' | b'#' | b'*' | b'@' | b'$']).then_some(glued)
+}
+
+/// The frame of a `=> frame` line whose frame is one token of printable ASCII without `|`
+/// (so it is neither an entry, a display-graph entry nor a header), for a trace whose body
+/// has begun.
+pub(super) fn frame(s: &str) -> Option<&str> {
+    let b = s.as_bytes();
+    if !b.starts_with(b"=>") {
+        return None;
+    }
+    let at = skip_spaces(b, 2);
+    let end = token_end(b, at, b'|')?;
+    (end == b.len() && end > at).then(|| &s[at..])
+}

@@ -1,0 +1,108 @@
+use super::*;
+
+#[test]
+fn byte_helpers_match_str() {
+    for t in [
+        "",
+        " (",
+        "(",
+        "a (b) (c)",
+        "a(b (c)",
+        "x (",
+        " ( (",
+        "\u{e9} (\u{e9}",
+    ] {
+        assert_eq!(rfind_space_paren(t), t.rfind(" ("), "{t:?}");
+    }
+    for t in [
+        "",
+        "        ",
+        "         x ",
+        "                 \u{a0}y",
+        "\t        z",
+        "        \t        \x0b w",
+    ] {
+        assert_eq!(trim_start(t), t.trim_start(), "{t:?}");
+    }
+    for t in [
+        "x",
+        "a latency trace v1",
+        "  latency trace v",
+        "latency trace v",
+    ] {
+        assert_eq!(find_header(t), t.find(HEADER_NEEDLE), "{t:?}");
+    }
+}
+
+#[test]
+fn entries() {
+    let e = parse_entry("    bash-3730  1d..1    1us+: _write_unlock_irq (sys_setpgid)").unwrap();
+    assert_eq!(
+        (e.comm, e.pid, e.cpu, e.flags),
+        ("bash", Some(3730), Some(1), "d..1")
+    );
+    assert_eq!((e.time_us, e.mark), (1.0, Some("+")));
+    assert_eq!(
+        (e.func, e.parent),
+        ("_write_unlock_irq", Some("sys_setpgid"))
+    );
+    let e =
+        parse_entry("softirq--5     0D..2    2us : deactivate_task <softirq--5> (101 1)").unwrap();
+    assert_eq!((e.comm, e.pid), ("softirq-", Some(5)));
+    assert_eq!(
+        (e.func, e.parent),
+        ("deactivate_task <softirq--5>", Some("101 1"))
+    );
+    let e = parse_entry("IRQ 233-2446  0D..2   12us!: thread_return (thread_return)").unwrap();
+    assert_eq!((e.comm, e.pid, e.mark), ("IRQ 233", Some(2446), Some("!")));
+    let e = parse_entry(
+        "<idle>-0       3dNs7    0us :      0:120:R   + [003]   312:100:R kworker/3:1H",
+    )
+    .unwrap();
+    assert_eq!(e.func, "0:120:R   + [003]   312:100:R kworker/3:1H");
+    assert_eq!(e.parent, None);
+    assert!(parse_entry("[...]").is_none());
+    assert!(parse_entry("Here is a typical trace:").is_none());
+}
+
+#[test]
+fn graph_entries() {
+    let e = parse_graph_entry(
+        "       3 us |   0)   bash-1507    |  d..2 |   0.351 us    |              in_task_stack();",
+    )
+    .unwrap();
+    assert_eq!(
+        (e.comm, e.pid, e.cpu, e.flags),
+        ("bash", Some(1507), Some(0), "d..2")
+    );
+    assert_eq!((e.time_us, e.duration_us), (3.0, Some(0.351)));
+    assert_eq!(e.func, "in_task_stack();");
+    let e = parse_graph_entry(
+        "        1 us |   0)   bash-1507    |  d..2 |               |    set_track() {",
+    )
+    .unwrap();
+    assert_eq!((e.duration_us, e.func), (None, "set_track() {"));
+}
+
+#[test]
+fn summary_and_console() {
+    assert_eq!(
+        summary_line("full-disable: (19043)\t9352us"),
+        Some(("full-disable", Some("19043"), 9352.0))
+    );
+    assert_eq!(
+        summary_line("one-disable:\t\t564us"),
+        Some(("one-disable", None, 564.0))
+    );
+    assert_eq!(
+        summary_line("Funny how enabling 10 took less than one?"),
+        None
+    );
+    let c =
+        console_line("(         IRQ 233-2446 |#0): new 861 us maximum-latency wakeup.").unwrap();
+    assert_eq!(
+        (c.comm, c.pid, c.cpu, c.latency_us),
+        ("IRQ 233", Some(2446), 0, 861.0)
+    );
+    assert_eq!(c.kind, "wakeup");
+}
