@@ -146,7 +146,15 @@ impl<'r> Lines<'r> {
 /// `str::trim_start`, with the common ASCII spaces skipped as bytes.
 pub fn trim_start(s: &str) -> &str {
     let b = s.as_bytes();
-    let i = b.iter().position(|&c| !is_space(c)).unwrap_or(b.len());
+    // Padding is skipped eight spaces at a time: headers and tables are mostly padding.
+    let mut i = 0;
+    while i + 8 <= b.len() && b[i..i + 8] == [b' '; 8] {
+        i += 8;
+    }
+    let i = i + b[i..]
+        .iter()
+        .position(|&c| !is_space(c))
+        .unwrap_or(b.len() - i);
     let rest = &s[i..];
     if rest.as_bytes().first().is_some_and(|c| !c.is_ascii()) {
         rest.trim_start()
@@ -158,7 +166,14 @@ pub fn trim_start(s: &str) -> &str {
 /// `str::trim_end`, with the common ASCII spaces skipped as bytes.
 pub fn trim_end(s: &str) -> &str {
     let b = s.as_bytes();
-    let i = b.iter().rposition(|&c| !is_space(c)).map_or(0, |i| i + 1);
+    let mut n = b.len();
+    while n >= 8 && b[n - 8..n] == [b' '; 8] {
+        n -= 8;
+    }
+    let i = b[..n]
+        .iter()
+        .rposition(|&c| !is_space(c))
+        .map_or(0, |i| i + 1);
     let rest = &s[..i];
     if rest.as_bytes().last().is_some_and(|c| !c.is_ascii()) {
         rest.trim_end()
@@ -381,6 +396,9 @@ mod tests {
             " \u{a0}\u{85}",
             "\u{e9}t\u{e9}",
             "\x0b\x0cx\x0b",
+            "                  x   \t             ",
+            "         \u{a0}        ",
+            "                ",
         ] {
             assert_eq!(trim_start(s), s.trim_start(), "{s:?}");
             assert_eq!(trim_end(s), s.trim_end(), "{s:?}");

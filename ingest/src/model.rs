@@ -394,10 +394,24 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn meta(&mut self, key: &str, value: impl Into<String>) {
-        self.metas += 1;
-        if self.metas <= MAX_METAS {
+        if self.keeps_metas() {
+            self.metas += 1;
             self.sink.meta(key, value.into());
-        } else if self.metas == MAX_METAS + 1 {
+        } else {
+            self.meta_dropped();
+        }
+    }
+
+    /// Whether a call of [`Ctx::meta`] now would still be kept: past the cap, a parser can
+    /// call [`Ctx::meta_dropped`] instead of building a key and value only to be counted.
+    pub fn keeps_metas(&self) -> bool {
+        self.metas < MAX_METAS
+    }
+
+    /// Counts a metadata value past the cap, as [`Ctx::meta`] would (the first one is warned of).
+    pub fn meta_dropped(&mut self) {
+        self.metas += 1;
+        if self.metas == MAX_METAS + 1 {
             self.warn(format!(
                 "more than {MAX_METAS} metadata values: the rest are not kept"
             ));

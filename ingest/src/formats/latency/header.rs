@@ -42,12 +42,18 @@ impl Out {
 
     /// Meta `<prefix><name>`.
     pub(super) fn meta(&mut self, ctx: &mut Ctx<'_>, name: &str, value: &str) {
+        if !ctx.keeps_metas() {
+            return ctx.meta_dropped();
+        }
         let key = self.key(name);
         ctx.meta(key, value);
     }
 
     /// [`Out::meta`] of a value as it displays.
     pub(super) fn meta_of(&mut self, ctx: &mut Ctx<'_>, name: &str, value: impl Display) {
+        if !ctx.keeps_metas() {
+            return ctx.meta_dropped();
+        }
         self.val.clear();
         let _ = write!(self.val, "{value}");
         self.key.clear();

@@ -106,3 +106,30 @@ fn summary_and_console() {
     );
     assert_eq!(c.kind, "wakeup");
 }
+
+#[test]
+fn metadata_past_the_cap_is_counted_and_warned_of_once() {
+    // Many traces: their header fields pass the cap on metadata, after which the parser
+    // only counts them; the warning comes once, at the line that passed the cap.
+    let trace = include_str!("../../../tests/fixtures/latency/doc54_irqsoff_3.8.0_16us.txt");
+    let text = trace.repeat(1_500);
+    let (_, ds) = crate::parse_bytes(
+        std::path::Path::new("many.txt"),
+        text.as_bytes(),
+        Some("latency"),
+    )
+    .unwrap();
+    assert_eq!(ds.meta.len(), crate::model::MAX_METAS);
+    let capped: Vec<_> = ds
+        .warnings
+        .iter()
+        .filter(|w| w.message.contains("metadata values"))
+        .collect();
+    assert_eq!(capped.len(), 1, "{capped:?}");
+    let line = capped[0].line as usize;
+    let lines_per_trace = trace.lines().count();
+    assert!(line > lines_per_trace * 100, "{line}");
+    // The line is a header line of a trace (the cap is passed while reading one).
+    let at = text.lines().nth(line - 1).unwrap();
+    assert!(at.trim_start().starts_with('#'), "{at:?}");
+}
