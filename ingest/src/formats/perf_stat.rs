@@ -42,8 +42,11 @@ use super::Format;
 use super::blocks::{BlockMeta, Labeler};
 use crate::error::ParseError;
 use crate::lines::{Lines, find_str, parse_number, strip_mail, trim_end, words};
-use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
+use crate::model::{Ctx, Direction};
 
+use self::ids::{Ids, Key, Stat, UnitId};
+
+mod ids;
 mod summary_lines;
 
 pub struct PerfStat;
@@ -102,29 +105,36 @@ fn strip_box(line: &str) -> &str {
     }
 }
 
-/// A reusable spec (`SeriesSpec` has no natural default).
-struct Scratch(SeriesSpec);
-
-impl Default for Scratch {
-    fn default() -> Self {
-        Scratch(SeriesSpec::count(SeriesKey::new(String::new())))
-    }
-}
-
 /// A value waiting for its block's label and params.
+#[derive(Clone, Copy)]
 struct Item {
-    metric: String,
-    unit: Unit,
+    metric: u32,
+    scope: u32,
+    unit: UnitId,
     direction: Direction,
-    statistic: Option<&'static str>,
-    scope: Option<String>,
+    stat: Stat,
     value: f64,
     line: u64,
 }
 
+impl Item {
+    fn seconds(metric: u32, stat: Stat, value: f64, line: u64) -> Self {
+        Item {
+            metric,
+            scope: ids::ALL,
+            unit: UnitId::Seconds,
+            direction: Direction::LowerIsBetter,
+            stat,
+            value,
+            line,
+        }
+    }
+}
+
 struct Block {
-    label: Option<String>,
-    command: Option<String>,
+    /// A [`Key::label`](ids::Key).
+    label: u32,
+    command: Option<u32>,
     runs: Option<u32>,
     items: Vec<Item>,
     not_counted: Vec<String>,
@@ -143,14 +153,15 @@ struct Parser {
     /// None while items are held back; then whether every block's series carry its command
     /// as a param (`Some(false)`: only blocks whose command differs from the first one).
     by_command: Option<bool>,
-    first_command: Option<String>,
+    first_command: Option<u32>,
     buffered: usize,
     /// Something other than workload output was found.
     measured: bool,
     /// Workload output read before the `perf stat` summary it belongs to.
     pending: Vec<Item>,
-    /// The spec of the value being stored, reused.
-    spec: Scratch,
+    ids: Ids,
+    /// Names built from parts (`cycles.stddev_pct`), reused.
+    scratch: String,
     /// Between a header and the prose that follows the block.
     in_block: bool,
     in_table: bool,
@@ -173,36 +184,19 @@ impl Parser {
             }
             let stat = self.mean();
             let v = value(c[0].unwrap_or_default(), "elapsed time", ctx.line)?;
-            self.item(
-                "elapsed",
-                Unit::Seconds,
-                Direction::LowerIsBetter,
-                stat,
-                v,
-                ctx,
-            )?;
+            self.add(Item::seconds(ids::ELAPSED, stat, v, ctx.line), ctx)?;
             if let Some(abs) = c[1] {
                 let v = value(abs, "elapsed time spread", ctx.line)?;
-                self.item(
-                    "elapsed.stddev",
-                    Unit::Seconds,
-                    Direction::LowerIsBetter,
-                    Some("stddev"),
-                    v,
-                    ctx,
-                )?;
+                let it = Item::seconds(ids::ELAPSED_STDDEV, Stat::Stddev, v, ctx.line);
+                self.add(it, ctx)?;
             }
             if let Some(pct) = c[2] {
                 let v = value(pct, "elapsed time spread", ctx.line)?;
-                let stat = Some("rel_stddev_pct");
-                self.item(
-                    "elapsed.stddev_pct",
-                    Unit::Percent,
-                    Direction::LowerIsBetter,
-                    stat,
-                    v,
-                    ctx,
-                )?;
+                let it = Item {
+                    unit: UnitId::Percent,
+                    ..Item::seconds(ids::ELAPSED_STDDEV_PCT, Stat::RelStddevPct, v, ctx.line)
+                };
+                self.add(it, ctx)?;
             }
             self.in_table = false;
             return Ok(());
@@ -213,8 +207,8 @@ impl Parser {
         {
             let v = value(&c[1], "CPU time", ctx.line)?;
             let stat = self.mean();
-            self.item(&c[2], Unit::Seconds, Direction::LowerIsBetter, stat, v, ctx)?;
-            return Ok(());
+            let metric = if &c[2] == "user" { ids::USER } else { ids::SYS };
+            return self.add(Item::seconds(metric, stat, v, ctx.line), ctx);
         }
         if self.in_block && line.starts_with('#') {
             let l = line.trim_start_matches('#').trim();
@@ -230,15 +224,7 @@ impl Parser {
             && let Some(c) = TABLE_ROW.captures(line)
         {
             let v = value(&c[1], "elapsed time", ctx.line)?;
-            self.item(
-                "elapsed",
-                Unit::Seconds,
-                Direction::LowerIsBetter,
-                None,
-                v,
-                ctx,
-            )?;
-            return Ok(());
+            return self.add(Item::seconds(ids::ELAPSED, Stat::Sample, v, ctx.line), ctx);
         }
         if let Some(cmd) = perf_command(line) {
             self.labels.command();
@@ -261,15 +247,8 @@ impl Parser {
             })?;
             self.labels.side_data();
             self.in_block = false;
-            self.pending.push(Item {
-                metric: "workload.time".into(),
-                unit: Unit::Seconds,
-                direction: Direction::LowerIsBetter,
-                statistic: None,
-                scope: None,
-                value: v,
-                line: ctx.line,
-            });
+            let it = Item::seconds(ids::WORKLOAD_TIME, Stat::Sample, v, ctx.line);
+            self.pending.push(it);
             if self.pending.len() >= BUFFER_LIMIT {
                 // Endless workload output without a summary: give it a block of its own.
                 self.start(None, None, ctx)?;
@@ -306,7 +285,7 @@ impl Parser {
             .strip_prefix('\'')
             .and_then(|t| t.strip_suffix('\''))
             .filter(|t| !t.is_empty());
-        let command = quoted.filter(|t| *t != "system wide").map(str::to_string);
+        let command = quoted.filter(|t| *t != "system wide");
         if command.is_none() && !target.is_empty() {
             self.meta.next("target", quoted.unwrap_or(target));
         }
@@ -315,14 +294,15 @@ impl Parser {
 
     fn start(
         &mut self,
-        command: Option<String>,
+        command: Option<&str>,
         runs: Option<u32>,
         ctx: &mut Ctx<'_>,
     ) -> Result<(), ParseError> {
         let label = self.labels.label();
-        self.meta.start(label.clone(), ctx.line);
-        if let Some(c) = &command {
-            self.meta.set("command", c.clone());
+        let label_id = self.ids.label(label.as_deref());
+        self.meta.start(label, ctx.line);
+        if let Some(c) = command {
+            self.meta.set("command", c);
         }
         if let Some(r) = runs {
             self.meta.set("runs", r.to_string());
@@ -330,13 +310,14 @@ impl Parser {
         if self.by_command.is_some() {
             self.blocks.clear();
         }
+        let command = command.map(|c| self.ids.commands.id(c));
         let differs =
             command.is_some() && self.first_command.is_some() && command != self.first_command;
         if self.first_command.is_none() {
-            self.first_command.clone_from(&command);
+            self.first_command = command;
         }
         self.blocks.push(Block {
-            label,
+            label: label_id,
             command,
             runs,
             items: Vec::new(),
@@ -370,7 +351,7 @@ impl Parser {
     }
 
     fn add(&mut self, item: Item, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        if item.metric != "workload.time" {
+        if item.metric != ids::WORKLOAD_TIME {
             self.measured = true;
         }
         match self.by_command {
@@ -400,67 +381,46 @@ impl Parser {
             Some(true) => b.command.is_some(),
             _ => b.command.is_some() && b.command != self.first_command,
         };
-        // One spec reused for every value: only a new series costs an allocation.
-        let spec = &mut self.spec.0;
-        let key = &mut spec.key;
-        key.metric.clear();
-        key.metric.push_str(&it.metric);
-        key.scope.clear();
-        key.scope.push_str(it.scope.as_deref().unwrap_or("all"));
-        if key.label != b.label {
-            key.label.clone_from(&b.label);
-        }
-        if key.statistic.as_deref() != it.statistic {
-            key.statistic = it.statistic.map(str::to_string);
-        }
-        let command = b.command.as_ref().filter(|_| param);
-        if key.params.get("command") != command {
-            key.params.clear();
-            if let Some(c) = command {
-                key.params.insert("command".into(), c.clone());
-            }
-        }
-        if spec.unit != it.unit {
-            spec.unit = it.unit.clone();
-        }
-        spec.direction = it.direction;
+        let key = Key {
+            label: b.label,
+            command: b.command.filter(|_| param),
+            metric: it.metric,
+            scope: it.scope,
+            stat: it.stat,
+            unit: it.unit,
+            direction: it.direction,
+        };
+        let id = self.ids.series(key, ctx);
         // Errors name the value's own line, which for held-back items is an earlier one.
         let current = ctx.line;
         ctx.line = it.line;
-        let id = ctx.series_ref(spec);
         let r = ctx.sample(id, it.value);
         ctx.line = current;
         r
     }
 
     /// perf prints the mean of the runs when asked for several.
-    fn mean(&self) -> Option<&'static str> {
-        self.blocks
-            .last()
-            .and_then(|b| b.runs)
-            .filter(|r| *r > 1)
-            .map(|_| "mean")
+    fn mean(&self) -> Stat {
+        match self.blocks.last().and_then(|b| b.runs) {
+            Some(r) if r > 1 => Stat::Mean,
+            _ => Stat::Sample,
+        }
     }
 
-    fn item(
-        &mut self,
-        metric: &str,
-        unit: Unit,
-        direction: Direction,
-        statistic: Option<&'static str>,
-        value: f64,
-        ctx: &mut Ctx<'_>,
-    ) -> Result<(), ParseError> {
-        let item = Item {
-            metric: metric.to_string(),
-            unit,
-            direction,
-            statistic,
-            scope: None,
-            value,
-            line: ctx.line,
-        };
-        self.add(item, ctx)
+    /// The id of `event` followed by `suffix`.
+    fn name(&mut self, event: &str, suffix: &str) -> u32 {
+        self.scratch.clear();
+        self.scratch.push_str(event);
+        self.scratch.push_str(suffix);
+        self.ids.names.id(&self.scratch)
+    }
+
+    /// The `@cpu3` that metadata keys of a per-CPU row end with.
+    fn at(&self, cpu: Option<&str>, scope: u32) -> String {
+        match cpu {
+            Some(_) => format!("@{}", self.ids.names.get(scope)),
+            None => String::new(),
+        }
     }
 
     /// A counter row.
@@ -473,35 +433,47 @@ impl Parser {
             let Some(open) = rest.rfind('(') else { break };
             let inner = rest[open + 1..rest.len() - 1].trim();
             if let Some(pct) = inner.strip_prefix("+-") {
-                spread = Some(pct.trim().trim_end_matches('%').trim().to_string());
+                spread = Some(pct.trim().trim_end_matches('%').trim());
             } else if let Some(pct) = inner.strip_suffix('%')
                 && parse_number(pct).is_some()
             {
-                multiplex = Some(pct.trim().to_string());
+                multiplex = Some(pct.trim());
             } else {
                 break;
             }
             rest = rest[..open].trim_end();
         }
         let (main, derived) = match rest.split_once('#') {
-            Some((m, d)) => (m.trim(), Some(words(d).collect::<Vec<_>>().join(" "))),
+            Some((m, d)) => (m.trim(), Some(d)),
             None => (rest, None),
         };
-        let mut toks: Vec<&str> = words(main).collect();
-        let scope = match toks.first() {
-            Some(t)
-                if t.len() > 3
-                    && t.starts_with("CPU")
-                    && t[3..].bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                let s = t.to_ascii_lowercase();
-                toks.remove(0);
-                Some(s)
+        // A row has at most a scope, a count, a unit and an event, or a `<not ...>` note and
+        // an event; one more word is enough to refuse it.
+        let mut buf = [""; 8];
+        let mut n = 0;
+        for w in words(main) {
+            if n == buf.len() {
+                n += 1;
+                break;
             }
-            _ => None,
-        };
+            buf[n] = w;
+            n += 1;
+        }
+        let all = &buf[..n.min(buf.len())];
+        let cpu = all.first().copied().filter(|t| {
+            t.len() > 3 && t.starts_with("CPU") && t[3..].bytes().all(|b| b.is_ascii_digit())
+        });
+        let toks = if cpu.is_some() { &all[1..] } else { all };
         // `<not supported>` / `<not counted>`: two tokens in place of the count.
         if toks.first().is_some_and(|t| t.starts_with('<')) {
+            // Past the words kept, the note and event are read from the whole row.
+            let owned: Vec<&str>;
+            let toks = if n > buf.len() {
+                owned = words(main).skip(cpu.is_some() as usize).collect();
+                &owned[..]
+            } else {
+                toks
+            };
             let close = toks.iter().position(|t| t.ends_with('>'));
             let (what, event) = match close {
                 Some(i) => (toks[..=i].join(" "), toks.get(i + 1).copied()),
@@ -543,56 +515,67 @@ impl Parser {
             }
         };
         let (unit, direction, v) = match unit {
-            None => (Unit::Count, Direction::Neutral, count),
-            Some("msec") => (Unit::Seconds, Direction::LowerIsBetter, count / 1e3),
-            Some("usec" | "us") => (Unit::Seconds, Direction::LowerIsBetter, count / 1e6),
-            Some("nsec" | "ns") => (Unit::Seconds, Direction::LowerIsBetter, count / 1e9),
-            Some("sec" | "s") => (Unit::Seconds, Direction::LowerIsBetter, count),
-            Some(other) => (Unit::Other(other.to_string()), Direction::Neutral, count),
+            None => (UnitId::Count, Direction::Neutral, count),
+            Some("msec") => (UnitId::Seconds, Direction::LowerIsBetter, count / 1e3),
+            Some("usec" | "us") => (UnitId::Seconds, Direction::LowerIsBetter, count / 1e6),
+            Some("nsec" | "ns") => (UnitId::Seconds, Direction::LowerIsBetter, count / 1e9),
+            Some("sec" | "s") => (UnitId::Seconds, Direction::LowerIsBetter, count),
+            Some(other) => (
+                UnitId::Other(self.ids.names.id(other)),
+                Direction::Neutral,
+                count,
+            ),
         };
-        let stat = self.mean();
-        let scope = scope.as_deref();
+        let scope = match cpu {
+            // `CPU3` -> `cpu3`: the digits need no lowering.
+            Some(t) => self.name("cpu", &t[3..]),
+            None => ids::ALL,
+        };
         let line = ctx.line;
         let counter = Item {
-            metric: event.to_string(),
+            metric: self.ids.names.id(event),
+            scope,
             unit,
             direction,
-            statistic: stat,
-            scope: scope.map(str::to_string),
+            stat: self.mean(),
             value: v,
             line,
         };
         self.add(counter, ctx)?;
         if let Some(pct) = spread {
             let spread = Item {
-                metric: format!("{event}.stddev_pct"),
-                unit: Unit::Percent,
+                metric: self.name(event, ".stddev_pct"),
+                scope,
+                unit: UnitId::Percent,
                 direction: Direction::LowerIsBetter,
-                statistic: Some("rel_stddev_pct"),
-                scope: scope.map(str::to_string),
-                value: value(&pct, "counter spread", line)?,
+                stat: Stat::RelStddevPct,
+                value: value(pct, "counter spread", line)?,
                 line,
             };
             self.add(spread, ctx)?;
         }
-        let suffix = scope.map(|s| format!("@{s}")).unwrap_or_default();
         if let Some(m) = multiplex {
             // Kept as a series too, so that a comparison can flag counters that were scaled
             // from a share of the run (statistic `multiplex_pct`: a summary, not a sample).
             let share = Item {
-                metric: format!("{event}.multiplex_pct"),
-                unit: Unit::Percent,
+                metric: self.name(event, ".multiplex_pct"),
+                scope,
+                unit: UnitId::Percent,
                 direction: Direction::Neutral,
-                statistic: Some("multiplex_pct"),
-                scope: scope.map(str::to_string),
-                value: value(&m, "multiplexing share", line)?,
+                stat: Stat::MultiplexPct,
+                value: value(m, "multiplexing share", line)?,
                 line,
             };
             self.add(share, ctx)?;
-            self.meta.set(&format!("multiplex_pct.{event}{suffix}"), m);
+            let key = format!("multiplex_pct.{event}{}", self.at(cpu, scope));
+            self.meta.set(&key, m);
         }
-        if let Some(d) = derived.filter(|d| !d.is_empty()) {
-            self.meta.set(&format!("derived.{event}{suffix}"), d);
+        if let Some(d) = derived {
+            let d = words(d).collect::<Vec<_>>().join(" ");
+            if !d.is_empty() {
+                let key = format!("derived.{event}{}", self.at(cpu, scope));
+                self.meta.set(&key, d);
+            }
         }
         Ok(())
     }
