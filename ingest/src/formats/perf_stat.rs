@@ -34,14 +34,15 @@
 
 use std::sync::LazyLock;
 
+use memchr::memmem::Finder;
 use regex::Regex;
 
-use self::summary_lines::{ELAPSED_WORDS, elapsed, runs};
+use self::summary_lines::{elapsed, runs};
 
 use super::Format;
 use super::blocks::{BlockMeta, Labeler};
 use crate::error::ParseError;
-use crate::lines::{Lines, find_str, parse_number, strip_mail, trim_end, words};
+use crate::lines::{Lines, find_str, is_space, parse_number, strip_mail, trim, trim_end, words};
 use crate::model::{Ctx, Direction};
 
 use self::ids::{Ids, Key, Stat, UnitId};
@@ -52,6 +53,8 @@ mod summary_lines;
 pub struct PerfStat;
 
 const HEADER: &str = "Performance counter stats for ";
+/// Searched for in every line: built once rather than per call.
+static HEADER_FINDER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(HEADER));
 
 static USER_SYS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\S+)\s+seconds (user|sys)$").expect("valid regex"));
@@ -173,12 +176,12 @@ impl Parser {
             self.labels.blank();
             return Ok(());
         }
-        if let Some(at) = find_str(line, HEADER) {
+        if line.len() >= HEADER.len()
+            && let Some(at) = HEADER_FINDER.find(line.as_bytes())
+        {
             return self.header(&line[at + HEADER.len()..], ctx);
         }
-        if find_str(line, ELAPSED_WORDS).is_some()
-            && let Some(c) = elapsed(line)
-        {
+        if let Some(c) = elapsed(line) {
             if !self.in_block {
                 self.start(None, None, ctx)?;
             }
@@ -202,7 +205,8 @@ impl Parser {
             return Ok(());
         }
         if self.in_block
-            && find_str(line, " seconds ").is_some()
+            // The regex ends with `$`: only such lines can match.
+            && (line.ends_with("seconds user") || line.ends_with("seconds sys"))
             && let Some(c) = USER_SYS.captures(line)
         {
             let v = value(&c[1], "CPU time", ctx.line)?;
@@ -256,7 +260,7 @@ impl Parser {
             }
             return Ok(());
         }
-        if line.contains(':')
+        if key_value_like(line)
             && let Some(c) = KEY_VALUE.captures(line)
         {
             self.labels.side_data();
@@ -276,10 +280,8 @@ impl Parser {
         let target = match runs_match {
             Some((start, _)) => &rest[..start],
             None => rest,
-        }
-        .trim()
-        .trim_end_matches(':')
-        .trim();
+        };
+        let target = trim(trim(target).trim_end_matches(':'));
         // `'make'` names the command; `'system wide'`, `CPU(s) 0-3`, `process id '42'` a target.
         let quoted = target
             .strip_prefix('\'')
@@ -305,7 +307,8 @@ impl Parser {
             self.meta.set("command", c);
         }
         if let Some(r) = runs {
-            self.meta.set("runs", r.to_string());
+            let mut buf = [0u8; 10];
+            self.meta.set("runs", decimal(r, &mut buf));
         }
         if self.by_command.is_some() {
             self.blocks.clear();
@@ -636,17 +639,74 @@ fn is_unit(t: &str) -> bool {
     )
 }
 
+/// [`parse_number`], with a plain `digits[.digits]` token of at most 19 digits read directly:
+/// its digits as an integer below 2^53 divided by an exact power of ten (at most 10^22) is the
+/// correctly rounded value, the same number the general parser returns.
+fn number(t: &str) -> Option<f64> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    let b = t.as_bytes();
+    let mut m: u64 = 0;
+    let mut digits = 0;
+    let mut dot = None;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'0'..=b'9' if digits < 19 => {
+                m = m * 10 + u64::from(c - b'0');
+                digits += 1;
+            }
+            b'.' if dot.is_none() && i > 0 && i + 1 < b.len() => dot = Some(i),
+            _ => return parse_number(t),
+        }
+    }
+    let frac = dot.map_or(0, |d| b.len() - d - 1);
+    if digits == 0 || m > 1 << 53 || frac >= POW10.len() {
+        return parse_number(t);
+    }
+    Some(m as f64 / POW10[frac])
+}
+
 fn value(text: &str, what: &str, line: u64) -> Result<f64, ParseError> {
     // Authors stress the number that matters with mail emphasis: `*1.39285*`.
     let bare = text
         .strip_prefix('*')
         .and_then(|t| t.strip_suffix('*'))
         .unwrap_or(text);
-    parse_number(bare).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
+    number(bare).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
+}
+
+/// `n` in decimal, written into `buf` (`u32::to_string` without the formatting machinery).
+fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).unwrap_or_default()
+}
+
+/// What [`KEY_VALUE`] needs before it can match: a letter first, and a first `:` (its key
+/// holds none) with a value after it.
+fn key_value_like(line: &str) -> bool {
+    line.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
+        && memchr::memchr(b':', line.as_bytes()).is_some_and(|i| i + 1 < line.len())
 }
 
 /// `$ perf stat -- make`, `1) perf stat --null --repeat 10 -- hackbench 20 thread 20000`.
 fn perf_command(line: &str) -> Option<&str> {
+    // Only a prompt, a number or nothing comes before `perf stat`: skip the search on other
+    // lines (they are trimmed, so anything else starts with the first byte of something else).
+    let first = *line.as_bytes().first()?;
+    let maybe = matches!(first, b'p' | b'$' | b'#' | b'%' | b'0'..=b'9');
+    if !(maybe || is_space(first) || !first.is_ascii()) {
+        return None;
+    }
     let at = find_str(line, "perf stat")?;
     let before = line[..at].trim();
     let prompt_like = before.is_empty()
@@ -666,6 +726,65 @@ mod tests {
         assert_eq!(strip_box("|  Patched kernel:"), "Patched kernel:");
         assert_eq!(strip_box("| a | b |"), "| a | b |");
         assert_eq!(strip_box("1,2 cycles"), "1,2 cycles");
+    }
+
+    #[test]
+    fn numbers_read_directly_agree_with_parse_number() {
+        let same = |t: &str| {
+            assert_eq!(
+                number(t).map(f64::to_bits),
+                parse_number(t).map(f64::to_bits),
+                "{t:?}"
+            );
+        };
+        for t in [
+            "0",
+            "24.536050899",
+            "1.",
+            ".5",
+            ".",
+            "1.2.3",
+            "00.5",
+            "9007199254740992",
+            "9007199254740993",
+            "1234567890123456789",
+            "12345678901234567890",
+            "0.0000000000000000000001",
+            "0.00000000000000000000001",
+            "1,000",
+            "-1.5",
+            "+2",
+            "",
+            "1e3",
+            " 1.5",
+            "123.456789012345678",
+        ] {
+            same(t);
+        }
+        // Digit strings of every length with the dot anywhere.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = 1 + (x % 21) as usize;
+            let mut t: String = (0..len)
+                .map(|i| char::from(b'0' + ((x >> (i * 3)) % 10) as u8))
+                .collect();
+            let dot = ((x >> 40) % (len as u64 + 2)) as usize;
+            if dot < len {
+                t.insert(dot, '.');
+            }
+            same(&t);
+        }
+    }
+
+    #[test]
+    fn decimals() {
+        let mut buf = [0u8; 10];
+        for n in [0, 7, 10, 99, 1234, u32::MAX] {
+            assert_eq!(decimal(n, &mut buf), n.to_string());
+        }
     }
 
     #[test]
