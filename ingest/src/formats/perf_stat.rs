@@ -648,24 +648,29 @@ fn number(t: &str) -> Option<f64> {
         1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
     ];
     let b = t.as_bytes();
-    let mut m: u64 = 0;
-    let mut digits = 0;
-    let mut dot = None;
-    for (i, &c) in b.iter().enumerate() {
-        match c {
-            b'0'..=b'9' if digits < 19 => {
-                m = m * 10 + u64::from(c - b'0');
-                digits += 1;
-            }
-            b'.' if dot.is_none() && i > 0 && i + 1 < b.len() => dot = Some(i),
-            _ => return parse_number(t),
-        }
-    }
-    let frac = dot.map_or(0, |d| b.len() - d - 1);
-    if digits == 0 || m > 1 << 53 || frac >= POW10.len() {
+    let (int, frac) = match b.iter().position(|&c| c == b'.') {
+        Some(d) => (&b[..d], &b[d + 1..]),
+        None => (b, &b[b.len()..]),
+    };
+    // `1.` and `.5` are left to the general parser.
+    let dot_alone = int.len() < b.len() && frac.is_empty();
+    if int.is_empty() || dot_alone || frac.len() >= POW10.len() || int.len() + frac.len() > 19 {
         return parse_number(t);
     }
-    Some(m as f64 / POW10[frac])
+    let mut m: u64 = 0;
+    for part in [int, frac] {
+        for &c in part {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                return parse_number(t);
+            }
+            m = m * 10 + u64::from(d);
+        }
+    }
+    if m > 1 << 53 {
+        return parse_number(t);
+    }
+    Some(m as f64 / POW10[frac.len()])
 }
 
 fn value(text: &str, what: &str, line: u64) -> Result<f64, ParseError> {
