@@ -343,7 +343,7 @@ impl Parser {
         let blocks = std::mem::take(&mut self.blocks);
         for b in &blocks {
             for it in &b.items {
-                self.emit(b, it, ctx)?;
+                self.emit(b.label, b.command, it, ctx)?;
             }
         }
         if let Some(mut last) = blocks.into_iter().last() {
@@ -368,25 +368,28 @@ impl Parser {
                 }
                 Ok(())
             }
-            Some(_) => match self.blocks.pop() {
-                Some(b) => {
-                    let r = self.emit(&b, &item, ctx);
-                    self.blocks.push(b);
-                    r
-                }
+            Some(_) => match self.blocks.last() {
+                Some(b) => self.emit(b.label, b.command, &item, ctx),
                 None => Ok(()),
             },
         }
     }
 
-    fn emit(&mut self, b: &Block, it: &Item, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+    /// Stores a value of the block with this label and command.
+    fn emit(
+        &mut self,
+        label: u32,
+        command: Option<u32>,
+        it: &Item,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), ParseError> {
         let param = match self.by_command {
-            Some(true) => b.command.is_some(),
-            _ => b.command.is_some() && b.command != self.first_command,
+            Some(true) => command.is_some(),
+            _ => command.is_some() && command != self.first_command,
         };
         let key = Key {
-            label: b.label,
-            command: b.command.filter(|_| param),
+            label,
+            command: command.filter(|_| param),
             metric: it.metric,
             scope: it.scope,
             stat: it.stat,
