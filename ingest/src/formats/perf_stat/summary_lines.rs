@@ -108,13 +108,21 @@ pub(super) fn runs(rest: &str) -> Option<(usize, &str)> {
         return Some((c.get(0)?.start(), c.get(1)?.as_str()));
     }
     // `(N runs)` then only spaces and at most one `:` to the end.
-    let space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r');
-    let t = rest.trim_end_matches(space);
-    let t = t.strip_suffix(':').unwrap_or(t).trim_end_matches(space);
-    let body = t.strip_suffix(" runs)")?;
-    let open = body.rfind('(')?;
-    let n = &body[open + 1..];
-    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some((open, n))
+    let b = rest.as_bytes();
+    let before_spaces = |mut e: usize| {
+        while e > 0 && is_space(b[e - 1]) {
+            e -= 1;
+        }
+        e
+    };
+    let mut end = before_spaces(b.len());
+    if end > 0 && b[end - 1] == b':' {
+        end = before_spaces(end - 1);
+    }
+    let body = b[..end].strip_suffix(b" runs)")?;
+    let open = memchr::memrchr(b'(', body)?;
+    let n = &rest[open + 1..body.len()];
+    (!n.is_empty() && n.bytes().all(|c| c.is_ascii_digit())).then_some((open, n))
 }
 
 #[cfg(test)]
