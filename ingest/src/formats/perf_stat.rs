@@ -46,8 +46,12 @@ use crate::lines::{Lines, find_str, is_space, parse_number, strip_mail, trim, tr
 use crate::model::{Ctx, Direction};
 
 use self::ids::{Ids, Key, Stat, UnitId};
+use self::key_value::key_value;
+use self::numbers::{decimal, number};
 
 mod ids;
+mod key_value;
+mod numbers;
 mod summary_lines;
 
 pub struct PerfStat;
@@ -61,11 +65,6 @@ static USER_SYS: LazyLock<Regex> =
 /// `--table` rows: `5.189 (-0.293) ###`.
 static TABLE_ROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\d+(?:\.\d+)?)\s+\([+-]?[\d.]+\)\s*#*$").expect("valid regex"));
-/// Unrelated `Key: <number> [unit]` lines (`Slab: 7936 kB`).
-static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^([A-Za-z][\w ()/.-]*?):\s+(-?[\d.,]+(?:\s*\S+)?)$").expect("valid regex")
-});
-
 impl Format for PerfStat {
     fn name(&self) -> &'static str {
         "perf_stat"
@@ -260,12 +259,10 @@ impl Parser {
             }
             return Ok(());
         }
-        if key_value_like(line)
-            && let Some(c) = KEY_VALUE.captures(line)
-        {
+        if let Some((key, value)) = key_value(line) {
             self.labels.side_data();
             self.in_block = false;
-            self.meta.next(c[1].trim(), c[2].trim());
+            self.meta.next(key.trim(), value.trim());
             return Ok(());
         }
         self.in_block = false;
@@ -421,36 +418,39 @@ impl Parser {
         self.ids.names.id(&self.scratch)
     }
 
-    /// The `@cpu3` that metadata keys of a per-CPU row end with.
-    fn at(&self, cpu: Option<&str>, scope: u32) -> String {
-        match cpu {
-            Some(_) => format!("@{}", self.ids.names.get(scope)),
-            None => String::new(),
+    /// `prefix` `event`, then `@cpu3` for a per-CPU row: a metadata key, built in the scratch.
+    fn meta_key(&mut self, prefix: &str, event: &str, scope: Option<u32>) {
+        self.scratch.clear();
+        self.scratch.push_str(prefix);
+        self.scratch.push_str(event);
+        if let Some(s) = scope {
+            self.scratch.push('@');
+            self.scratch.push_str(self.ids.names.get(s));
         }
     }
 
     /// A counter row.
     fn counter(&mut self, line: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let mut rest = line.trim();
+        let mut rest = trim(line);
         // Trailing groups: `( +- 0.24% )` spread, `(93.10%)` multiplexing share.
         let mut spread = None;
         let mut multiplex = None;
         while rest.ends_with(')') {
             let Some(open) = rest.rfind('(') else { break };
-            let inner = rest[open + 1..rest.len() - 1].trim();
+            let inner = trim(&rest[open + 1..rest.len() - 1]);
             if let Some(pct) = inner.strip_prefix("+-") {
-                spread = Some(pct.trim().trim_end_matches('%').trim());
+                spread = Some(trim(trim(pct).trim_end_matches('%')));
             } else if let Some(pct) = inner.strip_suffix('%')
-                && parse_number(pct).is_some()
+                && number(pct).is_some()
             {
-                multiplex = Some(pct.trim());
+                multiplex = Some(trim(pct));
             } else {
                 break;
             }
-            rest = rest[..open].trim_end();
+            rest = trim_end(&rest[..open]);
         }
         let (main, derived) = match rest.split_once('#') {
-            Some((m, d)) => (m.trim(), Some(d)),
+            Some((m, d)) => (trim(m), Some(d)),
             None => (rest, None),
         };
         // A row has at most a scope, a count, a unit and an event, or a `<not ...>` note and
@@ -502,7 +502,7 @@ impl Parser {
             }
             return Ok(());
         }
-        let Some(count) = toks.first().and_then(|t| parse_number(t)) else {
+        let Some(count) = toks.first().and_then(|t| number(t)) else {
             ctx.warn(format!("not a perf stat counter row: {line:?}"));
             return Ok(());
         };
@@ -573,14 +573,20 @@ impl Parser {
                 line,
             };
             self.add(share, ctx)?;
-            let key = format!("multiplex_pct.{event}{}", self.at(cpu, scope));
-            self.meta.set(&key, m);
+            self.meta_key("multiplex_pct.", event, cpu.map(|_| scope));
+            self.meta.set(&self.scratch, m);
         }
         if let Some(d) = derived {
-            let d = words(d).collect::<Vec<_>>().join(" ");
-            if !d.is_empty() {
-                let key = format!("derived.{event}{}", self.at(cpu, scope));
-                self.meta.set(&key, d);
+            let mut joined = String::new();
+            for w in words(d) {
+                if !joined.is_empty() {
+                    joined.push(' ');
+                }
+                joined.push_str(w);
+            }
+            if !joined.is_empty() {
+                self.meta_key("derived.", event, cpu.map(|_| scope));
+                self.meta.set(&self.scratch, joined);
             }
         }
         Ok(())
@@ -609,7 +615,7 @@ fn starts_like_counter(line: &str) -> bool {
     let t = line.trim_start();
     let first = words(t).next().unwrap_or("");
     // A numbered heading (`2) After applying this patchset:`) is prose, not a count.
-    (t.starts_with(|c: char| c.is_ascii_digit()) && parse_number(first).is_some())
+    (t.starts_with(|c: char| c.is_ascii_digit()) && number(first).is_some())
         || t.starts_with('<')
         || (t.starts_with("CPU") && t[3..].starts_with(|c: char| c.is_ascii_digit()))
 }
@@ -642,40 +648,6 @@ fn is_unit(t: &str) -> bool {
     )
 }
 
-/// [`parse_number`], with a plain `digits[.digits]` token of at most 19 digits read directly:
-/// its digits as an integer below 2^53 divided by an exact power of ten (at most 10^22) is the
-/// correctly rounded value, the same number the general parser returns.
-fn number(t: &str) -> Option<f64> {
-    const POW10: [f64; 23] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-    ];
-    let b = t.as_bytes();
-    let (int, frac) = match b.iter().position(|&c| c == b'.') {
-        Some(d) => (&b[..d], &b[d + 1..]),
-        None => (b, &b[b.len()..]),
-    };
-    // `1.` and `.5` are left to the general parser.
-    let dot_alone = int.len() < b.len() && frac.is_empty();
-    if int.is_empty() || dot_alone || frac.len() >= POW10.len() || int.len() + frac.len() > 19 {
-        return parse_number(t);
-    }
-    let mut m: u64 = 0;
-    for part in [int, frac] {
-        for &c in part {
-            let d = c.wrapping_sub(b'0');
-            if d > 9 {
-                return parse_number(t);
-            }
-            m = m * 10 + u64::from(d);
-        }
-    }
-    if m > 1 << 53 {
-        return parse_number(t);
-    }
-    Some(m as f64 / POW10[frac.len()])
-}
-
 fn value(text: &str, what: &str, line: u64) -> Result<f64, ParseError> {
     // Authors stress the number that matters with mail emphasis: `*1.39285*`.
     let bare = text
@@ -683,27 +655,6 @@ fn value(text: &str, what: &str, line: u64) -> Result<f64, ParseError> {
         .and_then(|t| t.strip_suffix('*'))
         .unwrap_or(text);
     number(bare).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
-}
-
-/// `n` in decimal, written into `buf` (`u32::to_string` without the formatting machinery).
-fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[i..]).unwrap_or_default()
-}
-
-/// What [`KEY_VALUE`] needs before it can match: a letter first, and a first `:` (its key
-/// holds none) with a value after it.
-fn key_value_like(line: &str) -> bool {
-    line.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
-        && memchr::memchr(b':', line.as_bytes()).is_some_and(|i| i + 1 < line.len())
 }
 
 /// `$ perf stat -- make`, `1) perf stat --null --repeat 10 -- hackbench 20 thread 20000`.
@@ -734,65 +685,6 @@ mod tests {
         assert_eq!(strip_box("|  Patched kernel:"), "Patched kernel:");
         assert_eq!(strip_box("| a | b |"), "| a | b |");
         assert_eq!(strip_box("1,2 cycles"), "1,2 cycles");
-    }
-
-    #[test]
-    fn numbers_read_directly_agree_with_parse_number() {
-        let same = |t: &str| {
-            assert_eq!(
-                number(t).map(f64::to_bits),
-                parse_number(t).map(f64::to_bits),
-                "{t:?}"
-            );
-        };
-        for t in [
-            "0",
-            "24.536050899",
-            "1.",
-            ".5",
-            ".",
-            "1.2.3",
-            "00.5",
-            "9007199254740992",
-            "9007199254740993",
-            "1234567890123456789",
-            "12345678901234567890",
-            "0.0000000000000000000001",
-            "0.00000000000000000000001",
-            "1,000",
-            "-1.5",
-            "+2",
-            "",
-            "1e3",
-            " 1.5",
-            "123.456789012345678",
-        ] {
-            same(t);
-        }
-        // Digit strings of every length with the dot anywhere.
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let len = 1 + (x % 21) as usize;
-            let mut t: String = (0..len)
-                .map(|i| char::from(b'0' + ((x >> (i * 3)) % 10) as u8))
-                .collect();
-            let dot = ((x >> 40) % (len as u64 + 2)) as usize;
-            if dot < len {
-                t.insert(dot, '.');
-            }
-            same(&t);
-        }
-    }
-
-    #[test]
-    fn decimals() {
-        let mut buf = [0u8; 10];
-        for n in [0, 7, 10, 99, 1234, u32::MAX] {
-            assert_eq!(decimal(n, &mut buf), n.to_string());
-        }
     }
 
     #[test]
