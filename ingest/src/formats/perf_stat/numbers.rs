@@ -133,14 +133,14 @@ mod tests {
                 t.insert(dot, '.');
             }
             // Commas now and then, mostly where separators go.
-            if (x >> 50) % 3 == 0 {
+            if (x >> 50).is_multiple_of(3) {
                 let int = t.find('.').unwrap_or(t.len());
                 let mut at = int;
                 while at > 3 {
                     at -= 3;
                     t.insert(at, ',');
                 }
-                if (x >> 55) % 4 == 0 {
+                if (x >> 55).is_multiple_of(4) {
                     let at = ((x >> 57) as usize) % (t.len() + 1);
                     t.insert(at, ',');
                 }
