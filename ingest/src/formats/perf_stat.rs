@@ -34,32 +34,37 @@
 
 use std::sync::LazyLock;
 
+use memchr::memmem::Finder;
 use regex::Regex;
 
-use self::summary_lines::{ELAPSED_WORDS, elapsed, runs};
+use self::summary_lines::{elapsed, runs};
 
 use super::Format;
 use super::blocks::{BlockMeta, Labeler};
 use crate::error::ParseError;
-use crate::lines::{Lines, find_str, parse_number, strip_mail, trim_end, words};
-use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
+use crate::lines::{Lines, find_str, is_space, parse_number, strip_mail, trim, trim_end, words};
+use crate::model::{Ctx, Direction};
 
+use self::ids::{Ids, Key, Stat, UnitId};
+use self::key_value::key_value;
+use self::numbers::{decimal, number};
+
+mod ids;
+mod key_value;
+mod numbers;
 mod summary_lines;
 
 pub struct PerfStat;
 
 const HEADER: &str = "Performance counter stats for ";
+/// Searched for in every line: built once rather than per call.
+static HEADER_FINDER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(HEADER));
 
 static USER_SYS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\S+)\s+seconds (user|sys)$").expect("valid regex"));
 /// `--table` rows: `5.189 (-0.293) ###`.
 static TABLE_ROW: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(\d+(?:\.\d+)?)\s+\([+-]?[\d.]+\)\s*#*$").expect("valid regex"));
-/// Unrelated `Key: <number> [unit]` lines (`Slab: 7936 kB`).
-static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^([A-Za-z][\w ()/.-]*?):\s+(-?[\d.,]+(?:\s*\S+)?)$").expect("valid regex")
-});
-
 impl Format for PerfStat {
     fn name(&self) -> &'static str {
         "perf_stat"
@@ -102,29 +107,36 @@ fn strip_box(line: &str) -> &str {
     }
 }
 
-/// A reusable spec (`SeriesSpec` has no natural default).
-struct Scratch(SeriesSpec);
-
-impl Default for Scratch {
-    fn default() -> Self {
-        Scratch(SeriesSpec::count(SeriesKey::new(String::new())))
-    }
-}
-
 /// A value waiting for its block's label and params.
+#[derive(Clone, Copy)]
 struct Item {
-    metric: String,
-    unit: Unit,
+    metric: u32,
+    scope: u32,
+    unit: UnitId,
     direction: Direction,
-    statistic: Option<&'static str>,
-    scope: Option<String>,
+    stat: Stat,
     value: f64,
     line: u64,
 }
 
+impl Item {
+    fn seconds(metric: u32, stat: Stat, value: f64, line: u64) -> Self {
+        Item {
+            metric,
+            scope: ids::ALL,
+            unit: UnitId::Seconds,
+            direction: Direction::LowerIsBetter,
+            stat,
+            value,
+            line,
+        }
+    }
+}
+
 struct Block {
-    label: Option<String>,
-    command: Option<String>,
+    /// A [`Key::label`](ids::Key).
+    label: u32,
+    command: Option<u32>,
     runs: Option<u32>,
     items: Vec<Item>,
     not_counted: Vec<String>,
@@ -143,14 +155,15 @@ struct Parser {
     /// None while items are held back; then whether every block's series carry its command
     /// as a param (`Some(false)`: only blocks whose command differs from the first one).
     by_command: Option<bool>,
-    first_command: Option<String>,
+    first_command: Option<u32>,
     buffered: usize,
     /// Something other than workload output was found.
     measured: bool,
     /// Workload output read before the `perf stat` summary it belongs to.
     pending: Vec<Item>,
-    /// The spec of the value being stored, reused.
-    spec: Scratch,
+    ids: Ids,
+    /// Names built from parts (`cycles.stddev_pct`), reused.
+    scratch: String,
     /// Between a header and the prose that follows the block.
     in_block: bool,
     in_table: bool,
@@ -162,59 +175,43 @@ impl Parser {
             self.labels.blank();
             return Ok(());
         }
-        if let Some(at) = find_str(line, HEADER) {
+        if line.len() >= HEADER.len()
+            && let Some(at) = HEADER_FINDER.find(line.as_bytes())
+        {
             return self.header(&line[at + HEADER.len()..], ctx);
         }
-        if find_str(line, ELAPSED_WORDS).is_some()
-            && let Some(c) = elapsed(line)
-        {
+        if let Some(c) = elapsed(line) {
             if !self.in_block {
                 self.start(None, None, ctx)?;
             }
             let stat = self.mean();
             let v = value(c[0].unwrap_or_default(), "elapsed time", ctx.line)?;
-            self.item(
-                "elapsed",
-                Unit::Seconds,
-                Direction::LowerIsBetter,
-                stat,
-                v,
-                ctx,
-            )?;
+            self.add(Item::seconds(ids::ELAPSED, stat, v, ctx.line), ctx)?;
             if let Some(abs) = c[1] {
                 let v = value(abs, "elapsed time spread", ctx.line)?;
-                self.item(
-                    "elapsed.stddev",
-                    Unit::Seconds,
-                    Direction::LowerIsBetter,
-                    Some("stddev"),
-                    v,
-                    ctx,
-                )?;
+                let it = Item::seconds(ids::ELAPSED_STDDEV, Stat::Stddev, v, ctx.line);
+                self.add(it, ctx)?;
             }
             if let Some(pct) = c[2] {
                 let v = value(pct, "elapsed time spread", ctx.line)?;
-                let stat = Some("rel_stddev_pct");
-                self.item(
-                    "elapsed.stddev_pct",
-                    Unit::Percent,
-                    Direction::LowerIsBetter,
-                    stat,
-                    v,
-                    ctx,
-                )?;
+                let it = Item {
+                    unit: UnitId::Percent,
+                    ..Item::seconds(ids::ELAPSED_STDDEV_PCT, Stat::RelStddevPct, v, ctx.line)
+                };
+                self.add(it, ctx)?;
             }
             self.in_table = false;
             return Ok(());
         }
         if self.in_block
-            && find_str(line, " seconds ").is_some()
+            // The regex ends with `$`: only such lines can match.
+            && (line.ends_with("seconds user") || line.ends_with("seconds sys"))
             && let Some(c) = USER_SYS.captures(line)
         {
             let v = value(&c[1], "CPU time", ctx.line)?;
             let stat = self.mean();
-            self.item(&c[2], Unit::Seconds, Direction::LowerIsBetter, stat, v, ctx)?;
-            return Ok(());
+            let metric = if &c[2] == "user" { ids::USER } else { ids::SYS };
+            return self.add(Item::seconds(metric, stat, v, ctx.line), ctx);
         }
         if self.in_block && line.starts_with('#') {
             let l = line.trim_start_matches('#').trim();
@@ -230,15 +227,7 @@ impl Parser {
             && let Some(c) = TABLE_ROW.captures(line)
         {
             let v = value(&c[1], "elapsed time", ctx.line)?;
-            self.item(
-                "elapsed",
-                Unit::Seconds,
-                Direction::LowerIsBetter,
-                None,
-                v,
-                ctx,
-            )?;
-            return Ok(());
+            return self.add(Item::seconds(ids::ELAPSED, Stat::Sample, v, ctx.line), ctx);
         }
         if let Some(cmd) = perf_command(line) {
             self.labels.command();
@@ -261,15 +250,8 @@ impl Parser {
             })?;
             self.labels.side_data();
             self.in_block = false;
-            self.pending.push(Item {
-                metric: "workload.time".into(),
-                unit: Unit::Seconds,
-                direction: Direction::LowerIsBetter,
-                statistic: None,
-                scope: None,
-                value: v,
-                line: ctx.line,
-            });
+            let it = Item::seconds(ids::WORKLOAD_TIME, Stat::Sample, v, ctx.line);
+            self.pending.push(it);
             if self.pending.len() >= BUFFER_LIMIT {
                 // Endless workload output without a summary: give it a block of its own.
                 self.start(None, None, ctx)?;
@@ -277,12 +259,10 @@ impl Parser {
             }
             return Ok(());
         }
-        if line.contains(':')
-            && let Some(c) = KEY_VALUE.captures(line)
-        {
+        if let Some((key, value)) = key_value(line) {
             self.labels.side_data();
             self.in_block = false;
-            self.meta.next(c[1].trim(), c[2].trim());
+            self.meta.next(key.trim(), value.trim());
             return Ok(());
         }
         self.in_block = false;
@@ -297,16 +277,14 @@ impl Parser {
         let target = match runs_match {
             Some((start, _)) => &rest[..start],
             None => rest,
-        }
-        .trim()
-        .trim_end_matches(':')
-        .trim();
+        };
+        let target = trim(trim(target).trim_end_matches(':'));
         // `'make'` names the command; `'system wide'`, `CPU(s) 0-3`, `process id '42'` a target.
         let quoted = target
             .strip_prefix('\'')
             .and_then(|t| t.strip_suffix('\''))
             .filter(|t| !t.is_empty());
-        let command = quoted.filter(|t| *t != "system wide").map(str::to_string);
+        let command = quoted.filter(|t| *t != "system wide");
         if command.is_none() && !target.is_empty() {
             self.meta.next("target", quoted.unwrap_or(target));
         }
@@ -315,28 +293,31 @@ impl Parser {
 
     fn start(
         &mut self,
-        command: Option<String>,
+        command: Option<&str>,
         runs: Option<u32>,
         ctx: &mut Ctx<'_>,
     ) -> Result<(), ParseError> {
         let label = self.labels.label();
-        self.meta.start(label.clone(), ctx.line);
-        if let Some(c) = &command {
-            self.meta.set("command", c.clone());
+        let label_id = self.ids.label(label.as_deref());
+        self.meta.start(label, ctx.line);
+        if let Some(c) = command {
+            self.meta.set("command", c);
         }
         if let Some(r) = runs {
-            self.meta.set("runs", r.to_string());
+            let mut buf = [0u8; 10];
+            self.meta.set("runs", decimal(r, &mut buf));
         }
         if self.by_command.is_some() {
             self.blocks.clear();
         }
+        let command = command.map(|c| self.ids.commands.id(c));
         let differs =
             command.is_some() && self.first_command.is_some() && command != self.first_command;
         if self.first_command.is_none() {
-            self.first_command.clone_from(&command);
+            self.first_command = command;
         }
         self.blocks.push(Block {
-            label,
+            label: label_id,
             command,
             runs,
             items: Vec::new(),
@@ -359,7 +340,7 @@ impl Parser {
         let blocks = std::mem::take(&mut self.blocks);
         for b in &blocks {
             for it in &b.items {
-                self.emit(b, it, ctx)?;
+                self.emit(b.label, b.command, it, ctx)?;
             }
         }
         if let Some(mut last) = blocks.into_iter().last() {
@@ -370,7 +351,7 @@ impl Parser {
     }
 
     fn add(&mut self, item: Item, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        if item.metric != "workload.time" {
+        if item.metric != ids::WORKLOAD_TIME {
             self.measured = true;
         }
         match self.by_command {
@@ -384,124 +365,121 @@ impl Parser {
                 }
                 Ok(())
             }
-            Some(_) => match self.blocks.pop() {
-                Some(b) => {
-                    let r = self.emit(&b, &item, ctx);
-                    self.blocks.push(b);
-                    r
-                }
+            Some(_) => match self.blocks.last() {
+                Some(b) => self.emit(b.label, b.command, &item, ctx),
                 None => Ok(()),
             },
         }
     }
 
-    fn emit(&mut self, b: &Block, it: &Item, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+    /// Stores a value of the block with this label and command.
+    fn emit(
+        &mut self,
+        label: u32,
+        command: Option<u32>,
+        it: &Item,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), ParseError> {
         let param = match self.by_command {
-            Some(true) => b.command.is_some(),
-            _ => b.command.is_some() && b.command != self.first_command,
+            Some(true) => command.is_some(),
+            _ => command.is_some() && command != self.first_command,
         };
-        // One spec reused for every value: only a new series costs an allocation.
-        let spec = &mut self.spec.0;
-        let key = &mut spec.key;
-        key.metric.clear();
-        key.metric.push_str(&it.metric);
-        key.scope.clear();
-        key.scope.push_str(it.scope.as_deref().unwrap_or("all"));
-        if key.label != b.label {
-            key.label.clone_from(&b.label);
-        }
-        if key.statistic.as_deref() != it.statistic {
-            key.statistic = it.statistic.map(str::to_string);
-        }
-        let command = b.command.as_ref().filter(|_| param);
-        if key.params.get("command") != command {
-            key.params.clear();
-            if let Some(c) = command {
-                key.params.insert("command".into(), c.clone());
-            }
-        }
-        if spec.unit != it.unit {
-            spec.unit = it.unit.clone();
-        }
-        spec.direction = it.direction;
+        let key = Key {
+            label,
+            command: command.filter(|_| param),
+            metric: it.metric,
+            scope: it.scope,
+            stat: it.stat,
+            unit: it.unit,
+            direction: it.direction,
+        };
+        let id = self.ids.series(key, ctx);
         // Errors name the value's own line, which for held-back items is an earlier one.
         let current = ctx.line;
         ctx.line = it.line;
-        let id = ctx.series_ref(spec);
         let r = ctx.sample(id, it.value);
         ctx.line = current;
         r
     }
 
     /// perf prints the mean of the runs when asked for several.
-    fn mean(&self) -> Option<&'static str> {
-        self.blocks
-            .last()
-            .and_then(|b| b.runs)
-            .filter(|r| *r > 1)
-            .map(|_| "mean")
+    fn mean(&self) -> Stat {
+        match self.blocks.last().and_then(|b| b.runs) {
+            Some(r) if r > 1 => Stat::Mean,
+            _ => Stat::Sample,
+        }
     }
 
-    fn item(
-        &mut self,
-        metric: &str,
-        unit: Unit,
-        direction: Direction,
-        statistic: Option<&'static str>,
-        value: f64,
-        ctx: &mut Ctx<'_>,
-    ) -> Result<(), ParseError> {
-        let item = Item {
-            metric: metric.to_string(),
-            unit,
-            direction,
-            statistic,
-            scope: None,
-            value,
-            line: ctx.line,
-        };
-        self.add(item, ctx)
+    /// The id of `event` followed by `suffix`.
+    fn name(&mut self, event: &str, suffix: &str) -> u32 {
+        self.scratch.clear();
+        self.scratch.push_str(event);
+        self.scratch.push_str(suffix);
+        self.ids.names.id(&self.scratch)
+    }
+
+    /// `prefix` `event`, then `@cpu3` for a per-CPU row: a metadata key, built in the scratch.
+    fn meta_key(&mut self, prefix: &str, event: &str, scope: Option<u32>) {
+        self.scratch.clear();
+        self.scratch.push_str(prefix);
+        self.scratch.push_str(event);
+        if let Some(s) = scope {
+            self.scratch.push('@');
+            self.scratch.push_str(self.ids.names.get(s));
+        }
     }
 
     /// A counter row.
     fn counter(&mut self, line: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let mut rest = line.trim();
+        let mut rest = trim(line);
         // Trailing groups: `( +- 0.24% )` spread, `(93.10%)` multiplexing share.
         let mut spread = None;
         let mut multiplex = None;
         while rest.ends_with(')') {
             let Some(open) = rest.rfind('(') else { break };
-            let inner = rest[open + 1..rest.len() - 1].trim();
+            let inner = trim(&rest[open + 1..rest.len() - 1]);
             if let Some(pct) = inner.strip_prefix("+-") {
-                spread = Some(pct.trim().trim_end_matches('%').trim().to_string());
+                spread = Some(trim(trim(pct).trim_end_matches('%')));
             } else if let Some(pct) = inner.strip_suffix('%')
-                && parse_number(pct).is_some()
+                && number(pct).is_some()
             {
-                multiplex = Some(pct.trim().to_string());
+                multiplex = Some(trim(pct));
             } else {
                 break;
             }
-            rest = rest[..open].trim_end();
+            rest = trim_end(&rest[..open]);
         }
         let (main, derived) = match rest.split_once('#') {
-            Some((m, d)) => (m.trim(), Some(words(d).collect::<Vec<_>>().join(" "))),
+            Some((m, d)) => (trim(m), Some(d)),
             None => (rest, None),
         };
-        let mut toks: Vec<&str> = words(main).collect();
-        let scope = match toks.first() {
-            Some(t)
-                if t.len() > 3
-                    && t.starts_with("CPU")
-                    && t[3..].bytes().all(|b| b.is_ascii_digit()) =>
-            {
-                let s = t.to_ascii_lowercase();
-                toks.remove(0);
-                Some(s)
+        // A row has at most a scope, a count, a unit and an event, or a `<not ...>` note and
+        // an event; one more word is enough to refuse it.
+        let mut buf = [""; 8];
+        let mut n = 0;
+        for w in words(main) {
+            if n == buf.len() {
+                n += 1;
+                break;
             }
-            _ => None,
-        };
+            buf[n] = w;
+            n += 1;
+        }
+        let all = &buf[..n.min(buf.len())];
+        let cpu = all.first().copied().filter(|t| {
+            t.len() > 3 && t.starts_with("CPU") && t[3..].bytes().all(|b| b.is_ascii_digit())
+        });
+        let toks = if cpu.is_some() { &all[1..] } else { all };
         // `<not supported>` / `<not counted>`: two tokens in place of the count.
         if toks.first().is_some_and(|t| t.starts_with('<')) {
+            // Past the words kept, the note and event are read from the whole row.
+            let owned: Vec<&str>;
+            let toks = if n > buf.len() {
+                owned = words(main).skip(cpu.is_some() as usize).collect();
+                &owned[..]
+            } else {
+                toks
+            };
             let close = toks.iter().position(|t| t.ends_with('>'));
             let (what, event) = match close {
                 Some(i) => (toks[..=i].join(" "), toks.get(i + 1).copied()),
@@ -524,7 +502,7 @@ impl Parser {
             }
             return Ok(());
         }
-        let Some(count) = toks.first().and_then(|t| parse_number(t)) else {
+        let Some(count) = toks.first().and_then(|t| number(t)) else {
             ctx.warn(format!("not a perf stat counter row: {line:?}"));
             return Ok(());
         };
@@ -543,56 +521,73 @@ impl Parser {
             }
         };
         let (unit, direction, v) = match unit {
-            None => (Unit::Count, Direction::Neutral, count),
-            Some("msec") => (Unit::Seconds, Direction::LowerIsBetter, count / 1e3),
-            Some("usec" | "us") => (Unit::Seconds, Direction::LowerIsBetter, count / 1e6),
-            Some("nsec" | "ns") => (Unit::Seconds, Direction::LowerIsBetter, count / 1e9),
-            Some("sec" | "s") => (Unit::Seconds, Direction::LowerIsBetter, count),
-            Some(other) => (Unit::Other(other.to_string()), Direction::Neutral, count),
+            None => (UnitId::Count, Direction::Neutral, count),
+            Some("msec") => (UnitId::Seconds, Direction::LowerIsBetter, count / 1e3),
+            Some("usec" | "us") => (UnitId::Seconds, Direction::LowerIsBetter, count / 1e6),
+            Some("nsec" | "ns") => (UnitId::Seconds, Direction::LowerIsBetter, count / 1e9),
+            Some("sec" | "s") => (UnitId::Seconds, Direction::LowerIsBetter, count),
+            Some(other) => (
+                UnitId::Other(self.ids.names.id(other)),
+                Direction::Neutral,
+                count,
+            ),
         };
-        let stat = self.mean();
-        let scope = scope.as_deref();
+        let scope = match cpu {
+            // `CPU3` -> `cpu3`: the digits need no lowering.
+            Some(t) => self.name("cpu", &t[3..]),
+            None => ids::ALL,
+        };
         let line = ctx.line;
         let counter = Item {
-            metric: event.to_string(),
+            metric: self.ids.names.id(event),
+            scope,
             unit,
             direction,
-            statistic: stat,
-            scope: scope.map(str::to_string),
+            stat: self.mean(),
             value: v,
             line,
         };
         self.add(counter, ctx)?;
         if let Some(pct) = spread {
             let spread = Item {
-                metric: format!("{event}.stddev_pct"),
-                unit: Unit::Percent,
+                metric: self.name(event, ".stddev_pct"),
+                scope,
+                unit: UnitId::Percent,
                 direction: Direction::LowerIsBetter,
-                statistic: Some("rel_stddev_pct"),
-                scope: scope.map(str::to_string),
-                value: value(&pct, "counter spread", line)?,
+                stat: Stat::RelStddevPct,
+                value: value(pct, "counter spread", line)?,
                 line,
             };
             self.add(spread, ctx)?;
         }
-        let suffix = scope.map(|s| format!("@{s}")).unwrap_or_default();
         if let Some(m) = multiplex {
             // Kept as a series too, so that a comparison can flag counters that were scaled
             // from a share of the run (statistic `multiplex_pct`: a summary, not a sample).
             let share = Item {
-                metric: format!("{event}.multiplex_pct"),
-                unit: Unit::Percent,
+                metric: self.name(event, ".multiplex_pct"),
+                scope,
+                unit: UnitId::Percent,
                 direction: Direction::Neutral,
-                statistic: Some("multiplex_pct"),
-                scope: scope.map(str::to_string),
-                value: value(&m, "multiplexing share", line)?,
+                stat: Stat::MultiplexPct,
+                value: value(m, "multiplexing share", line)?,
                 line,
             };
             self.add(share, ctx)?;
-            self.meta.set(&format!("multiplex_pct.{event}{suffix}"), m);
+            self.meta_key("multiplex_pct.", event, cpu.map(|_| scope));
+            self.meta.set(&self.scratch, m);
         }
-        if let Some(d) = derived.filter(|d| !d.is_empty()) {
-            self.meta.set(&format!("derived.{event}{suffix}"), d);
+        if let Some(d) = derived {
+            let mut joined = String::new();
+            for w in words(d) {
+                if !joined.is_empty() {
+                    joined.push(' ');
+                }
+                joined.push_str(w);
+            }
+            if !joined.is_empty() {
+                self.meta_key("derived.", event, cpu.map(|_| scope));
+                self.meta.set(&self.scratch, joined);
+            }
         }
         Ok(())
     }
@@ -620,7 +615,7 @@ fn starts_like_counter(line: &str) -> bool {
     let t = line.trim_start();
     let first = words(t).next().unwrap_or("");
     // A numbered heading (`2) After applying this patchset:`) is prose, not a count.
-    (t.starts_with(|c: char| c.is_ascii_digit()) && parse_number(first).is_some())
+    (t.starts_with(|c: char| c.is_ascii_digit()) && number(first).is_some())
         || t.starts_with('<')
         || (t.starts_with("CPU") && t[3..].starts_with(|c: char| c.is_ascii_digit()))
 }
@@ -659,11 +654,18 @@ fn value(text: &str, what: &str, line: u64) -> Result<f64, ParseError> {
         .strip_prefix('*')
         .and_then(|t| t.strip_suffix('*'))
         .unwrap_or(text);
-    parse_number(bare).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
+    number(bare).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
 }
 
 /// `$ perf stat -- make`, `1) perf stat --null --repeat 10 -- hackbench 20 thread 20000`.
 fn perf_command(line: &str) -> Option<&str> {
+    // Only a prompt, a number or nothing comes before `perf stat`: skip the search on other
+    // lines (they are trimmed, so anything else starts with the first byte of something else).
+    let first = *line.as_bytes().first()?;
+    let maybe = matches!(first, b'p' | b'$' | b'#' | b'%' | b'0'..=b'9');
+    if !(maybe || is_space(first) || !first.is_ascii()) {
+        return None;
+    }
     let at = find_str(line, "perf stat")?;
     let before = line[..at].trim();
     let prompt_like = before.is_empty()

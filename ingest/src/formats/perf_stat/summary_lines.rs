@@ -7,6 +7,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::lines::{find_str, is_space};
+
 static ELAPSED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"^(\S+)\s+(?:\+-\s*(\S+)\s+)?seconds time elapsed(?:\s+\(\s*\+-\s*([\d.]+)\s*%\s*\))?$",
@@ -19,39 +21,51 @@ pub(super) const ELAPSED_WORDS: &str = "seconds time elapsed";
 /// [`ELAPSED`]'s captures (value, spread, spread in percent): the common ASCII line without
 /// the regex engine, anything else through the regex itself.
 pub(super) fn elapsed(line: &str) -> Option<[Option<&str>; 3]> {
-    let fast = if line.is_ascii() {
-        elapsed_ascii(line)
-    } else {
-        None
-    };
-    fast.or_else(|| {
-        let c = ELAPSED.captures(line)?;
-        Some([1, 2, 3].map(|i| c.get(i).map(|m| m.as_str())))
-    })
+    // A line read to its end holds only ASCII outside its two tokens: when those are ASCII
+    // too, the whole line is, and the reading is the regex's.
+    match elapsed_ascii(line) {
+        Some(c) if c[..2].iter().flatten().all(|t| t.is_ascii()) => return Some(c),
+        None if line.is_ascii() => return None,
+        _ => {}
+    }
+    find_str(line, ELAPSED_WORDS)?;
+    let c = ELAPSED.captures(line)?;
+    Some([1, 2, 3].map(|i| c.get(i).map(|m| m.as_str())))
+}
+
+/// The end of the run of bytes from `i` that `f` accepts.
+fn run(b: &[u8], mut i: usize, f: impl Fn(u8) -> bool) -> usize {
+    while i < b.len() && f(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// [`run`] of spaces: perf pads the summary line with dozens of them, skipped 8 at a time.
+fn spaces(b: &[u8], mut i: usize) -> usize {
+    while let Some(w) = b.get(i..i + 8)
+        && u64::from_ne_bytes(w.try_into().unwrap_or_default()) == u64::from_ne_bytes([b' '; 8])
+    {
+        i += 8;
+    }
+    run(b, i, is_space)
 }
 
 /// [`ELAPSED`] on an ASCII line, where `\s` is one of the six ASCII spaces and `\d` a digit.
 fn elapsed_ascii(line: &str) -> Option<[Option<&str>; 3]> {
     let b = line.as_bytes();
-    let space = crate::lines::is_space;
-    let run = |mut i: usize, f: &dyn Fn(u8) -> bool| {
-        while i < b.len() && f(b[i]) {
-            i += 1;
-        }
-        i
-    };
-    let not_space = |c: u8| !space(c);
-    let v_end = run(0, &not_space);
-    let mut i = run(v_end, &space);
+    let not_space = |c: u8| !is_space(c);
+    let v_end = run(b, 0, not_space);
+    let mut i = spaces(b, v_end);
     if v_end == 0 || i == v_end {
         return None;
     }
     let value = &line[..v_end];
     let mut spread = None;
     if b[i..].starts_with(b"+-") {
-        let s_start = run(i + 2, &space);
-        let s_end = run(s_start, &not_space);
-        i = run(s_end, &space);
+        let s_start = spaces(b, i + 2);
+        let s_end = run(b, s_start, not_space);
+        i = spaces(b, s_end);
         if s_end == s_start || i == s_end {
             return None;
         }
@@ -65,21 +79,21 @@ fn elapsed_ascii(line: &str) -> Option<[Option<&str>; 3]> {
         return Some([Some(value), spread, None]);
     }
     // `( +- 0.24% )`
-    let j = run(i, &space);
+    let j = spaces(b, i);
     if j == i || b.get(j) != Some(&b'(') {
         return None;
     }
-    let j = run(j + 1, &space);
+    let j = spaces(b, j + 1);
     if !b[j..].starts_with(b"+-") {
         return None;
     }
-    let p_start = run(j + 2, &space);
-    let p_end = run(p_start, &|c: u8| c.is_ascii_digit() || c == b'.');
-    let j = run(p_end, &space);
+    let p_start = spaces(b, j + 2);
+    let p_end = run(b, p_start, |c: u8| c.is_ascii_digit() || c == b'.');
+    let j = spaces(b, p_end);
     if p_end == p_start || b.get(j) != Some(&b'%') {
         return None;
     }
-    let j = run(j + 1, &space);
+    let j = spaces(b, j + 1);
     (b.get(j) == Some(&b')') && j + 1 == b.len())
         .then(|| [Some(value), spread, Some(&line[p_start..p_end])])
 }
@@ -94,13 +108,21 @@ pub(super) fn runs(rest: &str) -> Option<(usize, &str)> {
         return Some((c.get(0)?.start(), c.get(1)?.as_str()));
     }
     // `(N runs)` then only spaces and at most one `:` to the end.
-    let space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r');
-    let t = rest.trim_end_matches(space);
-    let t = t.strip_suffix(':').unwrap_or(t).trim_end_matches(space);
-    let body = t.strip_suffix(" runs)")?;
-    let open = body.rfind('(')?;
-    let n = &body[open + 1..];
-    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some((open, n))
+    let b = rest.as_bytes();
+    let before_spaces = |mut e: usize| {
+        while e > 0 && is_space(b[e - 1]) {
+            e -= 1;
+        }
+        e
+    };
+    let mut end = before_spaces(b.len());
+    if end > 0 && b[end - 1] == b':' {
+        end = before_spaces(end - 1);
+    }
+    let body = b[..end].strip_suffix(b" runs)")?;
+    let open = memchr::memrchr(b'(', body)?;
+    let n = &rest[open + 1..body.len()];
+    (!n.is_empty() && n.bytes().all(|c| c.is_ascii_digit())).then_some((open, n))
 }
 
 #[cfg(test)]
@@ -160,12 +182,30 @@ mod tests {
             "*1.39* seconds time elapsed",
             "1.0 \x0b seconds time elapsed\x0c(\r+-\n2.5%)",
             "seconds time elapsed",
+            "1.0                 seconds time elapsed                    ( +-  0.5% )",
+            "1.0        \t        seconds time elapsed        \t(        +-        2%        )",
+            "1.0 +-         2         seconds time elapsed",
+            "1.0                seconds time elapsed                         x",
         ];
         for l in lines {
             let re = ELAPSED
                 .captures(l)
                 .map(|c| [1, 2, 3].map(|i| c.get(i).map(|m| m.as_str())));
             assert_eq!(elapsed_ascii(l), re, "{l:?}");
+            assert_eq!(elapsed(l), re, "{l:?}");
+        }
+        for l in [
+            "1.0\u{a0}seconds time elapsed",
+            "1.0 seconds time elapsed\u{2003}( +- 1% )",
+            "é1.0 seconds time elapsed",
+            "1.0 +- 2é seconds time elapsed ( +- 1% )",
+            "1.0 seconds time elapsed é",
+            "durée 1.0 seconds time elapsed",
+        ] {
+            let re = ELAPSED
+                .captures(l)
+                .map(|c| [1, 2, 3].map(|i| c.get(i).map(|m| m.as_str())));
+            assert_eq!(elapsed(l), re, "{l:?}");
         }
     }
 }
