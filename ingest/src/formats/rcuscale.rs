@@ -22,7 +22,11 @@
 //! Blocks are labelled by the prose line(s) before them that end with `:` (`RCU:`,
 //! `with a patch:`), without the colon.
 
+mod rows;
+mod writers;
+
 use std::collections::BTreeMap;
+use std::fmt::Write;
 
 use super::Format;
 pub(crate) use super::prose_labels::Prose;
@@ -30,7 +34,11 @@ use crate::error::ParseError;
 use crate::lines::{
     Lines, find_str, parse_number, split_once_str, strip_dmesg, strip_mail, trim, trim_end, words,
 };
-use crate::model::{Ctx, Direction, FastMap, SeriesKey, SeriesSpec, Unit};
+use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
+use rows::{
+    gp_summary, kv_tokens, param_name, parse_column_row, parse_stat_row, parse_u64, time_unit,
+};
+use writers::{WriterSeries, writer_duration};
 
 pub struct RcuScale;
 
@@ -103,138 +111,11 @@ fn split_prefix(line: &str) -> Option<(&str, &str)> {
         .filter(|(ty, _)| !ty.ends_with("-ref"))
 }
 
-/// `k=v` tokens of a line, or None if any token is something else.
-fn kv_tokens(s: &str) -> Option<Vec<(&str, &str)>> {
-    let mut out = Vec::new();
-    for tok in words(s) {
-        let (k, v) = tok.split_once('=')?;
-        if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return None;
-        }
-        out.push((k, v));
-    }
-    (!out.is_empty()).then_some(out)
-}
-
-/// Multiplier to seconds for a unit word (`usecs`, `microseconds`, `ms`, ...).
-fn time_unit(word: &str) -> Option<f64> {
-    match word.trim_matches(|c| c == '(' || c == ')' || c == '[' || c == ']') {
-        "us" | "usec" | "usecs" | "µs" | "microseconds" | "microsecond" => Some(1e-6),
-        "ms" | "msec" | "msecs" | "milliseconds" => Some(1e-3),
-        "ns" | "nsec" | "nsecs" | "nanoseconds" => Some(1e-9),
-        "s" | "sec" | "secs" | "seconds" => Some(1.0),
-        _ => None,
-    }
-}
-
-/// The statistic a row or summary word names.
-fn statistic_word(w: &str) -> Option<String> {
-    // Compared without allocating: most words of a file are not statistics.
-    let is = |names: &[&str]| names.iter().any(|n| w.eq_ignore_ascii_case(n));
-    let s = if is(&["median"]) {
-        "median"
-    } else if is(&["mean", "average", "avg"]) {
-        "mean"
-    } else if is(&["min", "minimum"]) {
-        "min"
-    } else if is(&["max", "maximum"]) {
-        "max"
-    } else {
-        let n = w.strip_prefix(['p', 'P'])?;
-        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        return Some(w.to_ascii_lowercase());
-    };
-    Some(s.to_string())
-}
-
-/// A free-form table row `median (usecs) 12000.3 12001 11000 12000`: statistic, unit factor,
-/// values.
-fn parse_stat_row(line: &str) -> Option<(String, f64, Vec<f64>)> {
-    let mut toks = words(line);
-    let stat = statistic_word(toks.next()?)?;
-    let unit_tok = toks.next()?;
-    if !unit_tok.starts_with('(') {
-        return None;
-    }
-    let factor = time_unit(unit_tok)?;
-    let values: Option<Vec<f64>> = toks.map(parse_number).collect();
-    let values = values?;
-    (!values.is_empty()).then_some((stat, factor, values))
-}
-
-/// A column row such as `5ms 10ms 20ms 50ms`: (number, unit) per column, all units equal.
-fn parse_column_row(line: &str) -> Option<(String, Vec<String>)> {
-    let mut unit: Option<&str> = None;
-    let mut values = Vec::new();
-    for tok in words(line) {
-        let split = tok.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-        if split == 0 {
-            return None;
-        }
-        let (num, u) = tok.split_at(split);
-        if !u.bytes().all(|b| b.is_ascii_alphabetic()) {
-            return None;
-        }
-        if unit.is_some_and(|x| x != u) {
-            return None;
-        }
-        unit = Some(u);
-        values.push(num.to_string());
-    }
-    (values.len() >= 2).then(|| (unit.unwrap_or_default().to_string(), values))
-}
-
-/// Parameter name for a column heading like `(preempt disable duration)` in unit `ms`:
-/// `preempt_off_ms`, using the kernel's own word for a disabled state and dropping the
-/// generic "duration".
-fn param_name(heading: Option<&str>, unit: &str) -> String {
-    let mut words: Vec<String> = Vec::new();
-    if let Some(h) = heading {
-        for w in h
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-        {
-            let w = w.to_ascii_lowercase();
-            match w.as_str() {
-                "duration" | "time" | "length" => {}
-                "disable" | "disabled" => words.push("off".into()),
-                _ => words.push(w),
-            }
-        }
-    }
-    if words.is_empty() {
-        words.push("column".into());
-    }
-    if !unit.is_empty() {
-        words.push(unit.to_ascii_lowercase());
-    }
-    words.join("_")
-}
-
-/// The kvm-recheck-rcuscale summary line: statistic and the text after the colon.
-fn gp_summary(line: &str) -> Option<(String, &str)> {
-    let (head, rest) = split_once_str(line, " grace-period duration:")?;
-    let head = head.trim();
-    let stat = if let Some(n) = head.strip_suffix(" percentile") {
-        let digits = n.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        format!("p{digits}")
-    } else {
-        statistic_word(head)?
-    };
-    Some((stat, rest))
-}
-
 #[derive(Default)]
 struct Parser {
     prose: Prose,
-    /// Series ids of `gp_duration` per writer, and of scope `all`, for the current label.
-    writers: FastMap<u64, usize>,
-    all: Option<usize>,
+    /// Series of the writer-duration lines.
+    gp: WriterSeries,
     /// `perf bench sync rcu` options of the current experiment.
     params: BTreeMap<String, String>,
     /// Unit factor of the current summary block (from its Average line).
@@ -243,27 +124,71 @@ struct Parser {
     in_kvm_cmd: bool,
     after_params: bool,
     /// The previous line, when it was prose (table row labels).
-    last_prose: Option<String>,
+    last_prose: LastProse,
     /// Column row of a free-form table: param name and values.
     columns: Option<(String, Vec<String>)>,
     scale_type_seen: bool,
+    /// Room for a metadata key, reused from line to line.
+    key_buf: String,
+}
+
+/// The previous line when it was prose, in a buffer kept across lines.
+#[derive(Default)]
+struct LastProse {
+    text: String,
+    set: bool,
+}
+
+impl LastProse {
+    fn get(&self) -> Option<&str> {
+        self.set.then_some(self.text.as_str())
+    }
+
+    fn set(&mut self, line: &str) {
+        self.text.clear();
+        self.text.push_str(line);
+        self.set = true;
+    }
+
+    fn clear(&mut self) {
+        self.set = false;
+    }
+
+    fn take(&mut self) -> Option<String> {
+        let text = self.get().map(str::to_string);
+        self.set = false;
+        text
+    }
 }
 
 impl Parser {
     /// Meta key for facts that belong to a block: labelled blocks keep their own.
-    fn block_key(&self, key: &str) -> String {
-        match self.prose.label() {
-            Some(l) => format!("{key} [{l}]"),
-            None => key.to_string(),
+    fn block_key(&mut self, key: &str) -> &str {
+        self.key_buf.clear();
+        self.key_buf.push_str(key);
+        self.label_key()
+    }
+
+    /// Appends the block label to the key in `key_buf`.
+    fn label_key(&mut self) -> &str {
+        if let Some(l) = self.prose.label() {
+            self.key_buf.push_str(" [");
+            self.key_buf.push_str(l);
+            self.key_buf.push(']');
         }
+        &self.key_buf
+    }
+
+    /// Sets a metadata value of the current block.
+    fn block_meta(&mut self, ctx: &mut Ctx<'_>, key: &str, value: &str) {
+        ctx.meta(self.block_key(key), value);
     }
 
     fn data(&mut self) {
         if self.prose.data() {
-            self.writers.clear();
-            self.all = None;
+            self.gp.relabel();
         }
-        self.last_prose = None;
+        self.last_prose.clear();
     }
 
     fn key(&self, metric: &str) -> SeriesKey {
@@ -299,7 +224,7 @@ impl Parser {
             // A mail-wrapped Start-of-test line continues with bare k=v tokens.
             if let Some(kvs) = kv_tokens(d) {
                 for (k, v) in kvs {
-                    ctx.meta(&self.block_key(k), v);
+                    self.block_meta(ctx, k, v);
                 }
                 self.after_params = true;
                 return Ok(());
@@ -327,7 +252,7 @@ impl Parser {
         }
         if let Some(rest) = d.strip_prefix("Histogram bucket size:") {
             self.data();
-            ctx.meta(&self.block_key("histogram_bucket_size"), rest.trim());
+            self.block_meta(ctx, "histogram_bucket_size", rest.trim());
             self.in_histogram = true;
             return Ok(());
         }
@@ -339,7 +264,7 @@ impl Parser {
             let mut pending: Option<String> = None;
             for tok in crate::lines::words(&text) {
                 if let Some(k) = pending.take() {
-                    ctx.meta(&self.block_key(&k), tok);
+                    self.block_meta(ctx, &k, tok);
                 } else if let Some(w) = tok.strip_suffix(':') {
                     words.push(w);
                     pending = Some(words.join("_").to_ascii_lowercase());
@@ -351,7 +276,7 @@ impl Parser {
             return Ok(());
         }
         if let Some(rest) = d.strip_prefix("Computed from ") {
-            ctx.meta(&self.block_key("computed_from"), rest.trim_end_matches('.'));
+            self.block_meta(ctx, "computed_from", rest.trim_end_matches('.'));
             return Ok(());
         }
         if let Some(rest) = d.strip_prefix("Running experiment with options:") {
@@ -370,10 +295,10 @@ impl Parser {
             return Ok(());
         }
         if let Some(v) = d.strip_prefix("kfree object size=") {
-            ctx.meta(&self.block_key("kfree_object_size"), v.trim());
+            self.block_meta(ctx, "kfree_object_size", v.trim());
             return Ok(());
         }
-        if (self.columns.is_some() || self.last_prose.is_some())
+        if (self.columns.is_some() || self.last_prose.set)
             && let Some((stat, factor, values)) = parse_stat_row(d)
         {
             return self.table_row(&stat, factor, &values, ctx);
@@ -381,11 +306,11 @@ impl Parser {
         if let Some((unit, values)) = parse_column_row(d) {
             let heading = self
                 .last_prose
-                .as_deref()
+                .get()
                 .filter(|h| h.starts_with('(') && h.ends_with(')'));
             let name = param_name(heading, &unit);
             self.columns = Some((name, values));
-            self.last_prose = None;
+            self.last_prose.clear();
             return Ok(());
         }
         if words(d).next().is_some_and(|w| w.ends_with("kvm.sh")) || self.in_kvm_cmd {
@@ -416,7 +341,7 @@ impl Parser {
             }
         }
         self.prose.text(d);
-        self.last_prose = Some(d.trim().to_string());
+        self.last_prose.set(d.trim());
     }
 
     fn kvm_cmd(&mut self, d: &str, ctx: &mut Ctx<'_>) {
@@ -448,12 +373,15 @@ impl Parser {
             self.scale_type_seen = true;
             ctx.meta("scale_type", ty);
         }
+        if let Some((w, ns)) = writer_duration(rest) {
+            return self.writer_sample(w, ns, ctx);
+        }
         let line = ctx.line;
         if let Some(params) = rest.strip_prefix("---") {
             // `--- Start of test: nreaders=..`, `--- End of test: ...`
             let params = params.split_once(':').map_or(params, |x| x.1);
             for (k, v) in words(params).filter_map(|t| t.split_once('=')) {
-                ctx.meta(&self.block_key(k), v);
+                self.block_meta(ctx, k, v);
             }
             self.after_params = true;
             return Ok(());
@@ -489,28 +417,7 @@ impl Parser {
                         rest,
                     ));
                 };
-                self.data();
-                let v = ns / 1e9;
-                let id = match self.writers.get(&w) {
-                    Some(&id) => id,
-                    None => {
-                        let id = ctx.series(SeriesSpec::duration(
-                            self.key("gp_duration").scope(format!("writer{w}")),
-                        ));
-                        self.writers.insert(w, id);
-                        id
-                    }
-                };
-                ctx.sample(id, v)?;
-                let all = match self.all {
-                    Some(id) => id,
-                    None => {
-                        let id = ctx.series(SeriesSpec::duration(self.key("gp_duration")));
-                        self.all = Some(id);
-                        id
-                    }
-                };
-                ctx.sample(all, v)
+                self.writer_sample(w, ns, ctx)
             }
             [_, "writer-duration:", ..] => Err(ParseError::syntax(
                 line,
@@ -522,7 +429,10 @@ impl Parser {
                     return Err(ParseError::syntax(line, "`writer <N> gps: <M>`", rest));
                 };
                 self.data();
-                ctx.meta(&self.block_key(&format!("writer{w}_gps")), *n);
+                self.key_buf.clear();
+                // Writing to a String cannot fail.
+                let _ = write!(self.key_buf, "writer{w}_gps");
+                ctx.meta(self.label_key(), *n);
                 Ok(())
             }
             ["start:", ..] => {
@@ -530,7 +440,7 @@ impl Parser {
                 self.data();
                 for pair in toks.chunks(2) {
                     if let [k, v] = pair {
-                        ctx.meta(&self.block_key(k.trim_end_matches(':')), *v);
+                        self.block_meta(ctx, k.trim_end_matches(':'), v);
                     }
                 }
                 Ok(())
@@ -549,6 +459,15 @@ impl Parser {
                 Ok(())
             }
         }
+    }
+
+    /// One `writer-duration` sample: in the writer's series and in scope `all`.
+    fn writer_sample(&mut self, w: u64, ns: f64, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        self.data();
+        let v = ns / 1e9;
+        let (id, all) = self.gp.ids(w, self.prose.label(), ctx);
+        ctx.sample(id, v)?;
+        ctx.sample(all, v)
     }
 
     fn kfree(&mut self, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
@@ -578,7 +497,7 @@ impl Parser {
                 .ok_or_else(|| ParseError::syntax(line, "a number", num_text))?;
             let suffix = num_text[digits_end..].trim();
             match name {
-                "loops" => ctx.meta(&self.block_key("kfree_loops"), &num_text[..digits_end]),
+                "loops" => self.block_meta(ctx, "kfree_loops", &num_text[..digits_end]),
                 "batches" => ctx.push(SeriesSpec::count(self.key("kfree_batches")), v)?,
                 "memory footprint" => {
                     let factor = match suffix {
@@ -671,33 +590,9 @@ impl Parser {
     }
 }
 
-fn parse_u64(s: &str) -> Option<u64> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn statistic_words() {
-        for (w, want) in [
-            ("Median", Some("median")),
-            ("AVG", Some("mean")),
-            ("minimum", Some("min")),
-            ("Max", Some("max")),
-            ("P99", Some("p99")),
-            ("p", None),
-            ("p9x", None),
-            ("......", None),
-            ("med\u{e9}", None),
-        ] {
-            assert_eq!(statistic_word(w).as_deref(), want, "{w}");
-        }
-    }
 
     #[test]
     fn prefixes() {
@@ -724,14 +619,5 @@ mod tests {
             p.label(),
             Some("shazptr (skip_synchronize_self_scan=1, i.e. always let scan kthread to wakeup)")
         );
-    }
-
-    #[test]
-    fn column_param_name() {
-        assert_eq!(
-            param_name(Some("(preempt disable duration)"), "ms"),
-            "preempt_off_ms"
-        );
-        assert_eq!(param_name(None, "ms"), "column_ms");
     }
 }

@@ -1,0 +1,169 @@
+//! The `gp_duration` series that writer-duration lines feed, found by writer number and
+//! label instead of by building and hashing a series key for every line.
+
+use crate::model::{Ctx, FastMap, SeriesId, SeriesKey, SeriesSpec};
+
+const NONE: SeriesId = SeriesId::MAX;
+
+/// Writers numbered below this are found by index: there are fewer writers than CPUs.
+const DENSE: u64 = 4096;
+
+/// Labels whose series are kept: logs alternate between a few (`before:`, `after:`).
+const MAX_LABELS: usize = 16;
+
+/// The series of one block label: scope `all` and one per writer.
+struct Labelled {
+    label: Option<Box<str>>,
+    all: SeriesId,
+    dense: Vec<SeriesId>,
+    sparse: FastMap<u64, SeriesId>,
+}
+
+#[derive(Default)]
+pub(super) struct WriterSeries {
+    labels: Vec<Labelled>,
+    /// Index in `labels` of the label in force, once looked up.
+    current: Option<usize>,
+}
+
+impl WriterSeries {
+    /// The block label changed: the next sample looks its series up again.
+    pub(super) fn relabel(&mut self) {
+        self.current = None;
+    }
+
+    /// Ids of writer `w`'s series and of scope `all`, under `label`; series not seen before
+    /// are declared in the order the sink expects (the writer's first).
+    pub(super) fn ids(
+        &mut self,
+        w: u64,
+        label: Option<&str>,
+        ctx: &mut Ctx<'_>,
+    ) -> (SeriesId, SeriesId) {
+        let i = match self.current {
+            Some(i) => i,
+            None => {
+                let i = self.find(label);
+                self.current = Some(i);
+                i
+            }
+        };
+        let l = &mut self.labels[i];
+        let slot = if w < DENSE {
+            let w = w as usize;
+            if w >= l.dense.len() {
+                l.dense.resize(w + 1, NONE);
+            }
+            &mut l.dense[w]
+        } else {
+            l.sparse.entry(w).or_insert(NONE)
+        };
+        if *slot == NONE {
+            *slot = ctx.series(SeriesSpec::duration(key(label).scope(format!("writer{w}"))));
+        }
+        let writer = *slot;
+        if l.all == NONE {
+            l.all = ctx.series(SeriesSpec::duration(key(label)));
+        }
+        (writer, l.all)
+    }
+
+    fn find(&mut self, label: Option<&str>) -> usize {
+        if let Some(i) = self.labels.iter().position(|l| l.label.as_deref() == label) {
+            return i;
+        }
+        if self.labels.len() == MAX_LABELS {
+            self.labels.clear();
+        }
+        self.labels.push(Labelled {
+            label: label.map(Box::from),
+            all: NONE,
+            dense: Vec::new(),
+            sparse: FastMap::default(),
+        });
+        self.labels.len() - 1
+    }
+}
+
+fn key(label: Option<&str>) -> SeriesKey {
+    SeriesKey::new("gp_duration").label(label.map(str::to_string))
+}
+
+/// `<w> writer-duration: <gp> <ns>` (the text after the console prefix) when every field is a
+/// plain decimal integer and the spaces are ASCII: writer and nanoseconds. Anything else goes
+/// the general way, which also reports the errors.
+pub(super) fn writer_duration(rest: &str) -> Option<(u64, f64)> {
+    const FIELD: &[u8] = b"writer-duration:";
+    let b = rest.as_bytes();
+    let i = skip_spaces(b, 0);
+    let (w, i) = integer(b, i)?;
+    let i = spaces(b, i)?;
+    if !b[i..].starts_with(FIELD) {
+        return None;
+    }
+    let i = spaces(b, i + FIELD.len())?;
+    let (_, i) = integer(b, i)?;
+    let i = spaces(b, i)?;
+    let (ns, i) = integer(b, i)?;
+    // `u64 as f64` rounds to nearest as the float parser does.
+    (skip_spaces(b, i) == b.len()).then_some((w, ns as f64))
+}
+
+/// Digits at `i` up to a space or the end, as a u64 (None on overflow or another byte).
+fn integer(b: &[u8], mut i: usize) -> Option<(u64, usize)> {
+    let start = i;
+    let mut v: u64 = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'0'..=b'9' => v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?,
+            c if crate::lines::is_space(c) => break,
+            _ => return None,
+        }
+        i += 1;
+    }
+    (i > start).then_some((v, i))
+}
+
+/// At least one space at `i`: the position after the run.
+fn spaces(b: &[u8], i: usize) -> Option<usize> {
+    let j = skip_spaces(b, i);
+    (j > i).then_some(j)
+}
+
+fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    while b.get(i).is_some_and(|&c| crate::lines::is_space(c)) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_writer_duration_lines() {
+        assert_eq!(
+            writer_duration("    0 writer-duration:     1 32003582"),
+            Some((0, 32003582.0))
+        );
+        assert_eq!(
+            writer_duration("12 writer-duration: 0 7\t "),
+            Some((12, 7.0))
+        );
+        for other in [
+            "0 writer-duration: 1",
+            "0 writer-duration: 1 2 3",
+            "0 writer-duration:1 2",
+            "x writer-duration: 1 2",
+            "0 writer-duration: 1 2.5",
+            "0 writer-duration: 1 -2",
+            "0 writer-duration: 1 99999999999999999999",
+            "0 writer-duration: 1 2\u{a0}",
+            "0 writer-durations: 1 2",
+            "writer 0 gps: 133",
+        ] {
+            assert_eq!(writer_duration(other), None, "{other}");
+        }
+    }
+}
