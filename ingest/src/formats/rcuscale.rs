@@ -38,7 +38,7 @@ use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
 use rows::{
     gp_summary, kv_tokens, param_name, parse_column_row, parse_stat_row, parse_u64, time_unit,
 };
-use writers::{WriterSeries, writer_duration};
+use writers::{WriterSeries, writer_duration, writer_gps};
 
 pub struct RcuScale;
 
@@ -107,6 +107,25 @@ impl Format for RcuScale {
 /// Splits `<type>-scale:` / `<type>-perf:` off a console line, returning the type and the rest.
 /// refscale's `<type>-ref-scale:` is not ours.
 fn split_prefix(line: &str) -> Option<(&str, &str)> {
+    // A prefix is a run of type characters ending in `-scale` or `-perf` and then `:`: most
+    // lines are refused by their first few bytes, without a search for either flag.
+    let b = line.as_bytes();
+    let end = b
+        .iter()
+        .position(|&c| !(c.is_ascii_alphanumeric() || c == b'-' || c == b'_'))
+        .unwrap_or(b.len());
+    if b.get(end) != Some(&b':') {
+        return None;
+    }
+    let run = &line[..end];
+    if let Some(ty) = run.strip_suffix("-scale") {
+        // No `:` comes before this one, so it is the first `-scale:` of the line.
+        return (!ty.is_empty() && !ty.ends_with("-ref")).then(|| (ty, &line[end + 1..]));
+    }
+    if !run.ends_with("-perf") {
+        return None;
+    }
+    // A `-scale:` further on decides first.
     crate::lines::split_console_prefix(line, &["-scale:", "-perf:"])
         .filter(|(ty, _)| !ty.ends_with("-ref"))
 }
@@ -234,13 +253,15 @@ impl Parser {
         if let Some((ty, rest)) = split_prefix(d) {
             return self.console(ty, rest, ctx);
         }
-        if let Some(rest) = split_once_str(d, "Total time taken by all kfree'ers:").map(|x| x.1) {
+        // The next three lines searched for all end in `:`.
+        let colon = memchr::memchr(b':', d.as_bytes()).is_some();
+        if colon && let Some((_, rest)) = split_once_str(d, "Total time taken by all kfree'ers:") {
             return self.kfree(rest, ctx);
         }
-        if let Some((stat, rest)) = gp_summary(d) {
+        if colon && let Some((stat, rest)) = gp_summary(d) {
             return self.summary(&stat, rest, ctx);
         }
-        if let Some(rest) = split_once_str(d, "Grace-period kthread CPU time:").map(|x| x.1) {
+        if colon && let Some((_, rest)) = split_once_str(d, "Grace-period kthread CPU time:") {
             self.data();
             let mut t = words(rest);
             let v = t.next().and_then(parse_number).ok_or_else(|| {
@@ -376,6 +397,10 @@ impl Parser {
         if let Some((w, ns)) = writer_duration(rest) {
             return self.writer_sample(w, ns, ctx);
         }
+        if let Some((w, n)) = writer_gps(rest) {
+            self.writer_gps(w, n, ctx);
+            return Ok(());
+        }
         let line = ctx.line;
         if let Some(params) = rest.strip_prefix("---") {
             // `--- Start of test: nreaders=..`, `--- End of test: ...`
@@ -428,11 +453,7 @@ impl Parser {
                 let (Some(w), Some(_)) = (parse_u64(w), parse_u64(n)) else {
                     return Err(ParseError::syntax(line, "`writer <N> gps: <M>`", rest));
                 };
-                self.data();
-                self.key_buf.clear();
-                // Writing to a String cannot fail.
-                let _ = write!(self.key_buf, "writer{w}_gps");
-                ctx.meta(self.label_key(), *n);
+                self.writer_gps(w, n, ctx);
                 Ok(())
             }
             ["start:", ..] => {
@@ -459,6 +480,15 @@ impl Parser {
                 Ok(())
             }
         }
+    }
+
+    /// `writer <w> gps: <n>`: the writer's grace-period count, a fact of the block.
+    fn writer_gps(&mut self, w: u64, n: &str, ctx: &mut Ctx<'_>) {
+        self.data();
+        self.key_buf.clear();
+        // Writing to a String cannot fail.
+        let _ = write!(self.key_buf, "writer{w}_gps");
+        ctx.meta(self.label_key(), n);
     }
 
     /// One `writer-duration` sample: in the writer's series and in scope `all`.

@@ -109,6 +109,24 @@ pub(super) fn writer_duration(rest: &str) -> Option<(u64, f64)> {
     (skip_spaces(b, i) == b.len()).then_some((w, ns as f64))
 }
 
+/// `writer <w> gps: <n>` with plain decimal integers and ASCII spaces: writer and count.
+pub(super) fn writer_gps(rest: &str) -> Option<(u64, &str)> {
+    let b = rest.as_bytes();
+    let i = skip_spaces(b, 0);
+    if !b[i..].starts_with(b"writer") {
+        return None;
+    }
+    let i = spaces(b, i + 6)?;
+    let (w, i) = integer(b, i)?;
+    let i = spaces(b, i)?;
+    if !b[i..].starts_with(b"gps:") {
+        return None;
+    }
+    let start = spaces(b, i + 4)?;
+    let (_, end) = integer(b, start)?;
+    (skip_spaces(b, end) == b.len()).then(|| (w, &rest[start..end]))
+}
+
 /// Digits at `i` up to a space or the end, as a u64 (None on overflow or another byte).
 fn integer(b: &[u8], mut i: usize) -> Option<(u64, usize)> {
     let start = i;
@@ -164,6 +182,23 @@ mod tests {
             "writer 0 gps: 133",
         ] {
             assert_eq!(writer_duration(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn plain_writer_gps_lines() {
+        assert_eq!(writer_gps(" writer 0 gps: 133"), Some((0, "133")));
+        assert_eq!(writer_gps("writer\t007 gps:\t5 "), Some((7, "5")));
+        for other in [
+            "writer 0 gps: 133 x",
+            "writer 0 gps:133",
+            "writer0 gps: 133",
+            "writer 0 gps: 1e3",
+            "writer -1 gps: 3",
+            "writers 0 gps: 133",
+            "writer 0 gps: 99999999999999999999",
+        ] {
+            assert_eq!(writer_gps(other), None, "{other}");
         }
     }
 }
