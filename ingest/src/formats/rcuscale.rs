@@ -130,6 +130,37 @@ fn split_prefix(line: &str) -> Option<(&str, &str)> {
         .filter(|(ty, _)| !ty.ends_with("-ref"))
 }
 
+/// Where a line's colons are: the labels searched for that end in `:` can only end at one.
+#[derive(Clone, Copy)]
+struct Colons {
+    first: Option<usize>,
+    more: bool,
+}
+
+impl Colons {
+    fn of(line: &str) -> Self {
+        let b = line.as_bytes();
+        let first = memchr::memchr(b':', b);
+        let more = first.is_some_and(|f| memchr::memchr(b':', &b[f + 1..]).is_some());
+        Colons { first, more }
+    }
+
+    /// `split_once_str(line, needle)` for a needle ending in `:`, answered without a search
+    /// when the line has one colon.
+    fn split<'a>(self, line: &'a str, needle: &str) -> Option<(&'a str, &'a str)> {
+        let f = self.first?;
+        if line[..=f].ends_with(needle) {
+            // No colon comes before this one, so this is the first occurrence.
+            return Some((&line[..f + 1 - needle.len()], &line[f + 1..]));
+        }
+        if self.more {
+            split_once_str(line, needle)
+        } else {
+            None
+        }
+    }
+}
+
 #[derive(Default)]
 struct Parser {
     prose: Prose,
@@ -149,6 +180,8 @@ struct Parser {
     scale_type_seen: bool,
     /// Room for a metadata key, reused from line to line.
     key_buf: String,
+    /// The `<type>-scale:` prefix of the last console line that had one.
+    prefix: String,
 }
 
 /// The previous line when it was prose, in a buffer kept across lines.
@@ -215,6 +248,24 @@ impl Parser {
     }
 
     fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        // A line that starts (after indentation) with a letter or digit is the same after the
+        // stripping below but for its trailing spaces: its console prefix is looked for here,
+        // once, and the common writer-duration line is read without the rest.
+        let lead = raw.bytes().take_while(|&c| c == b' ' || c == b'\t').count();
+        let body = &raw[lead..];
+        let console = body
+            .as_bytes()
+            .first()
+            .is_some_and(u8::is_ascii_alphanumeric)
+            .then(|| self.console_prefix(body));
+        if let Some(Some((ty, rest))) = console
+            && let Some((w, ns)) = writer_duration(rest)
+        {
+            self.in_histogram = false;
+            self.after_params = false;
+            self.scale_type(ty, ctx);
+            return self.writer_sample(w, ns, ctx);
+        }
         let s = strip_mail(raw);
         let d = strip_dmesg(s);
         let from_log = d.len() != s.len();
@@ -250,18 +301,23 @@ impl Parser {
             }
         }
 
-        if let Some((ty, rest)) = split_prefix(d) {
+        let console = match console {
+            Some(found) => found.map(|(ty, rest)| (ty, trim_end(rest))),
+            None => split_prefix(d),
+        };
+        if let Some((ty, rest)) = console {
             return self.console(ty, rest, ctx);
         }
-        // The next three lines searched for all end in `:`.
-        let colon = memchr::memchr(b':', d.as_bytes()).is_some();
-        if colon && let Some((_, rest)) = split_once_str(d, "Total time taken by all kfree'ers:") {
+        let colons = Colons::of(d);
+        if let Some((_, rest)) = colons.split(d, "Total time taken by all kfree'ers:") {
             return self.kfree(rest, ctx);
         }
-        if colon && let Some((stat, rest)) = gp_summary(d) {
+        if colons.split(d, " grace-period duration:").is_some()
+            && let Some((stat, rest)) = gp_summary(d)
+        {
             return self.summary(&stat, rest, ctx);
         }
-        if colon && let Some((_, rest)) = split_once_str(d, "Grace-period kthread CPU time:") {
+        if let Some((_, rest)) = colons.split(d, "Grace-period kthread CPU time:") {
             self.data();
             let mut t = words(rest);
             let v = t.next().and_then(parse_number).ok_or_else(|| {
@@ -309,7 +365,7 @@ impl Parser {
                 .collect();
             return Ok(());
         }
-        if d.trim_start_matches('\\')
+        if d[d.bytes().take_while(|&b| b == b'\\').count()..]
             .starts_with("# Running 'sync/rcu' benchmark")
         {
             ctx.meta("benchmark", "perf bench sync rcu");
@@ -348,7 +404,7 @@ impl Parser {
 
     fn prose_line(&mut self, d: &str, ctx: &mut Ctx<'_>) {
         // `nreaders = nwriters = 10.`: parameters stated in prose.
-        let t = d.trim_end_matches('.');
+        let t = &d[..d.len() - d.bytes().rev().take_while(|&b| b == b'.').count()];
         if find_str(t, " = ").is_some()
             && let parts = t.split(" = ").map(str::trim).collect::<Vec<&str>>()
             && parts.len() >= 2
@@ -389,11 +445,32 @@ impl Parser {
         }
     }
 
-    fn console(&mut self, ty: &str, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+    /// [`split_prefix`], answered by a comparison when the line starts as the last console
+    /// line did (`rcu-scale:`): the `-scale:` prefix alone decides.
+    fn console_prefix<'a>(&mut self, line: &'a str) -> Option<(&'a str, &'a str)> {
+        const FLAG: &str = "-scale:";
+        let n = self.prefix.len();
+        if n > 0 && line.starts_with(self.prefix.as_str()) {
+            return Some((&line[..n - FLAG.len()], &line[n..]));
+        }
+        let (ty, rest) = split_prefix(line)?;
+        if line[ty.len()..].starts_with(FLAG) {
+            self.prefix.clear();
+            self.prefix.push_str(&line[..ty.len() + FLAG.len()]);
+        }
+        Some((ty, rest))
+    }
+
+    /// The scale type of the first console line is the run's.
+    fn scale_type(&mut self, ty: &str, ctx: &mut Ctx<'_>) {
         if !self.scale_type_seen {
             self.scale_type_seen = true;
             ctx.meta("scale_type", ty);
         }
+    }
+
+    fn console(&mut self, ty: &str, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        self.scale_type(ty, ctx);
         if let Some((w, ns)) = writer_duration(rest) {
             return self.writer_sample(w, ns, ctx);
         }

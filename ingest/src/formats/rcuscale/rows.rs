@@ -1,7 +1,7 @@
 //! The shapes of summary and table lines: statistic words, unit words, `k=v` tokens, table
 //! rows and column rows.
 
-use crate::lines::{parse_number, split_once_str, words};
+use crate::lines::{is_space, parse_number, split_once_str, words};
 
 /// `k=v` tokens of a line, or None if any token is something else.
 pub(super) fn kv_tokens(s: &str) -> Option<Vec<(&str, &str)>> {
@@ -52,6 +52,14 @@ pub(super) fn statistic_word(w: &str) -> Option<String> {
 /// A free-form table row `median (usecs) 12000.3 12001 11000 12000`: statistic, unit factor,
 /// values.
 pub(super) fn parse_stat_row(line: &str) -> Option<(String, f64, Vec<f64>)> {
+    // Statistic words start with `m`, `a` or `p`: most lines are refused by their first byte.
+    if line
+        .as_bytes()
+        .first()
+        .is_some_and(|&b| b.is_ascii() && !(matches!(b | 0x20, b'm' | b'a' | b'p') || is_space(b)))
+    {
+        return None;
+    }
     let mut toks = words(line);
     let stat = statistic_word(toks.next()?)?;
     let unit_tok = toks.next()?;
@@ -66,6 +74,14 @@ pub(super) fn parse_stat_row(line: &str) -> Option<(String, f64, Vec<f64>)> {
 
 /// A column row such as `5ms 10ms 20ms 50ms`: (number, unit) per column, all units equal.
 pub(super) fn parse_column_row(line: &str) -> Option<(String, Vec<String>)> {
+    // Every column starts with a digit (or a dot): most lines are refused by their first byte.
+    if line
+        .as_bytes()
+        .first()
+        .is_some_and(|&b| b.is_ascii() && !(b.is_ascii_digit() || b == b'.' || is_space(b)))
+    {
+        return None;
+    }
     let mut unit: Option<&str> = None;
     let mut values = Vec::new();
     for tok in words(line) {

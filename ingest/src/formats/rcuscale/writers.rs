@@ -24,12 +24,15 @@ pub(super) struct WriterSeries {
     labels: Vec<Labelled>,
     /// Index in `labels` of the label in force, once looked up.
     current: Option<usize>,
+    /// The last writer's ids under the label in force: a log lists one writer's lines together.
+    last: Option<(u64, SeriesId, SeriesId)>,
 }
 
 impl WriterSeries {
     /// The block label changed: the next sample looks its series up again.
     pub(super) fn relabel(&mut self) {
         self.current = None;
+        self.last = None;
     }
 
     /// Ids of writer `w`'s series and of scope `all`, under `label`; series not seen before
@@ -40,6 +43,11 @@ impl WriterSeries {
         label: Option<&str>,
         ctx: &mut Ctx<'_>,
     ) -> (SeriesId, SeriesId) {
+        if let Some((last, id, all)) = self.last
+            && last == w
+        {
+            return (id, all);
+        }
         let i = match self.current {
             Some(i) => i,
             None => {
@@ -65,6 +73,7 @@ impl WriterSeries {
         if l.all == NONE {
             l.all = ctx.series(SeriesSpec::duration(key(label)));
         }
+        self.last = Some((w, writer, l.all));
         (writer, l.all)
     }
 
@@ -127,37 +136,56 @@ pub(super) fn writer_gps(rest: &str) -> Option<(u64, &str)> {
     (skip_spaces(b, end) == b.len()).then(|| (w, &rest[start..end]))
 }
 
-/// Digits at `i` up to a space or the end, as a u64 (None on overflow or another byte).
+/// 1 to 19 digits at `i` up to a space or the end, as a u64 (19 digits cannot overflow;
+/// longer numbers go the general way).
+#[inline]
 fn integer(b: &[u8], mut i: usize) -> Option<(u64, usize)> {
     let start = i;
-    let mut v: u64 = 0;
+    let mut v = 0u64;
     while let Some(&c) = b.get(i) {
-        match c {
-            b'0'..=b'9' => v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?,
-            c if crate::lines::is_space(c) => break,
-            _ => return None,
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
         }
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
         i += 1;
     }
-    (i > start).then_some((v, i))
+    if i == start || i - start > 19 || b.get(i).is_some_and(|&c| !SPACE[usize::from(c)]) {
+        return None;
+    }
+    Some((v, i))
 }
 
 /// At least one space at `i`: the position after the run.
+#[inline]
 fn spaces(b: &[u8], i: usize) -> Option<usize> {
     let j = skip_spaces(b, i);
     (j > i).then_some(j)
 }
 
+#[inline]
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
-    while b.get(i).is_some_and(|&c| crate::lines::is_space(c)) {
+    while b.get(i).is_some_and(|&c| SPACE[usize::from(c)]) {
         i += 1;
     }
     i
 }
 
+/// [`is_space`] as a table: one load per byte on the runs of padding between fields.
+static SPACE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = matches!(c as u8, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+        c += 1;
+    }
+    t
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lines::is_space;
 
     #[test]
     fn plain_writer_duration_lines() {
@@ -182,6 +210,13 @@ mod tests {
             "writer 0 gps: 133",
         ] {
             assert_eq!(writer_duration(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn space_table_is_is_space() {
+        for c in 0..=255u8 {
+            assert_eq!(SPACE[usize::from(c)], is_space(c), "{c}");
         }
     }
 
