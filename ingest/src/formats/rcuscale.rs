@@ -26,7 +26,6 @@ mod rows;
 mod writers;
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 use super::Format;
 pub(crate) use super::prose_labels::Prose;
@@ -106,6 +105,21 @@ impl Format for RcuScale {
 
 /// Splits `<type>-scale:` / `<type>-perf:` off a console line, returning the type and the rest.
 /// refscale's `<type>-ref-scale:` is not ours.
+/// Appends `v` in decimal, as `{v}` formats it.
+fn push_decimal(s: &mut String, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    s.extend(digits[i..].iter().map(|&d| char::from(d)));
+}
+
 fn split_prefix(line: &str) -> Option<(&str, &str)> {
     // A prefix is a run of type characters ending in `-scale` or `-perf` and then `:`: most
     // lines are refused by their first few bytes, without a search for either flag.
@@ -138,18 +152,22 @@ struct Colons {
 }
 
 impl Colons {
+    #[inline]
     fn of(line: &str) -> Self {
         let b = line.as_bytes();
-        let first = memchr::memchr(b':', b);
-        let more = first.is_some_and(|f| memchr::memchr(b':', &b[f + 1..]).is_some());
+        let first = b.iter().position(|&c| c == b':');
+        let more = first.is_some_and(|f| b[f + 1..].contains(&b':'));
         Colons { first, more }
     }
 
     /// `split_once_str(line, needle)` for a needle ending in `:`, answered without a search
     /// when the line has one colon.
+    #[inline]
     fn split<'a>(self, line: &'a str, needle: &str) -> Option<(&'a str, &'a str)> {
         let f = self.first?;
-        if line[..=f].ends_with(needle) {
+        // The byte before the colon refuses most lines before a comparison of the whole.
+        let before = needle.as_bytes()[needle.len() - 2];
+        if f > 0 && line.as_bytes()[f - 1] == before && line[..=f].ends_with(needle) {
             // No colon comes before this one, so this is the first occurrence.
             return Some((&line[..f + 1 - needle.len()], &line[f + 1..]));
         }
@@ -418,7 +436,8 @@ impl Parser {
             }
         }
         self.prose.text(d);
-        self.last_prose.set(d.trim());
+        // `d` is trimmed already.
+        self.last_prose.set(d);
     }
 
     fn kvm_cmd(&mut self, d: &str, ctx: &mut Ctx<'_>) {
@@ -563,8 +582,9 @@ impl Parser {
     fn writer_gps(&mut self, w: u64, n: &str, ctx: &mut Ctx<'_>) {
         self.data();
         self.key_buf.clear();
-        // Writing to a String cannot fail.
-        let _ = write!(self.key_buf, "writer{w}_gps");
+        self.key_buf.push_str("writer");
+        push_decimal(&mut self.key_buf, w);
+        self.key_buf.push_str("_gps");
         ctx.meta(self.label_key(), n);
     }
 
@@ -700,6 +720,15 @@ impl Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals() {
+        for v in [0, 7, 10, 133, u64::MAX] {
+            let mut s = String::from("x");
+            push_decimal(&mut s, v);
+            assert_eq!(s, format!("x{v}"));
+        }
+    }
 
     #[test]
     fn prefixes() {

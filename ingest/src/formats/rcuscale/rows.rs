@@ -85,7 +85,10 @@ pub(super) fn parse_column_row(line: &str) -> Option<(String, Vec<String>)> {
     let mut unit: Option<&str> = None;
     let mut values = Vec::new();
     for tok in words(line) {
-        let split = tok.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+        // Bytes, not chars: no byte of a multi-byte char is a digit or a dot.
+        let split = tok
+            .bytes()
+            .position(|b| !(b.is_ascii_digit() || b == b'.'))?;
         if split == 0 {
             return None;
         }
