@@ -31,7 +31,8 @@ use super::Format;
 pub(crate) use super::prose_labels::Prose;
 use crate::error::ParseError;
 use crate::lines::{
-    Lines, find_str, parse_number, split_once_str, strip_dmesg, strip_mail, trim, trim_end, words,
+    Lines, find_str, is_space, parse_number, split_once_str, strip_dmesg, strip_mail, trim,
+    trim_end, words,
 };
 use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
 use rows::{
@@ -105,6 +106,17 @@ impl Format for RcuScale {
 
 /// Splits `<type>-scale:` / `<type>-perf:` off a console line, returning the type and the rest.
 /// refscale's `<type>-ref-scale:` is not ours.
+/// Whether the first word of a line ends with `kvm.sh`; an ASCII first word is found without
+/// [`words`].
+fn first_word_is_kvm_sh(d: &str) -> bool {
+    let b = d.as_bytes();
+    match b.iter().position(|&c| is_space(c) || !c.is_ascii()) {
+        Some(i) if i > 0 && b[i].is_ascii() => d[..i].ends_with("kvm.sh"),
+        None => d.ends_with("kvm.sh"),
+        Some(_) => words(d).next().is_some_and(|w| w.ends_with("kvm.sh")),
+    }
+}
+
 /// Appends `v` in decimal, as `{v}` formats it.
 fn push_decimal(s: &mut String, mut v: u64) {
     let mut digits = [0u8; 20];
@@ -408,7 +420,7 @@ impl Parser {
             self.last_prose.clear();
             return Ok(());
         }
-        if words(d).next().is_some_and(|w| w.ends_with("kvm.sh")) || self.in_kvm_cmd {
+        if first_word_is_kvm_sh(d) || self.in_kvm_cmd {
             self.kvm_cmd(d, ctx);
             return Ok(());
         }

@@ -74,13 +74,18 @@ pub(super) fn parse_stat_row(line: &str) -> Option<(String, f64, Vec<f64>)> {
 
 /// A column row such as `5ms 10ms 20ms 50ms`: (number, unit) per column, all units equal.
 pub(super) fn parse_column_row(line: &str) -> Option<(String, Vec<String>)> {
-    // Every column starts with a digit (or a dot): most lines are refused by their first byte.
-    if line
-        .as_bytes()
-        .first()
-        .is_some_and(|&b| b.is_ascii() && !(b.is_ascii_digit() || b == b'.' || is_space(b)))
-    {
-        return None;
+    // Every column is digits (or dots) then letters: most lines are refused by the byte after
+    // their leading digits; spaces and other chars there are left to the general reading.
+    let b = line.as_bytes();
+    let k = b
+        .iter()
+        .position(|&c| !(c.is_ascii_digit() || c == b'.'))
+        .unwrap_or(b.len());
+    match b.get(k) {
+        None => return None,
+        Some(&c) if !c.is_ascii() || (k == 0 && is_space(c)) => {}
+        Some(&c) if k == 0 || !c.is_ascii_alphabetic() => return None,
+        Some(_) => {}
     }
     let mut unit: Option<&str> = None;
     let mut values = Vec::new();
