@@ -139,21 +139,56 @@ pub(super) fn writer_gps(rest: &str) -> Option<(u64, &str)> {
 /// 1 to 19 digits at `i` up to a space or the end, as a u64 (19 digits cannot overflow;
 /// longer numbers go the general way).
 #[inline]
-fn integer(b: &[u8], mut i: usize) -> Option<(u64, usize)> {
-    let start = i;
+fn integer(b: &[u8], i: usize) -> Option<(u64, usize)> {
     let mut v = 0u64;
-    while let Some(&c) = b.get(i) {
+    let mut j = i;
+    // The first eight bytes at once: counts, nanoseconds and writer numbers are short.
+    if let Some(x) = load8(b, i) {
+        let t = x ^ 0x3030_3030_3030_3030;
+        let n = leading_digits(t);
+        if n == 0 {
+            return None;
+        }
+        v = eight_digits(t << (8 * (8 - n)));
+        j += n;
+    }
+    while let Some(&c) = b.get(j) {
         let d = c.wrapping_sub(b'0');
         if d > 9 {
             break;
         }
         v = v.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
+        j += 1;
     }
-    if i == start || i - start > 19 || b.get(i).is_some_and(|&c| !SPACE[usize::from(c)]) {
+    if j == i || j - i > 19 || b.get(j).is_some_and(|&c| !SPACE[usize::from(c)]) {
         return None;
     }
-    Some((v, i))
+    Some((v, j))
+}
+
+/// The eight bytes at `i`, first byte lowest, if there are eight.
+#[inline]
+fn load8(b: &[u8], i: usize) -> Option<u64> {
+    let chunk: [u8; 8] = b.get(i..i + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(chunk))
+}
+
+/// How many of the bytes of `t` (ASCII XOR `0`, first byte lowest) are digits before the
+/// first that is not. A carry out of the `+ 6` starts only at a byte that is not a digit, so
+/// it cannot change the answer.
+#[inline]
+fn leading_digits(t: u64) -> usize {
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    let not_digit = (t & HIGH) | (t.wrapping_add(0x0606_0606_0606_0606) & HIGH);
+    (not_digit.trailing_zeros() / 8) as usize
+}
+
+/// The number that eight digit values (first byte lowest, most significant) spell.
+#[inline]
+fn eight_digits(t: u64) -> u64 {
+    let t = (t & 0x0F0F_0F0F_0F0F_0F0F).wrapping_mul(2561) >> 8;
+    let t = (t & 0x00FF_00FF_00FF_00FF).wrapping_mul(6_553_601) >> 16;
+    (t & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001) >> 32
 }
 
 /// At least one space at `i`: the position after the run.
@@ -165,6 +200,14 @@ fn spaces(b: &[u8], i: usize) -> Option<usize> {
 
 #[inline]
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    // Plain spaces eight at a time: the padding between fields is mostly those.
+    while let Some(x) = load8(b, i) {
+        let n = ((x ^ 0x2020_2020_2020_2020).trailing_zeros() / 8) as usize;
+        i += n;
+        if n < 8 {
+            break;
+        }
+    }
     while b.get(i).is_some_and(|&c| SPACE[usize::from(c)]) {
         i += 1;
     }
@@ -210,6 +253,75 @@ mod tests {
             "writer 0 gps: 133",
         ] {
             assert_eq!(writer_duration(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn integers_as_str_parse() {
+        let mut texts: Vec<String> = [
+            "0",
+            "7",
+            "00000000",
+            "12345678",
+            "123456789",
+            "44003961",
+            "1234567890123456789",
+            "18446744073709551615",
+            "99999999999999999999",
+            "",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 21) as usize;
+            texts.push(x.to_string().chars().cycle().take(digits).collect());
+        }
+        for t in texts {
+            for tail in ["", " ", "\t9", "x", " 12345678", "/", ":", "\u{e9}"] {
+                let line = format!("{t}{tail}");
+                let want = (!t.is_empty()
+                    && t.len() <= 19
+                    && !tail.starts_with(['x', '/', ':', '\u{e9}']))
+                .then(|| (t.parse::<u64>().unwrap(), t.len()));
+                assert_eq!(integer(line.as_bytes(), 0), want, "{line:?}");
+                let padded = format!("  {line}");
+                assert_eq!(
+                    integer(padded.as_bytes(), 2),
+                    want.map(|(v, n)| (v, n + 2)),
+                    "{padded:?}"
+                );
+            }
+        }
+        for b in 0..=255u8 {
+            let mut line = *b"1234567 ";
+            line[3] = b;
+            let digit = b.is_ascii_digit();
+            assert_eq!(
+                integer(&line, 0).is_some(),
+                digit || SPACE[usize::from(b)],
+                "{b}"
+            );
+        }
+    }
+
+    #[test]
+    fn spaces_as_is_space() {
+        for line in [
+            "",
+            " ",
+            "          x",
+            " \t  \t        y",
+            "\t\t",
+            "a",
+            "                ",
+        ] {
+            let want = line.bytes().take_while(|&c| is_space(c)).count();
+            assert_eq!(skip_spaces(line.as_bytes(), 0), want, "{line:?}");
         }
     }
 
