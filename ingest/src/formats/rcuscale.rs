@@ -288,25 +288,43 @@ impl Parser {
             .first()
             .is_some_and(u8::is_ascii_alphanumeric)
             .then(|| self.console_prefix(body));
-        if let Some(Some((ty, rest))) = console
-            && let Some((w, ns)) = writer_duration(rest)
-        {
-            self.in_histogram = false;
-            self.after_params = false;
-            self.scale_type(ty, ctx);
-            return self.writer_sample(w, ns, ctx);
+        if let Some(Some((ty, rest))) = console {
+            // Neither a histogram row nor `k=v` tokens: the states those read end here.
+            if let Some((w, ns)) = writer_duration(rest) {
+                self.in_histogram = false;
+                self.after_params = false;
+                self.scale_type(ty, ctx);
+                return self.writer_sample(w, ns, ctx);
+            }
+            if let Some((w, n)) = writer_gps(rest) {
+                self.in_histogram = false;
+                self.after_params = false;
+                self.scale_type(ty, ctx);
+                self.writer_gps(w, n, ctx);
+                return Ok(());
+            }
         }
-        let s = strip_mail(raw);
-        let d = strip_dmesg(s);
-        let from_log = d.len() != s.len();
-        if trim(d).is_empty() {
-            self.prose.blank();
-            self.in_histogram = false;
-            self.after_params = false;
-            self.in_kvm_cmd = false;
-            return Ok(());
-        }
-        let d = trim_end(d);
+        // Nothing to strip from a line that starts with another ASCII char than a quote mark,
+        // a bracket or a space.
+        let plain = body
+            .as_bytes()
+            .first()
+            .is_some_and(|&c| c.is_ascii() && !is_space(c) && c != b'>' && c != b'[');
+        let (d, from_log) = if plain {
+            (trim_end(body), false)
+        } else {
+            let s = strip_mail(raw);
+            let d = strip_dmesg(s);
+            let from_log = d.len() != s.len();
+            if trim(d).is_empty() {
+                self.prose.blank();
+                self.in_histogram = false;
+                self.after_params = false;
+                self.in_kvm_cmd = false;
+                return Ok(());
+            }
+            (trim_end(d), from_log)
+        };
 
         if self.in_histogram {
             let mut t = words(d);
