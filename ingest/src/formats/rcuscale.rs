@@ -106,6 +106,22 @@ impl Format for RcuScale {
 
 /// Splits `<type>-scale:` / `<type>-perf:` off a console line, returning the type and the rest.
 /// refscale's `<type>-ref-scale:` is not ours.
+/// `hay.starts_with(prefix)`; a prefix of 8 to 16 bytes (`rcu-scale:`) is compared as two
+/// overlapping words instead of through a `memcmp` call.
+#[inline]
+fn starts_with(hay: &[u8], prefix: &[u8]) -> bool {
+    let n = prefix.len();
+    if !(8..=16).contains(&n) || hay.len() < n {
+        return hay.starts_with(prefix);
+    }
+    let load = |b: &[u8], i: usize| -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[i..i + 8]);
+        u64::from_le_bytes(w)
+    };
+    load(hay, 0) == load(prefix, 0) && load(hay, n - 8) == load(prefix, n - 8)
+}
+
 /// Whether the first word of a line ends with `kvm.sh`; an ASCII first word is found without
 /// [`words`].
 fn first_word_is_kvm_sh(d: &str) -> bool {
@@ -499,7 +515,7 @@ impl Parser {
     fn console_prefix<'a>(&mut self, line: &'a str) -> Option<(&'a str, &'a str)> {
         const FLAG: &str = "-scale:";
         let n = self.prefix.len();
-        if n > 0 && line.starts_with(self.prefix.as_str()) {
+        if n > 0 && starts_with(line.as_bytes(), self.prefix.as_bytes()) {
             return Some((&line[..n - FLAG.len()], &line[n..]));
         }
         let (ty, rest) = split_prefix(line)?;
@@ -750,6 +766,25 @@ impl Parser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefix_comparison() {
+        let hay = b"rcu-scale:    0 writer-duration:";
+        for n in 0..=20 {
+            for (p, want) in [
+                (hay[..n].to_vec(), true),
+                ([&hay[..n], b"x"].concat(), false),
+            ] {
+                let mut q = p.clone();
+                assert_eq!(starts_with(hay, &p), want && n <= hay.len(), "{n}");
+                if let Some(first) = q.first_mut() {
+                    *first ^= 1;
+                    assert!(!starts_with(hay, &q), "{n}");
+                }
+            }
+        }
+        assert!(!starts_with(b"rcu-sca", b"rcu-scale:"));
+    }
 
     #[test]
     fn decimals() {
