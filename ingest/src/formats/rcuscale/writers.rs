@@ -36,7 +36,7 @@ impl WriterSeries {
     }
 
     /// Ids of writer `w`'s series and of scope `all`, under `label`; series not seen before
-    /// are declared in the order the sink expects (the writer's first).
+    /// are declared writer's first, the order that decides their ids.
     pub(super) fn ids(
         &mut self,
         w: u64,
