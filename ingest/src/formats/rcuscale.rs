@@ -22,15 +22,24 @@
 //! Blocks are labelled by the prose line(s) before them that end with `:` (`RCU:`,
 //! `with a patch:`), without the colon.
 
+mod rows;
+mod scan;
+mod writers;
+
 use std::collections::BTreeMap;
 
 use super::Format;
 pub(crate) use super::prose_labels::Prose;
 use crate::error::ParseError;
 use crate::lines::{
-    Lines, find_str, parse_number, split_once_str, strip_dmesg, strip_mail, trim, trim_end, words,
+    Lines, find_str, is_space, parse_number, strip_dmesg, strip_mail, trim, trim_end, words,
 };
-use crate::model::{Ctx, Direction, FastMap, SeriesKey, SeriesSpec, Unit};
+use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
+use rows::{
+    gp_summary, kv_tokens, param_name, parse_column_row, parse_stat_row, parse_u64, time_unit,
+};
+use scan::{Colons, first_word_is_kvm_sh, push_decimal, starts_with};
+use writers::{WriterSeries, writer_duration, writer_gps};
 
 pub struct RcuScale;
 
@@ -99,142 +108,34 @@ impl Format for RcuScale {
 /// Splits `<type>-scale:` / `<type>-perf:` off a console line, returning the type and the rest.
 /// refscale's `<type>-ref-scale:` is not ours.
 fn split_prefix(line: &str) -> Option<(&str, &str)> {
-    crate::lines::split_console_prefix(line, &["-scale:", "-perf:"])
-        .filter(|(ty, _)| !ty.ends_with("-ref"))
-}
-
-/// `k=v` tokens of a line, or None if any token is something else.
-fn kv_tokens(s: &str) -> Option<Vec<(&str, &str)>> {
-    let mut out = Vec::new();
-    for tok in words(s) {
-        let (k, v) = tok.split_once('=')?;
-        if k.is_empty() || !k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return None;
-        }
-        out.push((k, v));
-    }
-    (!out.is_empty()).then_some(out)
-}
-
-/// Multiplier to seconds for a unit word (`usecs`, `microseconds`, `ms`, ...).
-fn time_unit(word: &str) -> Option<f64> {
-    match word.trim_matches(|c| c == '(' || c == ')' || c == '[' || c == ']') {
-        "us" | "usec" | "usecs" | "µs" | "microseconds" | "microsecond" => Some(1e-6),
-        "ms" | "msec" | "msecs" | "milliseconds" => Some(1e-3),
-        "ns" | "nsec" | "nsecs" | "nanoseconds" => Some(1e-9),
-        "s" | "sec" | "secs" | "seconds" => Some(1.0),
-        _ => None,
-    }
-}
-
-/// The statistic a row or summary word names.
-fn statistic_word(w: &str) -> Option<String> {
-    // Compared without allocating: most words of a file are not statistics.
-    let is = |names: &[&str]| names.iter().any(|n| w.eq_ignore_ascii_case(n));
-    let s = if is(&["median"]) {
-        "median"
-    } else if is(&["mean", "average", "avg"]) {
-        "mean"
-    } else if is(&["min", "minimum"]) {
-        "min"
-    } else if is(&["max", "maximum"]) {
-        "max"
-    } else {
-        let n = w.strip_prefix(['p', 'P'])?;
-        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        return Some(w.to_ascii_lowercase());
-    };
-    Some(s.to_string())
-}
-
-/// A free-form table row `median (usecs) 12000.3 12001 11000 12000`: statistic, unit factor,
-/// values.
-fn parse_stat_row(line: &str) -> Option<(String, f64, Vec<f64>)> {
-    let mut toks = words(line);
-    let stat = statistic_word(toks.next()?)?;
-    let unit_tok = toks.next()?;
-    if !unit_tok.starts_with('(') {
+    // A prefix is a run of type characters ending in `-scale` or `-perf` and then `:`: most
+    // lines are refused by their first few bytes, without a search for either flag.
+    let b = line.as_bytes();
+    let end = b
+        .iter()
+        .position(|&c| !(c.is_ascii_alphanumeric() || c == b'-' || c == b'_'))
+        .unwrap_or(b.len());
+    if b.get(end) != Some(&b':') {
         return None;
     }
-    let factor = time_unit(unit_tok)?;
-    let values: Option<Vec<f64>> = toks.map(parse_number).collect();
-    let values = values?;
-    (!values.is_empty()).then_some((stat, factor, values))
-}
-
-/// A column row such as `5ms 10ms 20ms 50ms`: (number, unit) per column, all units equal.
-fn parse_column_row(line: &str) -> Option<(String, Vec<String>)> {
-    let mut unit: Option<&str> = None;
-    let mut values = Vec::new();
-    for tok in words(line) {
-        let split = tok.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-        if split == 0 {
-            return None;
-        }
-        let (num, u) = tok.split_at(split);
-        if !u.bytes().all(|b| b.is_ascii_alphabetic()) {
-            return None;
-        }
-        if unit.is_some_and(|x| x != u) {
-            return None;
-        }
-        unit = Some(u);
-        values.push(num.to_string());
+    let run = &line[..end];
+    if let Some(ty) = run.strip_suffix("-scale") {
+        // No `:` comes before this one, so it is the first `-scale:` of the line.
+        return (!ty.is_empty() && !ty.ends_with("-ref")).then(|| (ty, &line[end + 1..]));
     }
-    (values.len() >= 2).then(|| (unit.unwrap_or_default().to_string(), values))
-}
-
-/// Parameter name for a column heading like `(preempt disable duration)` in unit `ms`:
-/// `preempt_off_ms`, using the kernel's own word for a disabled state and dropping the
-/// generic "duration".
-fn param_name(heading: Option<&str>, unit: &str) -> String {
-    let mut words: Vec<String> = Vec::new();
-    if let Some(h) = heading {
-        for w in h
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-        {
-            let w = w.to_ascii_lowercase();
-            match w.as_str() {
-                "duration" | "time" | "length" => {}
-                "disable" | "disabled" => words.push("off".into()),
-                _ => words.push(w),
-            }
-        }
+    if !run.ends_with("-perf") {
+        return None;
     }
-    if words.is_empty() {
-        words.push("column".into());
-    }
-    if !unit.is_empty() {
-        words.push(unit.to_ascii_lowercase());
-    }
-    words.join("_")
-}
-
-/// The kvm-recheck-rcuscale summary line: statistic and the text after the colon.
-fn gp_summary(line: &str) -> Option<(String, &str)> {
-    let (head, rest) = split_once_str(line, " grace-period duration:")?;
-    let head = head.trim();
-    let stat = if let Some(n) = head.strip_suffix(" percentile") {
-        let digits = n.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        format!("p{digits}")
-    } else {
-        statistic_word(head)?
-    };
-    Some((stat, rest))
+    // A `-scale:` further on decides first.
+    crate::lines::split_console_prefix(line, &["-scale:", "-perf:"])
+        .filter(|(ty, _)| !ty.ends_with("-ref"))
 }
 
 #[derive(Default)]
 struct Parser {
     prose: Prose,
-    /// Series ids of `gp_duration` per writer, and of scope `all`, for the current label.
-    writers: FastMap<u64, usize>,
-    all: Option<usize>,
+    /// Series of the writer-duration lines.
+    gp: WriterSeries,
     /// `perf bench sync rcu` options of the current experiment.
     params: BTreeMap<String, String>,
     /// Unit factor of the current summary block (from its Average line).
@@ -243,27 +144,73 @@ struct Parser {
     in_kvm_cmd: bool,
     after_params: bool,
     /// The previous line, when it was prose (table row labels).
-    last_prose: Option<String>,
+    last_prose: LastProse,
     /// Column row of a free-form table: param name and values.
     columns: Option<(String, Vec<String>)>,
     scale_type_seen: bool,
+    /// Room for a metadata key, reused from line to line.
+    key_buf: String,
+    /// The `<type>-scale:` prefix of the last console line that had one.
+    prefix: String,
+}
+
+/// The previous line when it was prose, in a buffer kept across lines.
+#[derive(Default)]
+struct LastProse {
+    text: String,
+    set: bool,
+}
+
+impl LastProse {
+    fn get(&self) -> Option<&str> {
+        self.set.then_some(self.text.as_str())
+    }
+
+    fn set(&mut self, line: &str) {
+        self.text.clear();
+        self.text.push_str(line);
+        self.set = true;
+    }
+
+    fn clear(&mut self) {
+        self.set = false;
+    }
+
+    fn take(&mut self) -> Option<String> {
+        let text = self.get().map(str::to_string);
+        self.set = false;
+        text
+    }
 }
 
 impl Parser {
     /// Meta key for facts that belong to a block: labelled blocks keep their own.
-    fn block_key(&self, key: &str) -> String {
-        match self.prose.label() {
-            Some(l) => format!("{key} [{l}]"),
-            None => key.to_string(),
+    fn block_key(&mut self, key: &str) -> &str {
+        self.key_buf.clear();
+        self.key_buf.push_str(key);
+        self.label_key()
+    }
+
+    /// Appends the block label to the key in `key_buf`.
+    fn label_key(&mut self) -> &str {
+        if let Some(l) = self.prose.label() {
+            self.key_buf.push_str(" [");
+            self.key_buf.push_str(l);
+            self.key_buf.push(']');
         }
+        &self.key_buf
+    }
+
+    /// Sets a metadata value of the current block.
+    fn block_meta(&mut self, ctx: &mut Ctx<'_>, key: &str, value: &str) {
+        ctx.meta(self.block_key(key), value);
     }
 
     fn data(&mut self) {
         if self.prose.data() {
-            self.writers.clear();
-            self.all = None;
+            self.gp.relabel();
         }
-        self.last_prose = None;
+        self.last_prose.clear();
     }
 
     fn key(&self, metric: &str) -> SeriesKey {
@@ -271,17 +218,53 @@ impl Parser {
     }
 
     fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let s = strip_mail(raw);
-        let d = strip_dmesg(s);
-        let from_log = d.len() != s.len();
-        if trim(d).is_empty() {
-            self.prose.blank();
-            self.in_histogram = false;
-            self.after_params = false;
-            self.in_kvm_cmd = false;
-            return Ok(());
+        // A line that starts (after indentation) with a letter or digit is the same after the
+        // stripping below but for its trailing spaces: its console prefix is looked for here,
+        // once, and the common writer-duration line is read without the rest.
+        let lead = raw.bytes().take_while(|&c| c == b' ' || c == b'\t').count();
+        let body = &raw[lead..];
+        let console = body
+            .as_bytes()
+            .first()
+            .is_some_and(u8::is_ascii_alphanumeric)
+            .then(|| self.console_prefix(body));
+        if let Some(Some((ty, rest))) = console {
+            // Neither a histogram row nor `k=v` tokens: the states those read end here.
+            if let Some((w, ns)) = writer_duration(rest) {
+                self.in_histogram = false;
+                self.after_params = false;
+                self.scale_type(ty, ctx);
+                return self.writer_sample(w, ns, ctx);
+            }
+            if let Some((w, n)) = writer_gps(rest) {
+                self.in_histogram = false;
+                self.after_params = false;
+                self.scale_type(ty, ctx);
+                self.writer_gps(w, n, ctx);
+                return Ok(());
+            }
         }
-        let d = trim_end(d);
+        // Nothing to strip from a line that starts with another ASCII char than a quote mark,
+        // a bracket or a space.
+        let plain = body
+            .as_bytes()
+            .first()
+            .is_some_and(|&c| c.is_ascii() && !is_space(c) && c != b'>' && c != b'[');
+        let (d, from_log) = if plain {
+            (trim_end(body), false)
+        } else {
+            let s = strip_mail(raw);
+            let d = strip_dmesg(s);
+            let from_log = d.len() != s.len();
+            if trim(d).is_empty() {
+                self.prose.blank();
+                self.in_histogram = false;
+                self.after_params = false;
+                self.in_kvm_cmd = false;
+                return Ok(());
+            }
+            (trim_end(d), from_log)
+        };
 
         if self.in_histogram {
             let mut t = words(d);
@@ -299,23 +282,30 @@ impl Parser {
             // A mail-wrapped Start-of-test line continues with bare k=v tokens.
             if let Some(kvs) = kv_tokens(d) {
                 for (k, v) in kvs {
-                    ctx.meta(&self.block_key(k), v);
+                    self.block_meta(ctx, k, v);
                 }
                 self.after_params = true;
                 return Ok(());
             }
         }
 
-        if let Some((ty, rest)) = split_prefix(d) {
+        let console = match console {
+            Some(found) => found.map(|(ty, rest)| (ty, trim_end(rest))),
+            None => split_prefix(d),
+        };
+        if let Some((ty, rest)) = console {
             return self.console(ty, rest, ctx);
         }
-        if let Some(rest) = split_once_str(d, "Total time taken by all kfree'ers:").map(|x| x.1) {
+        let colons = Colons::of(d);
+        if let Some((_, rest)) = colons.split(d, "Total time taken by all kfree'ers:") {
             return self.kfree(rest, ctx);
         }
-        if let Some((stat, rest)) = gp_summary(d) {
+        if colons.split(d, " grace-period duration:").is_some()
+            && let Some((stat, rest)) = gp_summary(d)
+        {
             return self.summary(&stat, rest, ctx);
         }
-        if let Some(rest) = split_once_str(d, "Grace-period kthread CPU time:").map(|x| x.1) {
+        if let Some((_, rest)) = colons.split(d, "Grace-period kthread CPU time:") {
             self.data();
             let mut t = words(rest);
             let v = t.next().and_then(parse_number).ok_or_else(|| {
@@ -327,7 +317,7 @@ impl Parser {
         }
         if let Some(rest) = d.strip_prefix("Histogram bucket size:") {
             self.data();
-            ctx.meta(&self.block_key("histogram_bucket_size"), rest.trim());
+            self.block_meta(ctx, "histogram_bucket_size", rest.trim());
             self.in_histogram = true;
             return Ok(());
         }
@@ -339,7 +329,7 @@ impl Parser {
             let mut pending: Option<String> = None;
             for tok in crate::lines::words(&text) {
                 if let Some(k) = pending.take() {
-                    ctx.meta(&self.block_key(&k), tok);
+                    self.block_meta(ctx, &k, tok);
                 } else if let Some(w) = tok.strip_suffix(':') {
                     words.push(w);
                     pending = Some(words.join("_").to_ascii_lowercase());
@@ -351,7 +341,7 @@ impl Parser {
             return Ok(());
         }
         if let Some(rest) = d.strip_prefix("Computed from ") {
-            ctx.meta(&self.block_key("computed_from"), rest.trim_end_matches('.'));
+            self.block_meta(ctx, "computed_from", rest.trim_end_matches('.'));
             return Ok(());
         }
         if let Some(rest) = d.strip_prefix("Running experiment with options:") {
@@ -363,17 +353,17 @@ impl Parser {
                 .collect();
             return Ok(());
         }
-        if d.trim_start_matches('\\')
+        if d[d.bytes().take_while(|&b| b == b'\\').count()..]
             .starts_with("# Running 'sync/rcu' benchmark")
         {
             ctx.meta("benchmark", "perf bench sync rcu");
             return Ok(());
         }
         if let Some(v) = d.strip_prefix("kfree object size=") {
-            ctx.meta(&self.block_key("kfree_object_size"), v.trim());
+            self.block_meta(ctx, "kfree_object_size", v.trim());
             return Ok(());
         }
-        if (self.columns.is_some() || self.last_prose.is_some())
+        if (self.columns.is_some() || self.last_prose.set)
             && let Some((stat, factor, values)) = parse_stat_row(d)
         {
             return self.table_row(&stat, factor, &values, ctx);
@@ -381,14 +371,14 @@ impl Parser {
         if let Some((unit, values)) = parse_column_row(d) {
             let heading = self
                 .last_prose
-                .as_deref()
+                .get()
                 .filter(|h| h.starts_with('(') && h.ends_with(')'));
             let name = param_name(heading, &unit);
             self.columns = Some((name, values));
-            self.last_prose = None;
+            self.last_prose.clear();
             return Ok(());
         }
-        if words(d).next().is_some_and(|w| w.ends_with("kvm.sh")) || self.in_kvm_cmd {
+        if first_word_is_kvm_sh(d) || self.in_kvm_cmd {
             self.kvm_cmd(d, ctx);
             return Ok(());
         }
@@ -402,7 +392,7 @@ impl Parser {
 
     fn prose_line(&mut self, d: &str, ctx: &mut Ctx<'_>) {
         // `nreaders = nwriters = 10.`: parameters stated in prose.
-        let t = d.trim_end_matches('.');
+        let t = &d[..d.len() - d.bytes().rev().take_while(|&b| b == b'.').count()];
         if find_str(t, " = ").is_some()
             && let parts = t.split(" = ").map(str::trim).collect::<Vec<&str>>()
             && parts.len() >= 2
@@ -416,7 +406,8 @@ impl Parser {
             }
         }
         self.prose.text(d);
-        self.last_prose = Some(d.trim().to_string());
+        // `d` is trimmed already.
+        self.last_prose.set(d);
     }
 
     fn kvm_cmd(&mut self, d: &str, ctx: &mut Ctx<'_>) {
@@ -443,17 +434,45 @@ impl Parser {
         }
     }
 
-    fn console(&mut self, ty: &str, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+    /// [`split_prefix`], answered by a comparison when the line starts as the last console
+    /// line did (`rcu-scale:`): the `-scale:` prefix alone decides.
+    fn console_prefix<'a>(&mut self, line: &'a str) -> Option<(&'a str, &'a str)> {
+        const FLAG: &str = "-scale:";
+        let n = self.prefix.len();
+        if n > 0 && starts_with(line.as_bytes(), self.prefix.as_bytes()) {
+            return Some((&line[..n - FLAG.len()], &line[n..]));
+        }
+        let (ty, rest) = split_prefix(line)?;
+        if line[ty.len()..].starts_with(FLAG) {
+            self.prefix.clear();
+            self.prefix.push_str(&line[..ty.len() + FLAG.len()]);
+        }
+        Some((ty, rest))
+    }
+
+    /// The scale type of the first console line is the run's.
+    fn scale_type(&mut self, ty: &str, ctx: &mut Ctx<'_>) {
         if !self.scale_type_seen {
             self.scale_type_seen = true;
             ctx.meta("scale_type", ty);
+        }
+    }
+
+    fn console(&mut self, ty: &str, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        self.scale_type(ty, ctx);
+        if let Some((w, ns)) = writer_duration(rest) {
+            return self.writer_sample(w, ns, ctx);
+        }
+        if let Some((w, n)) = writer_gps(rest) {
+            self.writer_gps(w, n, ctx);
+            return Ok(());
         }
         let line = ctx.line;
         if let Some(params) = rest.strip_prefix("---") {
             // `--- Start of test: nreaders=..`, `--- End of test: ...`
             let params = params.split_once(':').map_or(params, |x| x.1);
             for (k, v) in words(params).filter_map(|t| t.split_once('=')) {
-                ctx.meta(&self.block_key(k), v);
+                self.block_meta(ctx, k, v);
             }
             self.after_params = true;
             return Ok(());
@@ -489,28 +508,7 @@ impl Parser {
                         rest,
                     ));
                 };
-                self.data();
-                let v = ns / 1e9;
-                let id = match self.writers.get(&w) {
-                    Some(&id) => id,
-                    None => {
-                        let id = ctx.series(SeriesSpec::duration(
-                            self.key("gp_duration").scope(format!("writer{w}")),
-                        ));
-                        self.writers.insert(w, id);
-                        id
-                    }
-                };
-                ctx.sample(id, v)?;
-                let all = match self.all {
-                    Some(id) => id,
-                    None => {
-                        let id = ctx.series(SeriesSpec::duration(self.key("gp_duration")));
-                        self.all = Some(id);
-                        id
-                    }
-                };
-                ctx.sample(all, v)
+                self.writer_sample(w, ns, ctx)
             }
             [_, "writer-duration:", ..] => Err(ParseError::syntax(
                 line,
@@ -521,8 +519,7 @@ impl Parser {
                 let (Some(w), Some(_)) = (parse_u64(w), parse_u64(n)) else {
                     return Err(ParseError::syntax(line, "`writer <N> gps: <M>`", rest));
                 };
-                self.data();
-                ctx.meta(&self.block_key(&format!("writer{w}_gps")), *n);
+                self.writer_gps(w, n, ctx);
                 Ok(())
             }
             ["start:", ..] => {
@@ -530,7 +527,7 @@ impl Parser {
                 self.data();
                 for pair in toks.chunks(2) {
                     if let [k, v] = pair {
-                        ctx.meta(&self.block_key(k.trim_end_matches(':')), *v);
+                        self.block_meta(ctx, k.trim_end_matches(':'), v);
                     }
                 }
                 Ok(())
@@ -549,6 +546,25 @@ impl Parser {
                 Ok(())
             }
         }
+    }
+
+    /// `writer <w> gps: <n>`: the writer's grace-period count, a fact of the block.
+    fn writer_gps(&mut self, w: u64, n: &str, ctx: &mut Ctx<'_>) {
+        self.data();
+        self.key_buf.clear();
+        self.key_buf.push_str("writer");
+        push_decimal(&mut self.key_buf, w);
+        self.key_buf.push_str("_gps");
+        ctx.meta(self.label_key(), n);
+    }
+
+    /// One `writer-duration` sample: in the writer's series and in scope `all`.
+    fn writer_sample(&mut self, w: u64, ns: f64, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        self.data();
+        let v = ns / 1e9;
+        let (id, all) = self.gp.ids(w, self.prose.label(), ctx);
+        ctx.sample(id, v)?;
+        ctx.sample(all, v)
     }
 
     fn kfree(&mut self, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
@@ -578,7 +594,7 @@ impl Parser {
                 .ok_or_else(|| ParseError::syntax(line, "a number", num_text))?;
             let suffix = num_text[digits_end..].trim();
             match name {
-                "loops" => ctx.meta(&self.block_key("kfree_loops"), &num_text[..digits_end]),
+                "loops" => self.block_meta(ctx, "kfree_loops", &num_text[..digits_end]),
                 "batches" => ctx.push(SeriesSpec::count(self.key("kfree_batches")), v)?,
                 "memory footprint" => {
                     let factor = match suffix {
@@ -671,33 +687,9 @@ impl Parser {
     }
 }
 
-fn parse_u64(s: &str) -> Option<u64> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn statistic_words() {
-        for (w, want) in [
-            ("Median", Some("median")),
-            ("AVG", Some("mean")),
-            ("minimum", Some("min")),
-            ("Max", Some("max")),
-            ("P99", Some("p99")),
-            ("p", None),
-            ("p9x", None),
-            ("......", None),
-            ("med\u{e9}", None),
-        ] {
-            assert_eq!(statistic_word(w).as_deref(), want, "{w}");
-        }
-    }
 
     #[test]
     fn prefixes() {
@@ -724,14 +716,5 @@ mod tests {
             p.label(),
             Some("shazptr (skip_synchronize_self_scan=1, i.e. always let scan kthread to wakeup)")
         );
-    }
-
-    #[test]
-    fn column_param_name() {
-        assert_eq!(
-            param_name(Some("(preempt disable duration)"), "ms"),
-            "preempt_off_ms"
-        );
-        assert_eq!(param_name(None, "ms"), "column_ms");
     }
 }

@@ -1,0 +1,114 @@
+//! Byte-level checks that let most lines skip a search: a line's colons, the first word, a
+//! short prefix.
+
+use crate::lines::{is_space, split_once_str, words};
+
+/// `hay.starts_with(prefix)`; a prefix of 8 to 16 bytes (`rcu-scale:`) is compared as two
+/// overlapping words instead of through a `memcmp` call.
+#[inline]
+pub(super) fn starts_with(hay: &[u8], prefix: &[u8]) -> bool {
+    let n = prefix.len();
+    if !(8..=16).contains(&n) || hay.len() < n {
+        return hay.starts_with(prefix);
+    }
+    let load = |b: &[u8], i: usize| -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[i..i + 8]);
+        u64::from_le_bytes(w)
+    };
+    load(hay, 0) == load(prefix, 0) && load(hay, n - 8) == load(prefix, n - 8)
+}
+
+/// Whether the first word of a line ends with `kvm.sh`; an ASCII first word is found without
+/// [`words`].
+pub(super) fn first_word_is_kvm_sh(d: &str) -> bool {
+    let b = d.as_bytes();
+    match b.iter().position(|&c| is_space(c) || !c.is_ascii()) {
+        Some(i) if i > 0 && b[i].is_ascii() => d[..i].ends_with("kvm.sh"),
+        None => d.ends_with("kvm.sh"),
+        Some(_) => words(d).next().is_some_and(|w| w.ends_with("kvm.sh")),
+    }
+}
+
+/// Appends `v` in decimal, as `{v}` formats it.
+pub(super) fn push_decimal(s: &mut String, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    s.extend(digits[i..].iter().map(|&d| char::from(d)));
+}
+
+/// Where a line's colons are: the labels searched for that end in `:` can only end at one.
+#[derive(Clone, Copy)]
+pub(super) struct Colons {
+    first: Option<usize>,
+    more: bool,
+}
+
+impl Colons {
+    #[inline]
+    pub(super) fn of(line: &str) -> Self {
+        let b = line.as_bytes();
+        let first = b.iter().position(|&c| c == b':');
+        let more = first.is_some_and(|f| b[f + 1..].contains(&b':'));
+        Colons { first, more }
+    }
+
+    /// `split_once_str(line, needle)` for a needle ending in `:`, answered without a search
+    /// when the line has one colon.
+    #[inline]
+    pub(super) fn split<'a>(self, line: &'a str, needle: &str) -> Option<(&'a str, &'a str)> {
+        let f = self.first?;
+        // The byte before the colon refuses most lines before a comparison of the whole.
+        let before = needle.as_bytes()[needle.len() - 2];
+        if f > 0 && line.as_bytes()[f - 1] == before && line[..=f].ends_with(needle) {
+            // No colon comes before this one, so this is the first occurrence.
+            return Some((&line[..f + 1 - needle.len()], &line[f + 1..]));
+        }
+        if self.more {
+            split_once_str(line, needle)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_comparison() {
+        let hay = b"rcu-scale:    0 writer-duration:";
+        for n in 0..=20 {
+            for (p, want) in [
+                (hay[..n].to_vec(), true),
+                ([&hay[..n], b"x"].concat(), false),
+            ] {
+                let mut q = p.clone();
+                assert_eq!(starts_with(hay, &p), want && n <= hay.len(), "{n}");
+                if let Some(first) = q.first_mut() {
+                    *first ^= 1;
+                    assert!(!starts_with(hay, &q), "{n}");
+                }
+            }
+        }
+        assert!(!starts_with(b"rcu-sca", b"rcu-scale:"));
+    }
+
+    #[test]
+    fn decimals() {
+        for v in [0, 7, 10, 133, u64::MAX] {
+            let mut s = String::from("x");
+            push_decimal(&mut s, v);
+            assert_eq!(s, format!("x{v}"));
+        }
+    }
+}

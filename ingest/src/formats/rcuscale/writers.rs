@@ -1,0 +1,351 @@
+//! The `gp_duration` series that writer-duration lines feed, found by writer number and
+//! label instead of by building and hashing a series key for every line.
+
+use crate::model::{Ctx, FastMap, SeriesId, SeriesKey, SeriesSpec};
+
+const NONE: SeriesId = SeriesId::MAX;
+
+/// Writers numbered below this are found by index: there are fewer writers than CPUs.
+const DENSE: u64 = 4096;
+
+/// Labels whose series are kept: logs alternate between a few (`before:`, `after:`).
+const MAX_LABELS: usize = 16;
+
+/// The series of one block label: scope `all` and one per writer.
+struct Labelled {
+    label: Option<Box<str>>,
+    all: SeriesId,
+    dense: Vec<SeriesId>,
+    sparse: FastMap<u64, SeriesId>,
+}
+
+#[derive(Default)]
+pub(super) struct WriterSeries {
+    labels: Vec<Labelled>,
+    /// Index in `labels` of the label in force, once looked up.
+    current: Option<usize>,
+    /// The last writer's ids under the label in force: a log lists one writer's lines together.
+    last: Option<(u64, SeriesId, SeriesId)>,
+}
+
+impl WriterSeries {
+    /// The block label changed: the next sample looks its series up again.
+    pub(super) fn relabel(&mut self) {
+        self.current = None;
+        self.last = None;
+    }
+
+    /// Ids of writer `w`'s series and of scope `all`, under `label`; series not seen before
+    /// are declared writer's first, the order that decides their ids.
+    pub(super) fn ids(
+        &mut self,
+        w: u64,
+        label: Option<&str>,
+        ctx: &mut Ctx<'_>,
+    ) -> (SeriesId, SeriesId) {
+        if let Some((last, id, all)) = self.last
+            && last == w
+        {
+            return (id, all);
+        }
+        let i = match self.current {
+            Some(i) => i,
+            None => {
+                let i = self.find(label);
+                self.current = Some(i);
+                i
+            }
+        };
+        let l = &mut self.labels[i];
+        let slot = if w < DENSE {
+            let w = w as usize;
+            if w >= l.dense.len() {
+                l.dense.resize(w + 1, NONE);
+            }
+            &mut l.dense[w]
+        } else {
+            l.sparse.entry(w).or_insert(NONE)
+        };
+        if *slot == NONE {
+            *slot = ctx.series(SeriesSpec::duration(key(label).scope(format!("writer{w}"))));
+        }
+        let writer = *slot;
+        if l.all == NONE {
+            l.all = ctx.series(SeriesSpec::duration(key(label)));
+        }
+        self.last = Some((w, writer, l.all));
+        (writer, l.all)
+    }
+
+    fn find(&mut self, label: Option<&str>) -> usize {
+        if let Some(i) = self.labels.iter().position(|l| l.label.as_deref() == label) {
+            return i;
+        }
+        if self.labels.len() == MAX_LABELS {
+            self.labels.clear();
+        }
+        self.labels.push(Labelled {
+            label: label.map(Box::from),
+            all: NONE,
+            dense: Vec::new(),
+            sparse: FastMap::default(),
+        });
+        self.labels.len() - 1
+    }
+}
+
+fn key(label: Option<&str>) -> SeriesKey {
+    SeriesKey::new("gp_duration").label(label.map(str::to_string))
+}
+
+/// `<w> writer-duration: <gp> <ns>` (the text after the console prefix) when every field is a
+/// plain decimal integer and the spaces are ASCII: writer and nanoseconds. Anything else goes
+/// the general way, which also reports the errors.
+pub(super) fn writer_duration(rest: &str) -> Option<(u64, f64)> {
+    const FIELD: &[u8] = b"writer-duration:";
+    let b = rest.as_bytes();
+    let i = skip_spaces(b, 0);
+    let (w, i) = integer(b, i)?;
+    let i = spaces(b, i)?;
+    if !b[i..].starts_with(FIELD) {
+        return None;
+    }
+    let i = spaces(b, i + FIELD.len())?;
+    let (_, i) = integer(b, i)?;
+    let i = spaces(b, i)?;
+    let (ns, i) = integer(b, i)?;
+    // `u64 as f64` rounds to nearest as the float parser does.
+    (skip_spaces(b, i) == b.len()).then_some((w, ns as f64))
+}
+
+/// `writer <w> gps: <n>` with plain decimal integers and ASCII spaces: writer and count.
+pub(super) fn writer_gps(rest: &str) -> Option<(u64, &str)> {
+    let b = rest.as_bytes();
+    let i = skip_spaces(b, 0);
+    if !b[i..].starts_with(b"writer") {
+        return None;
+    }
+    let i = spaces(b, i + 6)?;
+    let (w, i) = integer(b, i)?;
+    let i = spaces(b, i)?;
+    if !b[i..].starts_with(b"gps:") {
+        return None;
+    }
+    let start = spaces(b, i + 4)?;
+    let (_, end) = integer(b, start)?;
+    (skip_spaces(b, end) == b.len()).then(|| (w, &rest[start..end]))
+}
+
+/// 1 to 19 digits at `i` up to a space or the end, as a u64 (19 digits cannot overflow;
+/// longer numbers go the general way).
+#[inline]
+fn integer(b: &[u8], i: usize) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    let mut j = i;
+    // The first eight bytes at once: counts, nanoseconds and writer numbers are short.
+    if let Some(x) = load8(b, i) {
+        let t = x ^ 0x3030_3030_3030_3030;
+        let n = leading_digits(t);
+        if n == 0 {
+            return None;
+        }
+        v = eight_digits(t << (8 * (8 - n)));
+        j += n;
+    }
+    while let Some(&c) = b.get(j) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+        j += 1;
+    }
+    if j == i || j - i > 19 || b.get(j).is_some_and(|&c| !SPACE[usize::from(c)]) {
+        return None;
+    }
+    Some((v, j))
+}
+
+/// The eight bytes at `i`, first byte lowest, if there are eight.
+#[inline]
+fn load8(b: &[u8], i: usize) -> Option<u64> {
+    let chunk: [u8; 8] = b.get(i..i + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(chunk))
+}
+
+/// How many of the bytes of `t` (ASCII XOR `0`, first byte lowest) are digits before the
+/// first that is not. A carry out of the `+ 6` starts only at a byte that is not a digit, so
+/// it cannot change the answer.
+#[inline]
+fn leading_digits(t: u64) -> usize {
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    let not_digit = (t & HIGH) | (t.wrapping_add(0x0606_0606_0606_0606) & HIGH);
+    (not_digit.trailing_zeros() / 8) as usize
+}
+
+/// The number that eight digit values (first byte lowest, most significant) spell.
+#[inline]
+fn eight_digits(t: u64) -> u64 {
+    let t = (t & 0x0F0F_0F0F_0F0F_0F0F).wrapping_mul(2561) >> 8;
+    let t = (t & 0x00FF_00FF_00FF_00FF).wrapping_mul(6_553_601) >> 16;
+    (t & 0x0000_FFFF_0000_FFFF).wrapping_mul(42_949_672_960_001) >> 32
+}
+
+/// At least one space at `i`: the position after the run.
+#[inline]
+fn spaces(b: &[u8], i: usize) -> Option<usize> {
+    let j = skip_spaces(b, i);
+    (j > i).then_some(j)
+}
+
+#[inline]
+fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    // Plain spaces eight at a time: the padding between fields is mostly those.
+    while let Some(x) = load8(b, i) {
+        let n = ((x ^ 0x2020_2020_2020_2020).trailing_zeros() / 8) as usize;
+        i += n;
+        if n < 8 {
+            break;
+        }
+    }
+    while b.get(i).is_some_and(|&c| SPACE[usize::from(c)]) {
+        i += 1;
+    }
+    i
+}
+
+/// [`is_space`] as a table: one load per byte on the runs of padding between fields.
+static SPACE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = matches!(c as u8, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+        c += 1;
+    }
+    t
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lines::is_space;
+
+    #[test]
+    fn plain_writer_duration_lines() {
+        assert_eq!(
+            writer_duration("    0 writer-duration:     1 32003582"),
+            Some((0, 32003582.0))
+        );
+        assert_eq!(
+            writer_duration("12 writer-duration: 0 7\t "),
+            Some((12, 7.0))
+        );
+        for other in [
+            "0 writer-duration: 1",
+            "0 writer-duration: 1 2 3",
+            "0 writer-duration:1 2",
+            "x writer-duration: 1 2",
+            "0 writer-duration: 1 2.5",
+            "0 writer-duration: 1 -2",
+            "0 writer-duration: 1 99999999999999999999",
+            "0 writer-duration: 1 2\u{a0}",
+            "0 writer-durations: 1 2",
+            "writer 0 gps: 133",
+        ] {
+            assert_eq!(writer_duration(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn integers_as_str_parse() {
+        let mut texts: Vec<String> = [
+            "0",
+            "7",
+            "00000000",
+            "12345678",
+            "123456789",
+            "44003961",
+            "1234567890123456789",
+            "18446744073709551615",
+            "99999999999999999999",
+            "",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 21) as usize;
+            texts.push(x.to_string().chars().cycle().take(digits).collect());
+        }
+        for t in texts {
+            for tail in ["", " ", "\t9", "x", " 12345678", "/", ":", "\u{e9}"] {
+                let line = format!("{t}{tail}");
+                let want = (!t.is_empty()
+                    && t.len() <= 19
+                    && !tail.starts_with(['x', '/', ':', '\u{e9}']))
+                .then(|| (t.parse::<u64>().unwrap(), t.len()));
+                assert_eq!(integer(line.as_bytes(), 0), want, "{line:?}");
+                let padded = format!("  {line}");
+                assert_eq!(
+                    integer(padded.as_bytes(), 2),
+                    want.map(|(v, n)| (v, n + 2)),
+                    "{padded:?}"
+                );
+            }
+        }
+        for b in 0..=255u8 {
+            let mut line = *b"1234567 ";
+            line[3] = b;
+            let digit = b.is_ascii_digit();
+            assert_eq!(
+                integer(&line, 0).is_some(),
+                digit || SPACE[usize::from(b)],
+                "{b}"
+            );
+        }
+    }
+
+    #[test]
+    fn spaces_as_is_space() {
+        for line in [
+            "",
+            " ",
+            "          x",
+            " \t  \t        y",
+            "\t\t",
+            "a",
+            "                ",
+        ] {
+            let want = line.bytes().take_while(|&c| is_space(c)).count();
+            assert_eq!(skip_spaces(line.as_bytes(), 0), want, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn space_table_is_is_space() {
+        for c in 0..=255u8 {
+            assert_eq!(SPACE[usize::from(c)], is_space(c), "{c}");
+        }
+    }
+
+    #[test]
+    fn plain_writer_gps_lines() {
+        assert_eq!(writer_gps(" writer 0 gps: 133"), Some((0, "133")));
+        assert_eq!(writer_gps("writer\t007 gps:\t5 "), Some((7, "5")));
+        for other in [
+            "writer 0 gps: 133 x",
+            "writer 0 gps:133",
+            "writer0 gps: 133",
+            "writer 0 gps: 1e3",
+            "writer -1 gps: 3",
+            "writers 0 gps: 133",
+            "writer 0 gps: 99999999999999999999",
+        ] {
+            assert_eq!(writer_gps(other), None, "{other}");
+        }
+    }
+}
