@@ -11,19 +11,22 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use crate::intern::Interner;
 use crate::model::{Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning};
 
-/// A series key as ids. `label`/`statistic` 0 is `None`, otherwise id + 1. As in a
+/// A series key as ids: the metric and its context, [`Context`]. As in a
 /// [`Dataset`](crate::Dataset), unit and direction are not part of the identity: the first
 /// declaration of a key decides them.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct CompactKey {
     metric: u32,
-    scope: u32,
-    label: u32,
-    statistic: u32,
-    params: u32,
+    context: u32,
 }
 
+/// Scope, label, statistic and params as ids. `label`/`statistic` 0 is `None`, otherwise
+/// id + 1. Series share a few contexts (one per CPU), so a key names its context by one id.
+type Context = [u32; 4];
+
 const NONE: u32 = u32::MAX;
+/// In `more_idx`: the series has no sample yet.
+const EMPTY: u32 = u32::MAX - 1;
 
 /// Series as interned keys and their samples: what `quiescent parse` holds per file.
 pub struct SeriesTable {
@@ -35,21 +38,23 @@ pub struct SeriesTable {
     params_ids: FastMap<BTreeMap<String, String>, u32>,
     units: Vec<Unit>,
     keys: Vec<CompactKey>,
-    /// Series ids by context (scope, label, statistic, params) and metric id: a direct index
-    /// for the common shape of many metrics under few contexts (functions x CPUs). Bounded;
-    /// series that do not fit go to the hash index.
-    contexts: FastMap<[u32; 4], u32>,
-    last_context: Option<([u32; 4], u32)>,
+    /// Context ids, and the context of each id.
+    contexts: FastMap<Context, u32>,
+    context_keys: Vec<Context>,
+    last_context: Option<(Context, u32)>,
+    /// Series ids by context and metric id: a direct index for the common shape of many
+    /// metrics under few contexts (functions x CPUs). Bounded; series that do not fit go to
+    /// the hash index.
     dense: Vec<Vec<u32>>,
     dense_slots: usize,
     /// Per series: index into `units`, and the direction.
     kinds: Vec<(u16, u8)>,
     index: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
-    /// Per series: its sample count and its first sample.
-    counts: Vec<u32>,
+    /// Per series: its first sample.
     first: Vec<f64>,
-    /// Per series: where its later samples are in `more` (`NONE` while it has one or none).
+    /// Per series: where its later samples are in `more`, `NONE` while it has one, `EMPTY`
+    /// while it has none.
     more_idx: Vec<u32>,
     /// Every sample after the first, of the series that have more than one.
     more: Vec<Vec<f64>>,
@@ -71,13 +76,13 @@ impl Default for SeriesTable {
             units: Vec::new(),
             keys: Vec::new(),
             contexts: FastMap::default(),
+            context_keys: Vec::new(),
             last_context: None,
             dense: Vec::new(),
             dense_slots: 0,
             kinds: Vec::new(),
             index: HashTable::new(),
             hasher: foldhash::fast::RandomState::default(),
-            counts: Vec::new(),
             first: Vec::new(),
             more_idx: Vec::new(),
             more: Vec::new(),
@@ -136,25 +141,26 @@ impl SeriesTable {
 
     pub fn get(&self, id: SeriesId) -> SeriesView<'_> {
         let k = self.keys[id];
+        let [scope, label, statistic, params] = self.context_keys[k.context as usize];
         let (unit, direction) = self.kinds[id];
         fn opt(i: &Interner, v: u32) -> Option<&str> {
             v.checked_sub(1).map(|v| i.get(v))
         }
         SeriesView {
             metric: self.metrics.get(k.metric),
-            scope: self.scopes.get(k.scope),
-            label: opt(&self.labels, k.label),
-            statistic: opt(&self.statistics, k.statistic),
-            params: &self.params[k.params as usize],
+            scope: self.scopes.get(scope),
+            label: opt(&self.labels, label),
+            statistic: opt(&self.statistics, statistic),
+            params: &self.params[params as usize],
             unit: &self.units[unit as usize],
             direction: match direction {
                 0 => Direction::LowerIsBetter,
                 1 => Direction::HigherIsBetter,
                 _ => Direction::Neutral,
             },
-            first: (self.counts[id] > 0).then(|| self.first[id]),
+            first: (self.more_idx[id] != EMPTY).then(|| self.first[id]),
             more: match self.more_idx[id] {
-                NONE => &[],
+                NONE | EMPTY => &[],
                 i => &self.more[i as usize],
             },
         }
@@ -165,7 +171,7 @@ impl SeriesTable {
         (0..self.keys.len()).map(|i| self.get(i))
     }
 
-    fn compact(&mut self, spec: &SeriesSpec) -> CompactKey {
+    fn compact(&mut self, spec: &SeriesSpec) -> (u32, Context) {
         let key = &spec.key;
         let params = if key.params.is_empty() {
             0
@@ -180,34 +186,38 @@ impl SeriesTable {
                 }
             }
         };
-        CompactKey {
-            metric: self.metrics.id(&key.metric),
-            scope: self.scopes.id(&key.scope),
-            label: key.label.as_deref().map_or(0, |l| self.labels.id(l) + 1),
-            statistic: key
-                .statistic
+        let context = [
+            self.scopes.id(&key.scope),
+            key.label.as_deref().map_or(0, |l| self.labels.id(l) + 1),
+            key.statistic
                 .as_deref()
                 .map_or(0, |s| self.statistics.id(s) + 1),
             params,
-        }
+        ];
+        (self.metrics.id(&key.metric), context)
     }
 
-    /// Where a key lives in the direct index: (context, metric), or None when giving it a
-    /// slot would make the index much larger than the series it holds.
-    fn dense_slot(&mut self, key: CompactKey) -> Option<(usize, usize)> {
-        let ck = [key.scope, key.label, key.statistic, key.params];
-        let c = match self.last_context {
+    /// The id of a context, given a new one (and a row of the direct index) if it is new.
+    fn context_id(&mut self, ck: Context) -> u32 {
+        match self.last_context {
             Some((k, c)) if k == ck => c,
             _ => {
-                let next = self.dense.len() as u32;
+                let next = self.context_keys.len() as u32;
                 let c = *self.contexts.entry(ck).or_insert(next);
                 if c == next {
+                    self.context_keys.push(ck);
                     self.dense.push(Vec::new());
                 }
                 self.last_context = Some((ck, c));
                 c
             }
-        };
+        }
+    }
+
+    /// Where a key lives in the direct index: (context, metric), or None when giving it a
+    /// slot would make the index much larger than the series it holds.
+    fn dense_slot(&self, key: CompactKey) -> Option<(usize, usize)> {
+        let c = key.context;
         let m = key.metric as usize;
         let have = self.dense[c as usize].len();
         let grow = (m + 1).saturating_sub(have);
@@ -253,7 +263,11 @@ impl SeriesTable {
 
 impl Sink for SeriesTable {
     fn series(&mut self, spec: &SeriesSpec) -> SeriesId {
-        let key = self.compact(spec);
+        let (metric, context) = self.compact(spec);
+        let key = CompactKey {
+            metric,
+            context: self.context_id(context),
+        };
         let slot = self.dense_slot(key);
         if let Some((c, m)) = slot
             && let Some(&id) = self.dense[c].get(m)
@@ -272,9 +286,8 @@ impl Sink for SeriesTable {
         let kind = self.kind(spec);
         self.keys.push(key);
         self.kinds.push(kind);
-        self.counts.push(0);
         self.first.push(0.0);
-        self.more_idx.push(NONE);
+        self.more_idx.push(EMPTY);
         match slot {
             Some((c, m)) => {
                 let v = &mut self.dense[c];
@@ -295,19 +308,18 @@ impl Sink for SeriesTable {
 
     fn sample(&mut self, id: SeriesId, value: f64) {
         self.samples += 1;
-        let n = &mut self.counts[id];
-        if *n == 0 {
-            self.first[id] = value;
-        } else {
-            let mut i = self.more_idx[id];
-            if i == NONE {
-                i = self.more.len() as u32;
-                self.more_idx[id] = i;
-                self.more.push(Vec::new());
+        let i = &mut self.more_idx[id];
+        match *i {
+            EMPTY => {
+                self.first[id] = value;
+                *i = NONE;
             }
-            self.more[i as usize].push(value);
+            NONE => {
+                *i = self.more.len() as u32;
+                self.more.push(vec![value]);
+            }
+            i => self.more[i as usize].push(value),
         }
-        *n = n.saturating_add(1);
     }
 
     fn meta(&mut self, key: &str, value: String) {
