@@ -6,9 +6,12 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 
 /// Strings seen once each, handed out as dense ids (0, 1, ...).
-#[derive(Default)]
 pub struct Interner {
-    strings: Vec<Box<str>>,
+    /// The strings one after another: a table's names are compared in the order they were
+    /// added, and one buffer keeps them in a few cache lines instead of one allocation each.
+    text: String,
+    /// Where each string starts in `text`, and one more entry for where the last one ends.
+    starts: Vec<usize>,
     /// Ids, hashed by their string.
     index: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
@@ -16,32 +19,79 @@ pub struct Interner {
     last: Option<u32>,
 }
 
+impl Default for Interner {
+    fn default() -> Self {
+        Interner {
+            text: String::new(),
+            starts: vec![0],
+            index: HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
+            last: None,
+        }
+    }
+}
+
+/// `a == b` for the short strings of series keys, compared 8 bytes at a time inline: the
+/// library comparison is a call that costs more than such a string.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (p, q) in (&mut x).zip(&mut y) {
+        let word = |c: &[u8]| u64::from_ne_bytes(c.try_into().unwrap_or_default());
+        if word(p) != word(q) {
+            return false;
+        }
+    }
+    x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
+}
+
 impl Interner {
+    #[inline]
+    fn bytes(&self, id: u32) -> &[u8] {
+        let i = id as usize;
+        &self.text.as_bytes()[self.starts[i]..self.starts[i + 1]]
+    }
+
     /// The id of `s`, given a new one if it was not seen before.
+    #[inline]
     pub fn id(&mut self, s: &str) -> u32 {
+        let b = s.as_bytes();
         if let Some(l) = self.last {
-            if &*self.strings[l as usize] == s {
+            if same(self.bytes(l), b) {
                 return l;
             }
             // Tables repeat their rows in the same order (one trace_stat table per CPU): the
             // string after the last one is the likely next.
-            if let Some(next) = self.strings.get(l as usize + 1)
-                && &**next == s
-            {
+            if (l as usize + 1) < self.len() && same(self.bytes(l + 1), b) {
                 self.last = Some(l + 1);
                 return l + 1;
             }
         }
+        self.find_or_add(s)
+    }
+
+    fn find_or_add(&mut self, s: &str) -> u32 {
+        let b = s.as_bytes();
         let hash = self.hasher.hash_one(s);
-        let strings = &self.strings;
-        let id = match self.index.find(hash, |&i| &*strings[i as usize] == s) {
+        let (text, starts) = (&self.text, &self.starts);
+        let found = self.index.find(hash, |&i| {
+            same(
+                &text.as_bytes()[starts[i as usize]..starts[i as usize + 1]],
+                b,
+            )
+        });
+        let id = match found {
             Some(&id) => id,
             None => {
-                let id = self.strings.len() as u32;
-                self.strings.push(s.into());
-                let (strings, hasher) = (&self.strings, &self.hasher);
-                self.index
-                    .insert_unique(hash, id, |&i| hasher.hash_one(&*strings[i as usize]));
+                let id = self.len() as u32;
+                self.text.push_str(s);
+                self.starts.push(self.text.len());
+                let (text, starts, hasher) = (&self.text, &self.starts, &self.hasher);
+                self.index.insert_unique(hash, id, |&i| {
+                    hasher.hash_one(&text[starts[i as usize]..starts[i as usize + 1]])
+                });
                 id
             }
         };
@@ -53,22 +103,23 @@ impl Interner {
     pub fn lookup(&self, s: &str) -> Option<u32> {
         let hash = self.hasher.hash_one(s);
         self.index
-            .find(hash, |&i| &*self.strings[i as usize] == s)
+            .find(hash, |&i| same(self.bytes(i), s.as_bytes()))
             .copied()
     }
 
     /// The string of `id`.
     pub fn get(&self, id: u32) -> &str {
-        &self.strings[id as usize]
+        let i = id as usize;
+        &self.text[self.starts[i]..self.starts[i + 1]]
     }
 
     /// Strings seen so far.
     pub fn len(&self) -> usize {
-        self.strings.len()
+        self.starts.len() - 1
     }
 
     pub fn is_empty(&self) -> bool {
-        self.strings.is_empty()
+        self.len() == 0
     }
 }
 

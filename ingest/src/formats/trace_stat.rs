@@ -185,6 +185,12 @@ fn plain_number(b: &[u8], mut i: usize, whole: bool) -> Option<(f64, usize)> {
 }
 
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    // Columns are padded with runs of spaces: skip them 8 at a time.
+    while let Some(w) = b.get(i..i + 8)
+        && w == b"        "
+    {
+        i += 8;
+    }
     while b.get(i).is_some_and(|&c| lines::is_space(c)) {
         i += 1;
     }
@@ -515,10 +521,12 @@ impl Parser {
         if spec.key.label != self.label {
             spec.key.label.clone_from(&self.label);
         }
+        spec.key.metric.clear();
+        spec.key.metric.push_str(row.name);
+        spec.key.metric.push('.');
+        let stem = spec.key.metric.len();
         let mut push = |what: &str, unit: Unit, direction: Direction, value: f64| {
-            spec.key.metric.clear();
-            spec.key.metric.push_str(row.name);
-            spec.key.metric.push('.');
+            spec.key.metric.truncate(stem);
             spec.key.metric.push_str(what);
             spec.unit = unit;
             spec.direction = direction;
