@@ -25,8 +25,16 @@ struct CompactKey {
 type Context = [u32; 4];
 
 const NONE: u32 = u32::MAX;
-/// In `more_idx`: the series has no sample yet.
-const EMPTY: u32 = u32::MAX - 1;
+
+/// The high half of a NaN that `first` holds in place of a sample: with a low half of
+/// `u32::MAX` the series has no sample yet, otherwise its samples are `more[low half]`. A
+/// sample with these bits is never stored in `first` itself.
+const MARK: u64 = 0x7ff4_abcd;
+const EMPTY: u64 = MARK << 32 | u32::MAX as u64;
+
+fn marked(bits: u64) -> bool {
+    bits >> 32 == MARK
+}
 
 /// Series as interned keys and their samples: what `quiescent parse` holds per file.
 pub struct SeriesTable {
@@ -47,16 +55,17 @@ pub struct SeriesTable {
     /// the hash index.
     dense: Vec<Vec<u32>>,
     dense_slots: usize,
-    /// Per series: index into `units`, and the direction.
-    kinds: Vec<(u16, u8)>,
+    /// Per series: index into `kind_list`.
+    kinds: Vec<u16>,
+    /// (index into `units`, direction) pairs.
+    kind_list: Vec<(u16, u8)>,
     index: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
-    /// Per series: its first sample.
-    first: Vec<f64>,
-    /// Per series: where its later samples are in `more`, `NONE` while it has one, `EMPTY`
-    /// while it has none.
-    more_idx: Vec<u32>,
-    /// Every sample after the first, of the series that have more than one.
+    /// Per series: the bits of its only sample, or a [`MARK`]ed NaN (no sample yet, or
+    /// where in `more` its samples are). Most series of a large input have one sample:
+    /// this keeps them at 8 bytes.
+    first: Vec<u64>,
+    /// The samples of the series that have more than one.
     more: Vec<Vec<f64>>,
     samples: u64,
     pub meta: BTreeMap<String, String>,
@@ -81,10 +90,10 @@ impl Default for SeriesTable {
             dense: Vec::new(),
             dense_slots: 0,
             kinds: Vec::new(),
+            kind_list: Vec::new(),
             index: HashTable::new(),
             hasher: foldhash::fast::RandomState::default(),
             first: Vec::new(),
-            more_idx: Vec::new(),
             more: Vec::new(),
             samples: 0,
             meta: BTreeMap::new(),
@@ -118,7 +127,7 @@ impl SeriesView<'_> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.first.is_none()
+        self.first.is_none() && self.more.is_empty()
     }
 }
 
@@ -142,7 +151,8 @@ impl SeriesTable {
     pub fn get(&self, id: SeriesId) -> SeriesView<'_> {
         let k = self.keys[id];
         let [scope, label, statistic, params] = self.context_keys[k.context as usize];
-        let (unit, direction) = self.kinds[id];
+        let (unit, direction) = self.kind_list[self.kinds[id] as usize];
+        let bits = self.first[id];
         fn opt(i: &Interner, v: u32) -> Option<&str> {
             v.checked_sub(1).map(|v| i.get(v))
         }
@@ -158,10 +168,11 @@ impl SeriesTable {
                 1 => Direction::HigherIsBetter,
                 _ => Direction::Neutral,
             },
-            first: (self.more_idx[id] != EMPTY).then(|| self.first[id]),
-            more: match self.more_idx[id] {
-                NONE | EMPTY => &[],
-                i => &self.more[i as usize],
+            first: (!marked(bits)).then(|| f64::from_bits(bits)),
+            more: match bits {
+                EMPTY => &[],
+                _ if marked(bits) => &self.more[bits as u32 as usize],
+                _ => &[],
             },
         }
     }
@@ -225,7 +236,7 @@ impl SeriesTable {
             .then_some((c as usize, m))
     }
 
-    fn kind(&mut self, spec: &SeriesSpec) -> (u16, u8) {
+    fn kind(&mut self, spec: &SeriesSpec) -> u16 {
         let unit = match self.units.iter().position(|u| *u == spec.unit) {
             Some(i) => i as u16,
             None => {
@@ -238,7 +249,14 @@ impl SeriesTable {
             Direction::HigherIsBetter => 1,
             Direction::Neutral => 2,
         };
-        (unit, direction)
+        let kind = (unit, direction);
+        match self.kind_list.iter().position(|&k| k == kind) {
+            Some(i) => i as u16,
+            None => {
+                self.kind_list.push(kind);
+                (self.kind_list.len() - 1) as u16
+            }
+        }
     }
 
     /// Converts into a [`Dataset`](crate::Dataset) (for inputs small enough to hold as one).
@@ -275,8 +293,11 @@ impl Sink for SeriesTable {
         {
             return id as usize;
         }
-        let hash = self.hasher.hash_one(key);
-        if !self.index.is_empty() {
+        // The hash index holds the series without a direct slot: none in the common case.
+        let hash = (slot.is_none() || !self.index.is_empty()).then(|| self.hasher.hash_one(key));
+        if let Some(hash) = hash
+            && !self.index.is_empty()
+        {
             let keys = &self.keys;
             if let Some(&id) = self.index.find(hash, |&i| keys[i as usize] == key) {
                 return id as usize;
@@ -286,18 +307,23 @@ impl Sink for SeriesTable {
         let kind = self.kind(spec);
         self.keys.push(key);
         self.kinds.push(kind);
-        self.first.push(0.0);
-        self.more_idx.push(EMPTY);
+        self.first.push(EMPTY);
         match slot {
             Some((c, m)) => {
                 let v = &mut self.dense[c];
-                if v.len() <= m {
-                    self.dense_slots += m + 1 - v.len();
-                    v.resize(m + 1, NONE);
+                if v.len() == m {
+                    self.dense_slots += 1;
+                    v.push(id);
+                } else {
+                    if v.len() < m {
+                        self.dense_slots += m + 1 - v.len();
+                        v.resize(m + 1, NONE);
+                    }
+                    v[m] = id;
                 }
-                v[m] = id;
             }
             None => {
+                let hash = hash.unwrap_or_else(|| self.hasher.hash_one(key));
                 let (keys, hasher) = (&self.keys, &self.hasher);
                 self.index
                     .insert_unique(hash, id, |&i| hasher.hash_one(keys[i as usize]));
@@ -308,18 +334,21 @@ impl Sink for SeriesTable {
 
     fn sample(&mut self, id: SeriesId, value: f64) {
         self.samples += 1;
-        let i = &mut self.more_idx[id];
-        match *i {
-            EMPTY => {
-                self.first[id] = value;
-                *i = NONE;
-            }
-            NONE => {
-                *i = self.more.len() as u32;
-                self.more.push(vec![value]);
-            }
-            i => self.more[i as usize].push(value),
-        }
+        let slot = &mut self.first[id];
+        let bits = *slot;
+        let spill = if !marked(bits) {
+            vec![f64::from_bits(bits), value]
+        } else if bits != EMPTY {
+            self.more[bits as u32 as usize].push(value);
+            return;
+        } else if marked(value.to_bits()) {
+            vec![value]
+        } else {
+            *slot = value.to_bits();
+            return;
+        };
+        *slot = MARK << 32 | self.more.len() as u64;
+        self.more.push(spill);
     }
 
     fn meta(&mut self, key: &str, value: String) {
@@ -413,6 +442,35 @@ mod tests {
         assert_eq!(t.series(&spec(5, 0)), 5);
         assert_eq!(t.len(), 100_000 + 199);
         assert_eq!(t.get(ids[3]).scope, "s4");
+    }
+
+    #[test]
+    fn samples_with_the_marker_bits_are_kept() {
+        let mut t = SeriesTable::new();
+        let odd = [
+            f64::from_bits(EMPTY),
+            f64::from_bits(MARK << 32 | 7),
+            f64::NAN,
+        ];
+        let mut ids = Vec::new();
+        for (n, v) in odd.iter().enumerate() {
+            let id = t.series(&SeriesSpec::count(SeriesKey::new(format!("m{n}"))));
+            t.sample(id, *v);
+            ids.push(id);
+        }
+        let two = t.series(&SeriesSpec::count(SeriesKey::new("two")));
+        t.sample(two, 1.5);
+        t.sample(two, odd[0]);
+        t.sample(two, 2.5);
+        for (id, v) in ids.iter().zip(odd) {
+            let got: Vec<u64> = t.get(*id).samples().map(f64::to_bits).collect();
+            assert_eq!(got, [v.to_bits()]);
+        }
+        let got: Vec<u64> = t.get(two).samples().map(f64::to_bits).collect();
+        assert_eq!(got, [1.5f64.to_bits(), odd[0].to_bits(), 2.5f64.to_bits()]);
+        let empty = t.series(&SeriesSpec::count(SeriesKey::new("none")));
+        assert!(t.get(empty).is_empty() && !t.get(two).is_empty());
+        assert_eq!(t.get(two).len(), 3);
     }
 
     #[test]
