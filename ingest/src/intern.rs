@@ -33,7 +33,8 @@ impl Default for Interner {
 
 /// `a == b` for the short strings of series keys, compared 8 bytes at a time inline: the
 /// library comparison is a call that costs more than such a string.
-fn same(a: &[u8], b: &[u8]) -> bool {
+#[inline]
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
@@ -108,6 +109,7 @@ impl Interner {
     }
 
     /// The string of `id`.
+    #[inline]
     pub fn get(&self, id: u32) -> &str {
         let i = id as usize;
         &self.text[self.starts[i]..self.starts[i + 1]]

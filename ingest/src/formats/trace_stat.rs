@@ -525,38 +525,38 @@ impl Parser {
         spec.key.metric.push_str(row.name);
         spec.key.metric.push('.');
         let stem = spec.key.metric.len();
-        let mut push = |what: &str, unit: Unit, direction: Direction, value: f64| {
-            spec.key.metric.truncate(stem);
-            spec.key.metric.push_str(what);
-            spec.unit = unit;
-            spec.direction = direction;
-            let id = ctx.series_ref(spec);
-            ctx.sample(id, value)
+        let push = |ctx: &mut Ctx<'_>, spec: &mut SeriesSpec, what, unit, value| {
+            push_value(ctx, spec, stem, what, unit, value)
         };
-        push("hit", Unit::Count, Direction::Neutral, row.hit)?;
+        push(ctx, spec, "hit", Unit::Count, row.hit)?;
         if row.n >= 2 {
-            let lower = Direction::LowerIsBetter;
             push(
+                ctx,
+                spec,
                 "time",
                 Unit::Seconds,
-                lower,
                 lines::us_to_s(row.durations[0]),
             )?;
             push(
+                ctx,
+                spec,
                 "avg",
                 Unit::Seconds,
-                lower,
                 lines::us_to_s(row.durations[1]),
             )?;
         }
         if row.n == 3 {
             // Printed as `us` but the kernel computes it in µs²: 1 µs² = 1e-12 s².
             let s2 = row.durations[2] * 1e-12;
-            push("s2", Unit::SecondsSquared, Direction::LowerIsBetter, s2)?;
+            push(ctx, spec, "s2", Unit::SecondsSquared, s2)?;
         }
         let g = &mut self.group;
         let next = g.last + 1;
-        let i = if g.sums.get(next).is_some_and(|s| s.0 == row.name) {
+        let i = if g
+            .sums
+            .get(next)
+            .is_some_and(|s| crate::intern::same(s.0.as_bytes(), row.name.as_bytes()))
+        {
             next
         } else {
             match g.index.get(row.name) {
@@ -620,6 +620,28 @@ impl Parser {
         }
         Ok(())
     }
+}
+
+/// One value of a row: `what` goes after the row's `NAME.` stem (the first `stem` bytes of the
+/// metric). Inlined so that `what` is a constant: copying it is then a store, not a call.
+#[inline(always)]
+fn push_value(
+    ctx: &mut Ctx<'_>,
+    spec: &mut SeriesSpec,
+    stem: usize,
+    what: &str,
+    unit: Unit,
+    value: f64,
+) -> Result<(), ParseError> {
+    spec.key.metric.truncate(stem);
+    spec.key.metric.push_str(what);
+    spec.direction = match unit {
+        Unit::Count => Direction::Neutral,
+        _ => Direction::LowerIsBetter,
+    };
+    spec.unit = unit;
+    let id = ctx.series_ref(spec);
+    ctx.sample(id, value)
 }
 
 /// The `all` series of one round of tables.
