@@ -38,14 +38,20 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    let (mut x, mut y) = (a.chunks_exact(8), b.chunks_exact(8));
-    for (p, q) in (&mut x).zip(&mut y) {
-        let word = |c: &[u8]| u64::from_ne_bytes(c.try_into().unwrap_or_default());
-        if word(p) != word(q) {
+    let word = |c: &[u8], i: usize| u64::from_ne_bytes(c[i..i + 8].try_into().unwrap_or_default());
+    let n = a.len();
+    if n < 8 {
+        return a.iter().zip(b).all(|(p, q)| p == q);
+    }
+    let mut i = 0;
+    while i + 8 < n {
+        if word(a, i) != word(b, i) {
             return false;
         }
+        i += 8;
     }
-    x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
+    // The last 8 bytes, overlapping the words before when the length is not a multiple of 8.
+    word(a, n - 8) == word(b, n - 8)
 }
 
 impl Interner {
@@ -139,6 +145,22 @@ mod tests {
         assert_eq!(i.get(2), "c");
         assert_eq!(i.lookup("d"), Some(3));
         assert_eq!(i.lookup("e"), None);
+        for (a, b) in [
+            ("", ""),
+            ("abcdefgh", "abcdefgh"),
+            ("abcdefghi", "abcdefghj"),
+        ] {
+            assert_eq!(same(a.as_bytes(), b.as_bytes()), a == b);
+        }
+        for n in 0..40 {
+            let a: Vec<u8> = (0..n).map(|k| k as u8).collect();
+            assert!(same(&a, &a));
+            for k in 0..n {
+                let mut b = a.clone();
+                b[k] ^= 1;
+                assert!(!same(&a, &b), "{n} {k}");
+            }
+        }
         // Many strings: the table grows and every id is found again.
         let many: Vec<u32> = (0..10_000).map(|n| i.id(&format!("s{n}"))).collect();
         let again: Vec<u32> = (0..10_000).rev().map(|n| i.id(&format!("s{n}"))).collect();
