@@ -59,6 +59,9 @@ pub struct SeriesTable {
     kinds: Vec<u16>,
     /// (index into `units`, direction) pairs.
     kind_list: Vec<(u16, u8)>,
+    /// The kind of each unit without a name of its own and direction, `u16::MAX` until seen:
+    /// found without a search.
+    fixed_kinds: [u16; 15],
     index: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
     /// Per series: the bits of its only sample, or a [`MARK`]ed NaN (no sample yet, or
@@ -91,6 +94,7 @@ impl Default for SeriesTable {
             dense_slots: 0,
             kinds: Vec::new(),
             kind_list: Vec::new(),
+            fixed_kinds: [u16::MAX; 15],
             index: HashTable::new(),
             hasher: foldhash::fast::RandomState::default(),
             first: Vec::new(),
@@ -237,6 +241,35 @@ impl SeriesTable {
     }
 
     fn kind(&mut self, spec: &SeriesSpec) -> u16 {
+        let fixed = match spec.unit {
+            Unit::Seconds => Some(0),
+            Unit::SecondsSquared => Some(1),
+            Unit::Count => Some(2),
+            Unit::Bytes => Some(3),
+            Unit::Percent => Some(4),
+            Unit::Other(_) => None,
+        }
+        .map(|u| {
+            u * 3
+                + match spec.direction {
+                    Direction::LowerIsBetter => 0,
+                    Direction::HigherIsBetter => 1,
+                    Direction::Neutral => 2,
+                }
+        });
+        if let Some(f) = fixed
+            && self.fixed_kinds[f] != u16::MAX
+        {
+            return self.fixed_kinds[f];
+        }
+        let kind = self.find_kind(spec);
+        if let Some(f) = fixed {
+            self.fixed_kinds[f] = kind;
+        }
+        kind
+    }
+
+    fn find_kind(&mut self, spec: &SeriesSpec) -> u16 {
         let unit = match self.units.iter().position(|u| *u == spec.unit) {
             Some(i) => i as u16,
             None => {
