@@ -38,6 +38,7 @@ use std::fmt::Write as _;
 
 use super::Format;
 use crate::error::ParseError;
+use crate::intern::Interner;
 use crate::lines::{self, Lines, words};
 use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
 
@@ -309,12 +310,11 @@ fn looks_like_data(line: &str) -> bool {
 struct Group {
     label: Option<String>,
     cpus: BTreeSet<u32>,
-    index: crate::model::FastMap<String, usize>,
-    /// (function, Σhit, Σtime in µs, whether the rows had a time column)
-    sums: Vec<(String, f64, f64, bool)>,
-    /// Where the last row went in `sums`: each CPU's table lists the functions in the same
-    /// order, so the next row is most often the next entry, found without hashing.
-    last: usize,
+    /// The functions, in one buffer: each CPU's table lists them in the same order, so the
+    /// next row is most often the next one, found without hashing.
+    names: Interner,
+    /// By function id: (Σhit, Σtime in µs, whether the rows had a time column)
+    sums: Vec<(f64, f64, bool)>,
 }
 
 impl Group {
@@ -528,22 +528,14 @@ impl Parser {
         let push = |ctx: &mut Ctx<'_>, spec: &mut SeriesSpec, what, unit, value| {
             push_value(ctx, spec, stem, what, unit, value)
         };
+        // Converted before the first store, so the divisions overlap instead of each waiting
+        // behind a call.
+        let time = lines::us_to_s(row.durations[0]);
+        let avg = lines::us_to_s(row.durations[1]);
         push(ctx, spec, "hit", Unit::Count, row.hit)?;
         if row.n >= 2 {
-            push(
-                ctx,
-                spec,
-                "time",
-                Unit::Seconds,
-                lines::us_to_s(row.durations[0]),
-            )?;
-            push(
-                ctx,
-                spec,
-                "avg",
-                Unit::Seconds,
-                lines::us_to_s(row.durations[1]),
-            )?;
+            push(ctx, spec, "time", Unit::Seconds, time)?;
+            push(ctx, spec, "avg", Unit::Seconds, avg)?;
         }
         if row.n == 3 {
             // Printed as `us` but the kernel computes it in µs²: 1 µs² = 1e-12 s².
@@ -551,29 +543,15 @@ impl Parser {
             push(ctx, spec, "s2", Unit::SecondsSquared, s2)?;
         }
         let g = &mut self.group;
-        let next = g.last + 1;
-        let i = if g
-            .sums
-            .get(next)
-            .is_some_and(|s| crate::intern::same(s.0.as_bytes(), row.name.as_bytes()))
-        {
-            next
-        } else {
-            match g.index.get(row.name) {
-                Some(&i) => i,
-                None => {
-                    g.sums.push((row.name.to_string(), 0.0, 0.0, false));
-                    g.index.insert(row.name.to_string(), g.sums.len() - 1);
-                    g.sums.len() - 1
-                }
-            }
-        };
-        g.last = i;
+        let i = g.names.id(row.name) as usize;
+        if i == g.sums.len() {
+            g.sums.push((0.0, 0.0, false));
+        }
         let s = &mut g.sums[i];
-        s.1 += row.hit;
+        s.0 += row.hit;
         if row.n >= 2 {
-            s.2 += row.durations[0];
-            s.3 = true;
+            s.1 += row.durations[0];
+            s.2 = true;
         }
         Ok(())
     }
@@ -646,7 +624,8 @@ fn push_value(
 
 /// The `all` series of one round of tables.
 fn emit_totals(g: &Group, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-    for (name, hit, time_us, timed) in &g.sums {
+    for (i, (hit, time_us, timed)) in g.sums.iter().enumerate() {
+        let name = g.names.get(i as u32);
         let key = |what: &str| SeriesKey::new(format!("{name}.{what}")).label(g.label.clone());
         ctx.push(SeriesSpec::count(key("hit")), *hit)?;
         if *timed {
