@@ -6,9 +6,12 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 
 /// Strings seen once each, handed out as dense ids (0, 1, ...).
-#[derive(Default)]
 pub struct Interner {
-    strings: Vec<Box<str>>,
+    /// The strings one after another: a table's names are compared in the order they were
+    /// added, and one buffer keeps them in a few cache lines instead of one allocation each.
+    text: String,
+    /// Where each string starts in `text`, and one more entry for where the last one ends.
+    starts: Vec<usize>,
     /// Ids, hashed by their string.
     index: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
@@ -16,32 +19,86 @@ pub struct Interner {
     last: Option<u32>,
 }
 
+impl Default for Interner {
+    fn default() -> Self {
+        Interner {
+            text: String::new(),
+            starts: vec![0],
+            index: HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
+            last: None,
+        }
+    }
+}
+
+/// `a == b` for the short strings of series keys, compared 8 bytes at a time inline: the
+/// library comparison is a call that costs more than such a string.
+#[inline]
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let word = |c: &[u8], i: usize| u64::from_ne_bytes(c[i..i + 8].try_into().unwrap_or_default());
+    let n = a.len();
+    if n < 8 {
+        return a.iter().zip(b).all(|(p, q)| p == q);
+    }
+    let mut i = 0;
+    while i + 8 < n {
+        if word(a, i) != word(b, i) {
+            return false;
+        }
+        i += 8;
+    }
+    // The last 8 bytes, overlapping the words before when the length is not a multiple of 8.
+    word(a, n - 8) == word(b, n - 8)
+}
+
 impl Interner {
+    #[inline]
+    fn bytes(&self, id: u32) -> &[u8] {
+        let i = id as usize;
+        &self.text.as_bytes()[self.starts[i]..self.starts[i + 1]]
+    }
+
     /// The id of `s`, given a new one if it was not seen before.
+    #[inline]
     pub fn id(&mut self, s: &str) -> u32 {
+        let b = s.as_bytes();
         if let Some(l) = self.last {
-            if &*self.strings[l as usize] == s {
+            if same(self.bytes(l), b) {
                 return l;
             }
             // Tables repeat their rows in the same order (one trace_stat table per CPU): the
             // string after the last one is the likely next.
-            if let Some(next) = self.strings.get(l as usize + 1)
-                && &**next == s
-            {
+            if (l as usize + 1) < self.len() && same(self.bytes(l + 1), b) {
                 self.last = Some(l + 1);
                 return l + 1;
             }
         }
+        self.find_or_add(s)
+    }
+
+    fn find_or_add(&mut self, s: &str) -> u32 {
+        let b = s.as_bytes();
         let hash = self.hasher.hash_one(s);
-        let strings = &self.strings;
-        let id = match self.index.find(hash, |&i| &*strings[i as usize] == s) {
+        let (text, starts) = (&self.text, &self.starts);
+        let found = self.index.find(hash, |&i| {
+            same(
+                &text.as_bytes()[starts[i as usize]..starts[i as usize + 1]],
+                b,
+            )
+        });
+        let id = match found {
             Some(&id) => id,
             None => {
-                let id = self.strings.len() as u32;
-                self.strings.push(s.into());
-                let (strings, hasher) = (&self.strings, &self.hasher);
-                self.index
-                    .insert_unique(hash, id, |&i| hasher.hash_one(&*strings[i as usize]));
+                let id = self.len() as u32;
+                self.text.push_str(s);
+                self.starts.push(self.text.len());
+                let (text, starts, hasher) = (&self.text, &self.starts, &self.hasher);
+                self.index.insert_unique(hash, id, |&i| {
+                    hasher.hash_one(&text[starts[i as usize]..starts[i as usize + 1]])
+                });
                 id
             }
         };
@@ -53,22 +110,24 @@ impl Interner {
     pub fn lookup(&self, s: &str) -> Option<u32> {
         let hash = self.hasher.hash_one(s);
         self.index
-            .find(hash, |&i| &*self.strings[i as usize] == s)
+            .find(hash, |&i| same(self.bytes(i), s.as_bytes()))
             .copied()
     }
 
     /// The string of `id`.
+    #[inline]
     pub fn get(&self, id: u32) -> &str {
-        &self.strings[id as usize]
+        let i = id as usize;
+        &self.text[self.starts[i]..self.starts[i + 1]]
     }
 
     /// Strings seen so far.
     pub fn len(&self) -> usize {
-        self.strings.len()
+        self.starts.len() - 1
     }
 
     pub fn is_empty(&self) -> bool {
-        self.strings.is_empty()
+        self.len() == 0
     }
 }
 
@@ -86,6 +145,22 @@ mod tests {
         assert_eq!(i.get(2), "c");
         assert_eq!(i.lookup("d"), Some(3));
         assert_eq!(i.lookup("e"), None);
+        for (a, b) in [
+            ("", ""),
+            ("abcdefgh", "abcdefgh"),
+            ("abcdefghi", "abcdefghj"),
+        ] {
+            assert_eq!(same(a.as_bytes(), b.as_bytes()), a == b);
+        }
+        for n in 0..40 {
+            let a: Vec<u8> = (0..n).map(|k| k as u8).collect();
+            assert!(same(&a, &a));
+            for k in 0..n {
+                let mut b = a.clone();
+                b[k] ^= 1;
+                assert!(!same(&a, &b), "{n} {k}");
+            }
+        }
         // Many strings: the table grows and every id is found again.
         let many: Vec<u32> = (0..10_000).map(|n| i.id(&format!("s{n}"))).collect();
         let again: Vec<u32> = (0..10_000).rev().map(|n| i.id(&format!("s{n}"))).collect();

@@ -11,19 +11,30 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use crate::intern::Interner;
 use crate::model::{Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning};
 
-/// A series key as ids. `label`/`statistic` 0 is `None`, otherwise id + 1. As in a
+/// A series key as ids: the metric and its context, [`Context`]. As in a
 /// [`Dataset`](crate::Dataset), unit and direction are not part of the identity: the first
 /// declaration of a key decides them.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct CompactKey {
     metric: u32,
-    scope: u32,
-    label: u32,
-    statistic: u32,
-    params: u32,
+    context: u32,
 }
 
+/// Scope, label, statistic and params as ids. `label`/`statistic` 0 is `None`, otherwise
+/// id + 1. Series share a few contexts (one per CPU), so a key names its context by one id.
+type Context = [u32; 4];
+
 const NONE: u32 = u32::MAX;
+
+/// The high half of a NaN that `first` holds in place of a sample: with a low half of
+/// `u32::MAX` the series has no sample yet, otherwise its samples are `more[low half]`. A
+/// sample with these bits is never stored in `first` itself.
+const MARK: u64 = 0x7ff4_abcd;
+const EMPTY: u64 = MARK << 32 | u32::MAX as u64;
+
+fn marked(bits: u64) -> bool {
+    bits >> 32 == MARK
+}
 
 /// Series as interned keys and their samples: what `quiescent parse` holds per file.
 pub struct SeriesTable {
@@ -35,23 +46,29 @@ pub struct SeriesTable {
     params_ids: FastMap<BTreeMap<String, String>, u32>,
     units: Vec<Unit>,
     keys: Vec<CompactKey>,
-    /// Series ids by context (scope, label, statistic, params) and metric id: a direct index
-    /// for the common shape of many metrics under few contexts (functions x CPUs). Bounded;
-    /// series that do not fit go to the hash index.
-    contexts: FastMap<[u32; 4], u32>,
-    last_context: Option<([u32; 4], u32)>,
+    /// Context ids, and the context of each id.
+    contexts: FastMap<Context, u32>,
+    context_keys: Vec<Context>,
+    last_context: Option<(Context, u32)>,
+    /// Series ids by context and metric id: a direct index for the common shape of many
+    /// metrics under few contexts (functions x CPUs). Bounded; series that do not fit go to
+    /// the hash index.
     dense: Vec<Vec<u32>>,
     dense_slots: usize,
-    /// Per series: index into `units`, and the direction.
-    kinds: Vec<(u16, u8)>,
+    /// Per series: index into `kind_list`.
+    kinds: Vec<u16>,
+    /// (index into `units`, direction) pairs.
+    kind_list: Vec<(u16, u8)>,
+    /// The kind of each unit without a name of its own and direction, `u16::MAX` until seen:
+    /// found without a search.
+    fixed_kinds: [u16; 15],
     index: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
-    /// Per series: its sample count and its first sample.
-    counts: Vec<u32>,
-    first: Vec<f64>,
-    /// Per series: where its later samples are in `more` (`NONE` while it has one or none).
-    more_idx: Vec<u32>,
-    /// Every sample after the first, of the series that have more than one.
+    /// Per series: the bits of its only sample, or a [`MARK`]ed NaN (no sample yet, or
+    /// where in `more` its samples are). Most series of a large input have one sample:
+    /// this keeps them at 8 bytes.
+    first: Vec<u64>,
+    /// The samples of the series that have more than one.
     more: Vec<Vec<f64>>,
     samples: u64,
     pub meta: BTreeMap<String, String>,
@@ -71,15 +88,16 @@ impl Default for SeriesTable {
             units: Vec::new(),
             keys: Vec::new(),
             contexts: FastMap::default(),
+            context_keys: Vec::new(),
             last_context: None,
             dense: Vec::new(),
             dense_slots: 0,
             kinds: Vec::new(),
+            kind_list: Vec::new(),
+            fixed_kinds: [u16::MAX; 15],
             index: HashTable::new(),
             hasher: foldhash::fast::RandomState::default(),
-            counts: Vec::new(),
             first: Vec::new(),
-            more_idx: Vec::new(),
             more: Vec::new(),
             samples: 0,
             meta: BTreeMap::new(),
@@ -113,7 +131,7 @@ impl SeriesView<'_> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.first.is_none()
+        self.first.is_none() && self.more.is_empty()
     }
 }
 
@@ -136,26 +154,29 @@ impl SeriesTable {
 
     pub fn get(&self, id: SeriesId) -> SeriesView<'_> {
         let k = self.keys[id];
-        let (unit, direction) = self.kinds[id];
+        let [scope, label, statistic, params] = self.context_keys[k.context as usize];
+        let (unit, direction) = self.kind_list[self.kinds[id] as usize];
+        let bits = self.first[id];
         fn opt(i: &Interner, v: u32) -> Option<&str> {
             v.checked_sub(1).map(|v| i.get(v))
         }
         SeriesView {
             metric: self.metrics.get(k.metric),
-            scope: self.scopes.get(k.scope),
-            label: opt(&self.labels, k.label),
-            statistic: opt(&self.statistics, k.statistic),
-            params: &self.params[k.params as usize],
+            scope: self.scopes.get(scope),
+            label: opt(&self.labels, label),
+            statistic: opt(&self.statistics, statistic),
+            params: &self.params[params as usize],
             unit: &self.units[unit as usize],
             direction: match direction {
                 0 => Direction::LowerIsBetter,
                 1 => Direction::HigherIsBetter,
                 _ => Direction::Neutral,
             },
-            first: (self.counts[id] > 0).then(|| self.first[id]),
-            more: match self.more_idx[id] {
-                NONE => &[],
-                i => &self.more[i as usize],
+            first: (!marked(bits)).then(|| f64::from_bits(bits)),
+            more: match bits {
+                EMPTY => &[],
+                _ if marked(bits) => &self.more[bits as u32 as usize],
+                _ => &[],
             },
         }
     }
@@ -165,7 +186,7 @@ impl SeriesTable {
         (0..self.keys.len()).map(|i| self.get(i))
     }
 
-    fn compact(&mut self, spec: &SeriesSpec) -> CompactKey {
+    fn compact(&mut self, spec: &SeriesSpec) -> (u32, Context) {
         let key = &spec.key;
         let params = if key.params.is_empty() {
             0
@@ -180,34 +201,38 @@ impl SeriesTable {
                 }
             }
         };
-        CompactKey {
-            metric: self.metrics.id(&key.metric),
-            scope: self.scopes.id(&key.scope),
-            label: key.label.as_deref().map_or(0, |l| self.labels.id(l) + 1),
-            statistic: key
-                .statistic
+        let context = [
+            self.scopes.id(&key.scope),
+            key.label.as_deref().map_or(0, |l| self.labels.id(l) + 1),
+            key.statistic
                 .as_deref()
                 .map_or(0, |s| self.statistics.id(s) + 1),
             params,
-        }
+        ];
+        (self.metrics.id(&key.metric), context)
     }
 
-    /// Where a key lives in the direct index: (context, metric), or None when giving it a
-    /// slot would make the index much larger than the series it holds.
-    fn dense_slot(&mut self, key: CompactKey) -> Option<(usize, usize)> {
-        let ck = [key.scope, key.label, key.statistic, key.params];
-        let c = match self.last_context {
+    /// The id of a context, given a new one (and a row of the direct index) if it is new.
+    fn context_id(&mut self, ck: Context) -> u32 {
+        match self.last_context {
             Some((k, c)) if k == ck => c,
             _ => {
-                let next = self.dense.len() as u32;
+                let next = self.context_keys.len() as u32;
                 let c = *self.contexts.entry(ck).or_insert(next);
                 if c == next {
+                    self.context_keys.push(ck);
                     self.dense.push(Vec::new());
                 }
                 self.last_context = Some((ck, c));
                 c
             }
-        };
+        }
+    }
+
+    /// Where a key lives in the direct index: (context, metric), or None when giving it a
+    /// slot would make the index much larger than the series it holds.
+    fn dense_slot(&self, key: CompactKey) -> Option<(usize, usize)> {
+        let c = key.context;
         let m = key.metric as usize;
         let have = self.dense[c as usize].len();
         let grow = (m + 1).saturating_sub(have);
@@ -215,7 +240,36 @@ impl SeriesTable {
             .then_some((c as usize, m))
     }
 
-    fn kind(&mut self, spec: &SeriesSpec) -> (u16, u8) {
+    fn kind(&mut self, spec: &SeriesSpec) -> u16 {
+        let fixed = match spec.unit {
+            Unit::Seconds => Some(0),
+            Unit::SecondsSquared => Some(1),
+            Unit::Count => Some(2),
+            Unit::Bytes => Some(3),
+            Unit::Percent => Some(4),
+            Unit::Other(_) => None,
+        }
+        .map(|u| {
+            u * 3
+                + match spec.direction {
+                    Direction::LowerIsBetter => 0,
+                    Direction::HigherIsBetter => 1,
+                    Direction::Neutral => 2,
+                }
+        });
+        if let Some(f) = fixed
+            && self.fixed_kinds[f] != u16::MAX
+        {
+            return self.fixed_kinds[f];
+        }
+        let kind = self.find_kind(spec);
+        if let Some(f) = fixed {
+            self.fixed_kinds[f] = kind;
+        }
+        kind
+    }
+
+    fn find_kind(&mut self, spec: &SeriesSpec) -> u16 {
         let unit = match self.units.iter().position(|u| *u == spec.unit) {
             Some(i) => i as u16,
             None => {
@@ -228,7 +282,14 @@ impl SeriesTable {
             Direction::HigherIsBetter => 1,
             Direction::Neutral => 2,
         };
-        (unit, direction)
+        let kind = (unit, direction);
+        match self.kind_list.iter().position(|&k| k == kind) {
+            Some(i) => i as u16,
+            None => {
+                self.kind_list.push(kind);
+                (self.kind_list.len() - 1) as u16
+            }
+        }
     }
 
     /// Converts into a [`Dataset`](crate::Dataset) (for inputs small enough to hold as one).
@@ -253,7 +314,11 @@ impl SeriesTable {
 
 impl Sink for SeriesTable {
     fn series(&mut self, spec: &SeriesSpec) -> SeriesId {
-        let key = self.compact(spec);
+        let (metric, context) = self.compact(spec);
+        let key = CompactKey {
+            metric,
+            context: self.context_id(context),
+        };
         let slot = self.dense_slot(key);
         if let Some((c, m)) = slot
             && let Some(&id) = self.dense[c].get(m)
@@ -261,8 +326,11 @@ impl Sink for SeriesTable {
         {
             return id as usize;
         }
-        let hash = self.hasher.hash_one(key);
-        if !self.index.is_empty() {
+        // The hash index holds the series without a direct slot: none in the common case.
+        let hash = (slot.is_none() || !self.index.is_empty()).then(|| self.hasher.hash_one(key));
+        if let Some(hash) = hash
+            && !self.index.is_empty()
+        {
             let keys = &self.keys;
             if let Some(&id) = self.index.find(hash, |&i| keys[i as usize] == key) {
                 return id as usize;
@@ -272,19 +340,23 @@ impl Sink for SeriesTable {
         let kind = self.kind(spec);
         self.keys.push(key);
         self.kinds.push(kind);
-        self.counts.push(0);
-        self.first.push(0.0);
-        self.more_idx.push(NONE);
+        self.first.push(EMPTY);
         match slot {
             Some((c, m)) => {
                 let v = &mut self.dense[c];
-                if v.len() <= m {
-                    self.dense_slots += m + 1 - v.len();
-                    v.resize(m + 1, NONE);
+                if v.len() == m {
+                    self.dense_slots += 1;
+                    v.push(id);
+                } else {
+                    if v.len() < m {
+                        self.dense_slots += m + 1 - v.len();
+                        v.resize(m + 1, NONE);
+                    }
+                    v[m] = id;
                 }
-                v[m] = id;
             }
             None => {
+                let hash = hash.unwrap_or_else(|| self.hasher.hash_one(key));
                 let (keys, hasher) = (&self.keys, &self.hasher);
                 self.index
                     .insert_unique(hash, id, |&i| hasher.hash_one(keys[i as usize]));
@@ -295,19 +367,21 @@ impl Sink for SeriesTable {
 
     fn sample(&mut self, id: SeriesId, value: f64) {
         self.samples += 1;
-        let n = &mut self.counts[id];
-        if *n == 0 {
-            self.first[id] = value;
+        let slot = &mut self.first[id];
+        let bits = *slot;
+        let spill = if !marked(bits) {
+            vec![f64::from_bits(bits), value]
+        } else if bits != EMPTY {
+            self.more[bits as u32 as usize].push(value);
+            return;
+        } else if marked(value.to_bits()) {
+            vec![value]
         } else {
-            let mut i = self.more_idx[id];
-            if i == NONE {
-                i = self.more.len() as u32;
-                self.more_idx[id] = i;
-                self.more.push(Vec::new());
-            }
-            self.more[i as usize].push(value);
-        }
-        *n = n.saturating_add(1);
+            *slot = value.to_bits();
+            return;
+        };
+        *slot = MARK << 32 | self.more.len() as u64;
+        self.more.push(spill);
     }
 
     fn meta(&mut self, key: &str, value: String) {
@@ -401,6 +475,35 @@ mod tests {
         assert_eq!(t.series(&spec(5, 0)), 5);
         assert_eq!(t.len(), 100_000 + 199);
         assert_eq!(t.get(ids[3]).scope, "s4");
+    }
+
+    #[test]
+    fn samples_with_the_marker_bits_are_kept() {
+        let mut t = SeriesTable::new();
+        let odd = [
+            f64::from_bits(EMPTY),
+            f64::from_bits(MARK << 32 | 7),
+            f64::NAN,
+        ];
+        let mut ids = Vec::new();
+        for (n, v) in odd.iter().enumerate() {
+            let id = t.series(&SeriesSpec::count(SeriesKey::new(format!("m{n}"))));
+            t.sample(id, *v);
+            ids.push(id);
+        }
+        let two = t.series(&SeriesSpec::count(SeriesKey::new("two")));
+        t.sample(two, 1.5);
+        t.sample(two, odd[0]);
+        t.sample(two, 2.5);
+        for (id, v) in ids.iter().zip(odd) {
+            let got: Vec<u64> = t.get(*id).samples().map(f64::to_bits).collect();
+            assert_eq!(got, [v.to_bits()]);
+        }
+        let got: Vec<u64> = t.get(two).samples().map(f64::to_bits).collect();
+        assert_eq!(got, [1.5f64.to_bits(), odd[0].to_bits(), 2.5f64.to_bits()]);
+        let empty = t.series(&SeriesSpec::count(SeriesKey::new("none")));
+        assert!(t.get(empty).is_empty() && !t.get(two).is_empty());
+        assert_eq!(t.get(two).len(), 3);
     }
 
     #[test]
