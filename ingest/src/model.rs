@@ -211,6 +211,11 @@ pub trait Sink {
     /// Appends one sample to a declared series. Values are already validated.
     fn sample(&mut self, id: SeriesId, value: f64);
     fn meta(&mut self, key: &str, value: String);
+    /// [`Sink::meta`] of a borrowed value: a sink that holds the key already can update it in
+    /// place (a console log repeats its per-block facts on many lines).
+    fn meta_str(&mut self, key: &str, value: &str) {
+        self.meta(key, value.to_string());
+    }
     fn warning(&mut self, warning: Warning);
     /// Structured detail kept alongside the run (e.g. the entries of a latency trace).
     fn extra(&mut self, key: &str, value: serde_json::Value);
@@ -218,6 +223,19 @@ pub trait Sink {
     /// that answers `None` makes [`Ctx`] keep a copy of every metric name itself.
     fn metric_name(&self, _id: SeriesId) -> Option<&str> {
         None
+    }
+}
+
+/// Sets `key` to `value`, in place when the key is there already.
+pub fn set_meta(meta: &mut BTreeMap<String, String>, key: &str, value: &str) {
+    match meta.get_mut(key) {
+        Some(v) => {
+            v.clear();
+            v.push_str(value);
+        }
+        None => {
+            meta.insert(key.to_string(), value.to_string());
+        }
     }
 }
 
@@ -294,6 +312,10 @@ impl Sink for Dataset {
         self.meta.insert(key.to_string(), value);
     }
 
+    fn meta_str(&mut self, key: &str, value: &str) {
+        set_meta(&mut self.meta, key, value);
+    }
+
     fn warning(&mut self, warning: Warning) {
         self.warnings.push(warning);
     }
@@ -313,7 +335,9 @@ pub struct Ctx<'a> {
     sink: &'a mut dyn Sink,
     /// Non-negative flags of declared series, by id.
     nonneg: Vec<bool>,
+    /// Metric names of declared series, by id, unless the sink keeps them (`sink_names`).
     names: Vec<String>,
+    sink_names: Option<bool>,
     /// The line the parser is on (1-based), for errors and warnings.
     pub line: u64,
     /// File name of the input (e.g. `function3`), which some formats read the CPU from.
@@ -337,6 +361,7 @@ impl<'a> Ctx<'a> {
             sink,
             nonneg: Vec::new(),
             names: Vec::new(),
+            sink_names: None,
             line: 0,
             file_name,
             samples: 0,
@@ -357,7 +382,11 @@ impl<'a> Ctx<'a> {
         if id >= self.nonneg.len() {
             self.nonneg.resize(id + 1, false);
             self.nonneg[id] = spec.unit.is_nonnegative();
-            if self.sink.metric_name(id).is_none() {
+            // Whether the sink keeps names is asked once: a profile declares millions.
+            let sink_names = *self
+                .sink_names
+                .get_or_insert_with(|| self.sink.metric_name(id).is_some());
+            if !sink_names {
                 self.names.resize(id + 1, String::new());
                 self.names[id].clone_from(&spec.key.metric);
             }
@@ -393,10 +422,10 @@ impl<'a> Ctx<'a> {
         self.sample(id, value)
     }
 
-    pub fn meta(&mut self, key: &str, value: impl Into<String>) {
+    pub fn meta(&mut self, key: &str, value: impl AsRef<str>) {
         if self.keeps_metas() {
             self.metas += 1;
-            self.sink.meta(key, value.into());
+            self.sink.meta_str(key, value.as_ref());
         } else {
             self.meta_dropped();
         }

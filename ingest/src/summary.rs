@@ -388,6 +388,10 @@ impl Sink for SeriesTable {
         self.meta.insert(key.to_string(), value);
     }
 
+    fn meta_str(&mut self, key: &str, value: &str) {
+        crate::model::set_meta(&mut self.meta, key, value);
+    }
+
     fn warning(&mut self, warning: Warning) {
         self.warnings.push(warning);
     }
