@@ -9,10 +9,11 @@
 //! reverted X` after `Results with no load; with X`) is read against it, so that blocks in
 //! different sections keep distinct labels.
 
-use std::collections::BTreeMap;
+mod meta;
+
+pub(crate) use meta::BlockMeta;
 
 use crate::lines::{find_str, words};
-use crate::model::Ctx;
 
 /// Longest label accepted; longer paragraphs are prose, not block titles.
 const MAX_LABEL: usize = 100;
@@ -380,155 +381,6 @@ fn join_continuation(anchor: &str, phrase: &str, out: &mut String) {
         out.push_str(&anchor[..i]);
     }
     out.push_str(phrase);
-}
-
-/// Metadata per block. Values set before a block starts belong to the next block. At the end,
-/// keys on which every block agrees become file metadata; with several blocks, each block's
-/// metadata is kept under the `blocks` extra (label, first line, fields, and how many
-/// consecutive blocks were alike).
-#[derive(Debug, Default)]
-pub(crate) struct BlockMeta {
-    pending: BTreeMap<String, String>,
-    blocks: Vec<Block>,
-    /// Whether blocks past [`MAX_BLOCKS`] were folded into the last entry.
-    truncated: bool,
-}
-
-/// Block entries kept with their own metadata.
-const MAX_BLOCKS: usize = 1000;
-
-#[derive(Debug)]
-struct Block {
-    label: Option<String>,
-    line: u64,
-    meta: BTreeMap<String, String>,
-    /// Consecutive blocks with the same label and metadata are kept as one entry, so that
-    /// memory does not grow with a long file of repeated runs.
-    count: usize,
-}
-
-impl BlockMeta {
-    /// Records a value for the block that starts next.
-    pub(crate) fn next(&mut self, key: &str, value: impl Into<String>) {
-        self.pending.insert(key.to_string(), value.into());
-    }
-
-    /// Records a value for the current block (or the next one if none started).
-    pub(crate) fn set(&mut self, key: &str, value: impl Into<String>) {
-        match self.blocks.last_mut() {
-            Some(b) => {
-                b.meta.insert(key.to_string(), value.into());
-            }
-            None => self.next(key, value),
-        }
-    }
-
-    /// Starts a block; values recorded with [`BlockMeta::next`] move into it.
-    pub(crate) fn start(&mut self, label: Option<String>, line: u64) {
-        self.start_ref(label.as_deref(), line);
-    }
-
-    /// [`BlockMeta::start`] with a borrowed label: the entry folded away by the compaction
-    /// is reused, so a long file of alike blocks allocates nothing per block.
-    pub(crate) fn start_ref(&mut self, label: Option<&str>, line: u64) {
-        let pending = std::mem::take(&mut self.pending);
-        match self.compact() {
-            Some(mut b) => {
-                match label {
-                    Some(l) => set_str(&mut b.label, l),
-                    None => b.label = None,
-                }
-                b.line = line;
-                b.meta = pending;
-                b.count = 1;
-                self.blocks.push(b);
-            }
-            None => self.blocks.push(Block {
-                label: label.map(str::to_string),
-                line,
-                meta: pending,
-                count: 1,
-            }),
-        }
-    }
-
-    /// Folds the last block into the one before it when they are alike; past [`MAX_BLOCKS`]
-    /// entries a block is only counted (into the last entry), so memory stays bounded.
-    /// Returns the entry folded away, for reuse.
-    fn compact(&mut self) -> Option<Block> {
-        if self.blocks.len() > MAX_BLOCKS
-            && let Some(b) = self.blocks.pop()
-        {
-            if let Some(last) = self.blocks.last_mut() {
-                last.count += b.count;
-                self.truncated = true;
-            }
-            return Some(b);
-        }
-        if let [.., a, b] = self.blocks.as_slice()
-            && a.label == b.label
-            && a.meta == b.meta
-        {
-            let b = self.blocks.pop();
-            if let Some(a) = self.blocks.last_mut() {
-                a.count += 1;
-            }
-            return b;
-        }
-        None
-    }
-
-    /// How many blocks were started.
-    pub(crate) fn len(&self) -> usize {
-        self.blocks.iter().map(|b| b.count).sum()
-    }
-
-    /// Writes the metadata out.
-    pub(crate) fn finish(mut self, ctx: &mut Ctx<'_>) {
-        // Values seen after the last block describe it (e.g. a trailing exit status).
-        if !self.pending.is_empty() {
-            match self.blocks.last_mut() {
-                Some(b) => b.meta.extend(std::mem::take(&mut self.pending)),
-                None => {
-                    for (k, v) in std::mem::take(&mut self.pending) {
-                        ctx.meta(&k, v);
-                    }
-                }
-            }
-        }
-        self.compact();
-        let Some(first) = self.blocks.first() else {
-            return;
-        };
-        for (k, v) in &first.meta {
-            if self.blocks.iter().all(|b| b.meta.get(k) == Some(v)) {
-                ctx.meta(k, v.clone());
-            }
-        }
-        let total = self.len();
-        if self.truncated {
-            ctx.meta(
-                "blocks_note",
-                format!("the metadata of blocks after the first {MAX_BLOCKS} is not kept"),
-            );
-        }
-        if total > 1 {
-            ctx.meta("blocks", total.to_string());
-            let list: Vec<serde_json::Value> = self
-                .blocks
-                .iter()
-                .map(|b| {
-                    serde_json::json!({
-                        "line": b.line,
-                        "label": b.label,
-                        "meta": b.meta,
-                        "count": b.count,
-                    })
-                })
-                .collect();
-            ctx.extra("blocks", serde_json::Value::Array(list));
-        }
-    }
 }
 
 #[cfg(test)]

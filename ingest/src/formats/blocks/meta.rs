@@ -1,0 +1,216 @@
+//! Per-block metadata, kept in reused buffers: a file of many alike blocks costs no
+//! allocation per block.
+
+use std::collections::BTreeMap;
+
+use crate::model::Ctx;
+
+/// Metadata per block. Values set before a block starts belong to the next block. At the end,
+/// keys on which every block agrees become file metadata; with several blocks, each block's
+/// metadata is kept under the `blocks` extra (label, first line, fields, and how many
+/// consecutive blocks were alike).
+#[derive(Debug, Default)]
+pub(crate) struct BlockMeta {
+    /// Values for the block that starts next.
+    pending: Fields,
+    /// Entries of the blocks before the current one.
+    blocks: Vec<Block>,
+    /// The current block: its values can change until the next block starts, so it is
+    /// compared with the last entry (and copied into a new one if it differs) only then.
+    current: Current,
+    /// Whether a block was started (`current` holds it).
+    started: bool,
+    /// Whether blocks past [`MAX_BLOCKS`] were folded into the last entry.
+    truncated: bool,
+    /// Emptied strings, reused for keys and values.
+    spare: Vec<String>,
+}
+
+/// Block entries kept with their own metadata.
+const MAX_BLOCKS: usize = 1000;
+
+/// Emptied strings kept for reuse.
+const MAX_SPARE: usize = 64;
+
+/// Key/value pairs sorted by key, as a `BTreeMap` orders them: a block has a few.
+type Fields = Vec<(String, String)>;
+
+#[derive(Debug, Default)]
+struct Current {
+    label: String,
+    labelled: bool,
+    line: u64,
+    meta: Fields,
+}
+
+#[derive(Debug)]
+struct Block {
+    label: Option<String>,
+    line: u64,
+    meta: Fields,
+    /// Consecutive blocks with the same label and metadata are kept as one entry, so that
+    /// memory does not grow with a long file of repeated runs.
+    count: usize,
+}
+
+impl BlockMeta {
+    /// Records a value for the block that starts next.
+    pub(crate) fn next(&mut self, key: &str, value: impl AsRef<str>) {
+        insert(&mut self.pending, &mut self.spare, key, value.as_ref());
+    }
+
+    /// Records a value for the current block (or the next one if none started).
+    pub(crate) fn set(&mut self, key: &str, value: impl AsRef<str>) {
+        let fields = if self.started {
+            &mut self.current.meta
+        } else {
+            &mut self.pending
+        };
+        insert(fields, &mut self.spare, key, value.as_ref());
+    }
+
+    /// Starts a block; values recorded with [`BlockMeta::next`] move into it.
+    pub(crate) fn start(&mut self, label: Option<String>, line: u64) {
+        self.start_ref(label.as_deref(), line);
+    }
+
+    /// [`BlockMeta::start`] with a borrowed label.
+    pub(crate) fn start_ref(&mut self, label: Option<&str>, line: u64) {
+        if self.started {
+            self.close();
+        }
+        self.started = true;
+        let c = &mut self.current;
+        c.label.clear();
+        c.labelled = label.is_some();
+        if let Some(l) = label {
+            c.label.push_str(l);
+        }
+        c.line = line;
+        clear(&mut c.meta, &mut self.spare);
+        std::mem::swap(&mut c.meta, &mut self.pending);
+    }
+
+    /// Folds the current block into the last entry when they are alike, else adds an entry
+    /// for it; past [`MAX_BLOCKS`] entries a block is only counted (into the last entry), so
+    /// memory stays bounded.
+    fn close(&mut self) {
+        let c = &self.current;
+        let label = c.labelled.then_some(c.label.as_str());
+        if self.blocks.len() >= MAX_BLOCKS
+            && let Some(last) = self.blocks.last_mut()
+        {
+            last.count += 1;
+            self.truncated = true;
+            return;
+        }
+        if let Some(last) = self.blocks.last_mut()
+            && last.label.as_deref() == label
+            && last.meta == c.meta
+        {
+            last.count += 1;
+            return;
+        }
+        self.blocks.push(Block {
+            label: label.map(str::to_string),
+            line: c.line,
+            meta: c.meta.clone(),
+            count: 1,
+        });
+    }
+
+    /// How many blocks were started.
+    pub(crate) fn len(&self) -> usize {
+        self.blocks.iter().map(|b| b.count).sum::<usize>() + usize::from(self.started)
+    }
+
+    /// Writes the metadata out.
+    pub(crate) fn finish(mut self, ctx: &mut Ctx<'_>) {
+        // Values seen after the last block describe it (e.g. a trailing exit status).
+        let pending = std::mem::take(&mut self.pending);
+        if self.started {
+            for (k, v) in &pending {
+                insert(&mut self.current.meta, &mut self.spare, k, v);
+            }
+            self.close();
+            self.started = false;
+        } else {
+            for (k, v) in pending {
+                ctx.meta(&k, v);
+            }
+        }
+        let Some(first) = self.blocks.first() else {
+            return;
+        };
+        for (k, v) in &first.meta {
+            if self.blocks.iter().all(|b| get(&b.meta, k) == Some(v)) {
+                ctx.meta(k, v.clone());
+            }
+        }
+        let total = self.len();
+        if self.truncated {
+            ctx.meta(
+                "blocks_note",
+                format!("the metadata of blocks after the first {MAX_BLOCKS} is not kept"),
+            );
+        }
+        if total > 1 {
+            ctx.meta("blocks", total.to_string());
+            let list: Vec<serde_json::Value> = self
+                .blocks
+                .iter()
+                .map(|b| {
+                    let meta: BTreeMap<&str, &str> = b
+                        .meta
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str()))
+                        .collect();
+                    serde_json::json!({
+                        "line": b.line,
+                        "label": b.label,
+                        "meta": meta,
+                        "count": b.count,
+                    })
+                })
+                .collect();
+            ctx.extra("blocks", serde_json::Value::Array(list));
+        }
+    }
+}
+
+/// Sets `key` to `value`, reusing spare strings for a new pair.
+fn insert(fields: &mut Fields, spare: &mut Vec<String>, key: &str, value: &str) {
+    match fields.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
+        Ok(i) => {
+            let v = &mut fields[i].1;
+            v.clear();
+            v.push_str(value);
+        }
+        Err(i) => {
+            let mut k = spare.pop().unwrap_or_default();
+            k.push_str(key);
+            let mut v = spare.pop().unwrap_or_default();
+            v.push_str(value);
+            fields.insert(i, (k, v));
+        }
+    }
+}
+
+/// Empties `fields`, keeping its strings for reuse (a bounded number of them).
+fn clear(fields: &mut Fields, spare: &mut Vec<String>) {
+    for (mut k, mut v) in fields.drain(..) {
+        for s in [&mut k, &mut v] {
+            if spare.len() < MAX_SPARE {
+                s.clear();
+                spare.push(std::mem::take(s));
+            }
+        }
+    }
+}
+
+fn get<'a>(fields: &'a Fields, key: &str) -> Option<&'a String> {
+    fields
+        .binary_search_by(|(k, _)| k.as_str().cmp(key))
+        .ok()
+        .map(|i| &fields[i].1)
+}
