@@ -91,7 +91,7 @@ impl Prose {
             }
             self.para.clear();
         }
-        self.para.push(line.trim());
+        self.para.push(trim(line));
         self.open = true;
         self.fresh = true;
     }
@@ -167,25 +167,48 @@ fn heading(para: &Para) -> Option<&str> {
     if !last.ends_with(':') {
         return None;
     }
-    let count = |l: &str, c: u8| l.bytes().filter(|&b| b == c).count() as i32;
     let mut first = para.len() - 1;
     let mut balance = 0i32;
     for i in (0..para.len()).rev() {
         first = i;
-        let l = para.line(i);
-        balance += count(l, b')') - count(l, b'(');
+        let l = para.line(i).as_bytes();
+        if balance == 0 && !l.contains(&b')') {
+            // Nothing to close: the heading is this line alone.
+            break;
+        }
+        balance += l
+            .iter()
+            .map(|&b| i32::from(b == b')') - i32::from(b == b'('))
+            .sum::<i32>();
         if balance <= 0 {
             break;
         }
     }
-    let label = para
-        .from(first)
-        .trim()
-        .trim_end_matches(':')
-        .trim()
-        .trim_matches('=')
-        .trim();
+    let label = trim(para.from(first));
+    let label = trim(trim_bytes(label, b':', false));
+    let label = trim(trim_bytes(label, b'=', true));
     (!label.is_empty()).then_some(label)
+}
+
+/// `str::trim`, without its char-by-char scan when both ends are visible ASCII.
+fn trim(s: &str) -> &str {
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        (Some(a), Some(b)) if a.is_ascii_graphic() && b.is_ascii_graphic() => s,
+        _ => s.trim(),
+    }
+}
+
+/// `trim_end_matches(c)` (or `trim_matches(c)` with `start`) for an ASCII `c`, bytewise:
+/// an ASCII byte is never part of a longer UTF-8 character.
+fn trim_bytes(s: &str, c: u8, start: bool) -> &str {
+    let b = s.as_bytes();
+    let end = b.len() - b.iter().rev().take_while(|&&x| x == c).count();
+    let begin = if start {
+        b[..end].iter().take_while(|&&x| x == c).count()
+    } else {
+        0
+    };
+    &s[begin..end]
 }
 
 #[cfg(test)]
