@@ -22,18 +22,18 @@ pub(crate) struct BlockMeta {
     started: bool,
     /// Whether blocks past [`MAX_BLOCKS`] were folded into the last entry.
     truncated: bool,
-    /// Emptied strings, reused for keys and values.
-    spare: Vec<String>,
 }
 
 /// Block entries kept with their own metadata.
 const MAX_BLOCKS: usize = 1000;
 
-/// Emptied strings kept for reuse.
-const MAX_SPARE: usize = 64;
-
 /// Key/value pairs sorted by key, as a `BTreeMap` orders them: a block has a few.
-type Fields = Vec<(String, String)>;
+#[derive(Debug, Default)]
+struct Fields {
+    /// The pairs in use, then emptied ones kept for their buffers.
+    pairs: Vec<(String, String)>,
+    len: usize,
+}
 
 #[derive(Debug, Default)]
 struct Current {
@@ -47,7 +47,7 @@ struct Current {
 struct Block {
     label: Option<String>,
     line: u64,
-    meta: Fields,
+    meta: Vec<(String, String)>,
     /// Consecutive blocks with the same label and metadata are kept as one entry, so that
     /// memory does not grow with a long file of repeated runs.
     count: usize,
@@ -56,7 +56,7 @@ struct Block {
 impl BlockMeta {
     /// Records a value for the block that starts next.
     pub(crate) fn next(&mut self, key: &str, value: impl AsRef<str>) {
-        insert(&mut self.pending, &mut self.spare, key, value.as_ref());
+        self.pending.insert(key, value.as_ref());
     }
 
     /// Records a value for the current block (or the next one if none started).
@@ -66,7 +66,7 @@ impl BlockMeta {
         } else {
             &mut self.pending
         };
-        insert(fields, &mut self.spare, key, value.as_ref());
+        fields.insert(key, value.as_ref());
     }
 
     /// Starts a block; values recorded with [`BlockMeta::next`] move into it.
@@ -87,7 +87,7 @@ impl BlockMeta {
             c.label.push_str(l);
         }
         c.line = line;
-        clear(&mut c.meta, &mut self.spare);
+        c.meta.len = 0;
         std::mem::swap(&mut c.meta, &mut self.pending);
     }
 
@@ -106,7 +106,7 @@ impl BlockMeta {
         }
         if let Some(last) = self.blocks.last_mut()
             && last.label.as_deref() == label
-            && last.meta == c.meta
+            && last.meta == c.meta.pairs()
         {
             last.count += 1;
             return;
@@ -114,7 +114,7 @@ impl BlockMeta {
         self.blocks.push(Block {
             label: label.map(str::to_string),
             line: c.line,
-            meta: c.meta.clone(),
+            meta: c.meta.pairs().to_vec(),
             count: 1,
         });
     }
@@ -129,14 +129,14 @@ impl BlockMeta {
         // Values seen after the last block describe it (e.g. a trailing exit status).
         let pending = std::mem::take(&mut self.pending);
         if self.started {
-            for (k, v) in &pending {
-                insert(&mut self.current.meta, &mut self.spare, k, v);
+            for (k, v) in pending.pairs() {
+                self.current.meta.insert(k, v);
             }
             self.close();
             self.started = false;
         } else {
-            for (k, v) in pending {
-                ctx.meta(&k, v);
+            for (k, v) in pending.pairs() {
+                ctx.meta(k, v.as_str());
             }
         }
         let Some(first) = self.blocks.first() else {
@@ -178,37 +178,43 @@ impl BlockMeta {
     }
 }
 
-/// Sets `key` to `value`, reusing spare strings for a new pair.
-fn insert(fields: &mut Fields, spare: &mut Vec<String>, key: &str, value: &str) {
-    match fields.binary_search_by(|(k, _)| k.as_str().cmp(key)) {
-        Ok(i) => {
-            let v = &mut fields[i].1;
-            v.clear();
-            v.push_str(value);
-        }
-        Err(i) => {
-            let mut k = spare.pop().unwrap_or_default();
-            k.push_str(key);
-            let mut v = spare.pop().unwrap_or_default();
-            v.push_str(value);
-            fields.insert(i, (k, v));
-        }
+impl Fields {
+    fn pairs(&self) -> &[(String, String)] {
+        &self.pairs[..self.len]
     }
-}
 
-/// Empties `fields`, keeping its strings for reuse (a bounded number of them).
-fn clear(fields: &mut Fields, spare: &mut Vec<String>) {
-    for (mut k, mut v) in fields.drain(..) {
-        for s in [&mut k, &mut v] {
-            if spare.len() < MAX_SPARE {
-                s.clear();
-                spare.push(std::mem::take(s));
+    /// Sets `key` to `value`, in an emptied pair's buffers when the key is new.
+    fn insert(&mut self, key: &str, value: &str) {
+        let used = &self.pairs[..self.len];
+        // Keys mostly come in order: a key past the last one needs no search.
+        let at = match used.last() {
+            None => Err(0),
+            Some((k, _)) if k.as_str() < key => Err(self.len),
+            Some(_) => used.binary_search_by(|(k, _)| k.as_str().cmp(key)),
+        };
+        let i = match at {
+            Ok(i) => {
+                let v = &mut self.pairs[i].1;
+                v.clear();
+                v.push_str(value);
+                return;
             }
+            Err(i) => i,
+        };
+        if self.len == self.pairs.len() {
+            self.pairs.push(Default::default());
         }
+        self.pairs[i..=self.len].rotate_right(1);
+        self.len += 1;
+        let (k, v) = &mut self.pairs[i];
+        k.clear();
+        k.push_str(key);
+        v.clear();
+        v.push_str(value);
     }
 }
 
-fn get<'a>(fields: &'a Fields, key: &str) -> Option<&'a String> {
+fn get<'a>(fields: &'a [(String, String)], key: &str) -> Option<&'a String> {
     fields
         .binary_search_by(|(k, _)| k.as_str().cmp(key))
         .ok()
