@@ -77,16 +77,22 @@ impl Labeler {
     }
 
     /// A blank line, a rule or anything else that ends a paragraph.
+    #[inline]
     pub(crate) fn blank(&mut self) {
+        // Inlined: most blank lines follow data, with no paragraph open.
         if !self.building.is_empty() {
-            let next = self.spare.pop().unwrap_or_default();
-            let para = std::mem::replace(&mut self.building, next);
-            if self.pending.len() >= MAX_PENDING {
-                let old = self.pending.remove(0);
-                self.recycle(old);
-            }
-            self.pending.push(para);
+            self.close_paragraph();
         }
+    }
+
+    fn close_paragraph(&mut self) {
+        let next = self.spare.pop().unwrap_or_default();
+        let para = std::mem::replace(&mut self.building, next);
+        if self.pending.len() >= MAX_PENDING {
+            let old = self.pending.remove(0);
+            self.recycle(old);
+        }
+        self.pending.push(para);
     }
 
     /// Keeps an emptied buffer for the next paragraph (a bounded number of them).

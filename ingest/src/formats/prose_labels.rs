@@ -103,11 +103,14 @@ impl Prose {
 
     /// A data line: the prose seen since the last data (if it ends with `:`) becomes the label.
     /// Returns true when the label changed.
+    #[inline]
     pub(crate) fn data(&mut self) -> bool {
         self.open = false;
-        if !self.fresh {
-            return false;
-        }
+        // Inlined: most data lines follow data, with no prose to read.
+        self.fresh && self.read_prose()
+    }
+
+    fn read_prose(&mut self) -> bool {
         self.fresh = false;
         // A section is titled in a few words; a sentence ending with `:` introduces results.
         if let Some(section) =

@@ -204,7 +204,9 @@ impl Fields {
         if self.len == self.pairs.len() {
             self.pairs.push(Default::default());
         }
-        self.pairs[i..=self.len].rotate_right(1);
+        if i < self.len {
+            self.pairs[i..=self.len].rotate_right(1);
+        }
         self.len += 1;
         let (k, v) = &mut self.pairs[i];
         k.clear();
