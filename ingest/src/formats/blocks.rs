@@ -11,9 +11,10 @@
 
 mod meta;
 
-pub(crate) use meta::BlockMeta;
+use std::ops::Range;
 
 use crate::lines::{find_str, words};
+pub(crate) use meta::BlockMeta;
 
 /// Longest label accepted; longer paragraphs are prose, not block titles.
 const MAX_LABEL: usize = 100;
@@ -44,7 +45,7 @@ pub(crate) struct Labeler {
     seen: Vec<(String, Option<String>)>,
     /// Paragraphs already read as labels, with what they gave: files of many blocks repeat
     /// the same few headings, and reading one is much dearer than comparing it.
-    read: Vec<(String, Option<String>)>,
+    read: Vec<Reading>,
     /// Where a qualified label is built before it replaces `current`.
     scratch: String,
 }
@@ -145,33 +146,46 @@ impl Labeler {
         let mut found = None;
         for j in (0..self.pending.len()).rev() {
             let p = &self.pending[j];
-            let i = match self.read.iter().position(|(q, _)| q == p) {
+            let i = match self.read.iter().position(|r| r.paragraph == *p) {
                 Some(i) => i,
                 None => {
                     let label = clean_label(p).or_else(|| numbered_first_line(p));
+                    let continuation = label.as_deref().and_then(|l| {
+                        let phrase = continuation(l)?;
+                        let first = words(phrase).next().unwrap_or(phrase);
+                        Some((span(l, phrase), span(l, first)))
+                    });
                     if self.read.len() == MAX_PENDING {
-                        let (old, _) = self.read.remove(0);
-                        self.recycle(old);
+                        let old = self.read.remove(0);
+                        self.recycle(old.paragraph);
                     }
-                    let p = std::mem::take(&mut self.pending[j]);
-                    self.read.push((p, label));
+                    let paragraph = std::mem::take(&mut self.pending[j]);
+                    self.read.push(Reading {
+                        paragraph,
+                        label,
+                        continuation,
+                    });
                     self.read.len() - 1
                 }
             };
-            if self.read[i].1.is_some() {
+            if self.read[i].label.is_some() {
                 found = Some(i);
                 break;
             }
         }
         self.clear_pending();
         if let Some(i) = found {
-            let label = self.read[i].1.as_deref().unwrap_or_default();
-            match continuation(label) {
-                Some(phrase) => {
+            let r = &self.read[i];
+            let label = r.label.as_deref().unwrap_or_default();
+            match &r.continuation {
+                Some((phrase, first)) => {
+                    let phrase = &label[phrase.clone()];
                     let out = self.current.get_or_insert_with(String::new);
                     out.clear();
                     match &self.anchor {
-                        Some(anchor) => join_continuation(anchor, phrase, out),
+                        Some(anchor) => {
+                            join_continuation(anchor, phrase, &label[first.clone()], out)
+                        }
                         None => out.push_str(phrase),
                     }
                 }
@@ -189,6 +203,21 @@ impl Labeler {
         }
         self.current.as_deref()
     }
+}
+
+/// A paragraph already read, with the label it gave.
+#[derive(Debug)]
+struct Reading {
+    paragraph: String,
+    label: Option<String>,
+    /// For a continuation, where in the label its phrase and the phrase's first word lie.
+    continuation: Option<(Range<usize>, Range<usize>)>,
+}
+
+/// Where `part`, a slice of `whole`, lies in it.
+fn span(whole: &str, part: &str) -> Range<usize> {
+    let start = part.as_ptr() as usize - whole.as_ptr() as usize;
+    start..start + part.len()
 }
 
 /// Sets `dst` to `src`, reusing its buffer.
@@ -365,10 +394,9 @@ fn continuation(label: &str) -> Option<&str> {
 }
 
 /// Reads a continuation against its anchor: the phrase replaces the anchor's parallel part,
-/// found as the last occurrence of the phrase's first word (`Results with no load; with X` +
-/// `with reverted X` -> `Results with no load; with reverted X`). Written to `out`.
-fn join_continuation(anchor: &str, phrase: &str, out: &mut String) {
-    let first = words(phrase).next().unwrap_or(phrase);
+/// found as the last occurrence of the phrase's first word `first` (`Results with no load;
+/// with X` + `with reverted X` -> `Results with no load; with reverted X`). Written to `out`.
+fn join_continuation(anchor: &str, phrase: &str, first: &str, out: &mut String) {
     let mut found = None;
     // The occurrences `match_indices` gives, without setting up a searcher per call.
     let mut from = 0;
