@@ -222,3 +222,58 @@ fn get<'a>(fields: &'a [(String, String)], key: &str) -> Option<&'a String> {
         .ok()
         .map(|i| &fields[i].1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alike_blocks_fold_and_keys_stay_sorted() {
+        let mut m = BlockMeta::default();
+        m.next("runs", "5");
+        m.start_ref(Some("a"), 1);
+        m.set("command", "make");
+        m.start_ref(Some("a"), 2);
+        m.set("runs", "5");
+        m.set("command", "make");
+        // Same label and fields as the first block: one entry counted twice.
+        m.start_ref(Some("b"), 3);
+        m.set("command", "make");
+        m.set("command", "make -j8");
+        m.start_ref(None, 4);
+        assert_eq!(m.len(), 4);
+        m.close();
+        let entries: Vec<_> = m
+            .blocks
+            .iter()
+            .map(|b| (b.label.as_deref(), b.line, b.count, b.meta.clone()))
+            .collect();
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(
+            entries,
+            [
+                (
+                    Some("a"),
+                    1,
+                    2,
+                    vec![pair("command", "make"), pair("runs", "5")]
+                ),
+                (Some("b"), 3, 1, vec![pair("command", "make -j8")]),
+                (None, 4, 1, vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn blocks_past_the_limit_are_only_counted() {
+        let mut m = BlockMeta::default();
+        for i in 0..MAX_BLOCKS as u64 + 10 {
+            m.start_ref(None, i);
+            m.set("n", i.to_string());
+        }
+        m.close();
+        assert_eq!(m.blocks.len(), MAX_BLOCKS);
+        assert_eq!(m.blocks.last().map(|b| b.count), Some(11));
+        assert!(m.truncated);
+    }
+}
