@@ -9,10 +9,12 @@
 //! reverted X` after `Results with no load; with X`) is read against it, so that blocks in
 //! different sections keep distinct labels.
 
-use std::collections::BTreeMap;
+mod meta;
+
+use std::ops::Range;
 
 use crate::lines::{find_str, words};
-use crate::model::Ctx;
+pub(crate) use meta::BlockMeta;
 
 /// Longest label accepted; longer paragraphs are prose, not block titles.
 const MAX_LABEL: usize = 100;
@@ -43,7 +45,7 @@ pub(crate) struct Labeler {
     seen: Vec<(String, Option<String>)>,
     /// Paragraphs already read as labels, with what they gave: files of many blocks repeat
     /// the same few headings, and reading one is much dearer than comparing it.
-    read: Vec<(String, Option<String>)>,
+    read: Vec<Reading>,
     /// Where a qualified label is built before it replaces `current`.
     scratch: String,
 }
@@ -76,16 +78,22 @@ impl Labeler {
     }
 
     /// A blank line, a rule or anything else that ends a paragraph.
+    #[inline]
     pub(crate) fn blank(&mut self) {
+        // Inlined: most blank lines follow data, with no paragraph open.
         if !self.building.is_empty() {
-            let next = self.spare.pop().unwrap_or_default();
-            let para = std::mem::replace(&mut self.building, next);
-            if self.pending.len() >= MAX_PENDING {
-                let old = self.pending.remove(0);
-                self.recycle(old);
-            }
-            self.pending.push(para);
+            self.close_paragraph();
         }
+    }
+
+    fn close_paragraph(&mut self) {
+        let next = self.spare.pop().unwrap_or_default();
+        let para = std::mem::replace(&mut self.building, next);
+        if self.pending.len() >= MAX_PENDING {
+            let old = self.pending.remove(0);
+            self.recycle(old);
+        }
+        self.pending.push(para);
     }
 
     /// Keeps an emptied buffer for the next paragraph (a bounded number of them).
@@ -138,33 +146,46 @@ impl Labeler {
         let mut found = None;
         for j in (0..self.pending.len()).rev() {
             let p = &self.pending[j];
-            let i = match self.read.iter().position(|(q, _)| q == p) {
+            let i = match self.read.iter().position(|r| r.paragraph == *p) {
                 Some(i) => i,
                 None => {
                     let label = clean_label(p).or_else(|| numbered_first_line(p));
+                    let continuation = label.as_deref().and_then(|l| {
+                        let phrase = continuation(l)?;
+                        let first = words(phrase).next().unwrap_or(phrase);
+                        Some((span(l, phrase), span(l, first)))
+                    });
                     if self.read.len() == MAX_PENDING {
-                        let (old, _) = self.read.remove(0);
-                        self.recycle(old);
+                        let old = self.read.remove(0);
+                        self.recycle(old.paragraph);
                     }
-                    let p = std::mem::take(&mut self.pending[j]);
-                    self.read.push((p, label));
+                    let paragraph = std::mem::take(&mut self.pending[j]);
+                    self.read.push(Reading {
+                        paragraph,
+                        label,
+                        continuation,
+                    });
                     self.read.len() - 1
                 }
             };
-            if self.read[i].1.is_some() {
+            if self.read[i].label.is_some() {
                 found = Some(i);
                 break;
             }
         }
         self.clear_pending();
         if let Some(i) = found {
-            let label = self.read[i].1.as_deref().unwrap_or_default();
-            match continuation(label) {
-                Some(phrase) => {
+            let r = &self.read[i];
+            let label = r.label.as_deref().unwrap_or_default();
+            match &r.continuation {
+                Some((phrase, first)) => {
+                    let phrase = &label[phrase.clone()];
                     let out = self.current.get_or_insert_with(String::new);
                     out.clear();
                     match &self.anchor {
-                        Some(anchor) => join_continuation(anchor, phrase, out),
+                        Some(anchor) => {
+                            join_continuation(anchor, phrase, &label[first.clone()], out)
+                        }
                         None => out.push_str(phrase),
                     }
                 }
@@ -182,6 +203,21 @@ impl Labeler {
         }
         self.current.as_deref()
     }
+}
+
+/// A paragraph already read, with the label it gave.
+#[derive(Debug)]
+struct Reading {
+    paragraph: String,
+    label: Option<String>,
+    /// For a continuation, where in the label its phrase and the phrase's first word lie.
+    continuation: Option<(Range<usize>, Range<usize>)>,
+}
+
+/// Where `part`, a slice of `whole`, lies in it.
+fn span(whole: &str, part: &str) -> Range<usize> {
+    let start = part.as_ptr() as usize - whole.as_ptr() as usize;
+    start..start + part.len()
 }
 
 /// Sets `dst` to `src`, reusing its buffer.
@@ -358,10 +394,9 @@ fn continuation(label: &str) -> Option<&str> {
 }
 
 /// Reads a continuation against its anchor: the phrase replaces the anchor's parallel part,
-/// found as the last occurrence of the phrase's first word (`Results with no load; with X` +
-/// `with reverted X` -> `Results with no load; with reverted X`). Written to `out`.
-fn join_continuation(anchor: &str, phrase: &str, out: &mut String) {
-    let first = words(phrase).next().unwrap_or(phrase);
+/// found as the last occurrence of the phrase's first word `first` (`Results with no load;
+/// with X` + `with reverted X` -> `Results with no load; with reverted X`). Written to `out`.
+fn join_continuation(anchor: &str, phrase: &str, first: &str, out: &mut String) {
     let mut found = None;
     // The occurrences `match_indices` gives, without setting up a searcher per call.
     let mut from = 0;
@@ -380,155 +415,6 @@ fn join_continuation(anchor: &str, phrase: &str, out: &mut String) {
         out.push_str(&anchor[..i]);
     }
     out.push_str(phrase);
-}
-
-/// Metadata per block. Values set before a block starts belong to the next block. At the end,
-/// keys on which every block agrees become file metadata; with several blocks, each block's
-/// metadata is kept under the `blocks` extra (label, first line, fields, and how many
-/// consecutive blocks were alike).
-#[derive(Debug, Default)]
-pub(crate) struct BlockMeta {
-    pending: BTreeMap<String, String>,
-    blocks: Vec<Block>,
-    /// Whether blocks past [`MAX_BLOCKS`] were folded into the last entry.
-    truncated: bool,
-}
-
-/// Block entries kept with their own metadata.
-const MAX_BLOCKS: usize = 1000;
-
-#[derive(Debug)]
-struct Block {
-    label: Option<String>,
-    line: u64,
-    meta: BTreeMap<String, String>,
-    /// Consecutive blocks with the same label and metadata are kept as one entry, so that
-    /// memory does not grow with a long file of repeated runs.
-    count: usize,
-}
-
-impl BlockMeta {
-    /// Records a value for the block that starts next.
-    pub(crate) fn next(&mut self, key: &str, value: impl Into<String>) {
-        self.pending.insert(key.to_string(), value.into());
-    }
-
-    /// Records a value for the current block (or the next one if none started).
-    pub(crate) fn set(&mut self, key: &str, value: impl Into<String>) {
-        match self.blocks.last_mut() {
-            Some(b) => {
-                b.meta.insert(key.to_string(), value.into());
-            }
-            None => self.next(key, value),
-        }
-    }
-
-    /// Starts a block; values recorded with [`BlockMeta::next`] move into it.
-    pub(crate) fn start(&mut self, label: Option<String>, line: u64) {
-        self.start_ref(label.as_deref(), line);
-    }
-
-    /// [`BlockMeta::start`] with a borrowed label: the entry folded away by the compaction
-    /// is reused, so a long file of alike blocks allocates nothing per block.
-    pub(crate) fn start_ref(&mut self, label: Option<&str>, line: u64) {
-        let pending = std::mem::take(&mut self.pending);
-        match self.compact() {
-            Some(mut b) => {
-                match label {
-                    Some(l) => set_str(&mut b.label, l),
-                    None => b.label = None,
-                }
-                b.line = line;
-                b.meta = pending;
-                b.count = 1;
-                self.blocks.push(b);
-            }
-            None => self.blocks.push(Block {
-                label: label.map(str::to_string),
-                line,
-                meta: pending,
-                count: 1,
-            }),
-        }
-    }
-
-    /// Folds the last block into the one before it when they are alike; past [`MAX_BLOCKS`]
-    /// entries a block is only counted (into the last entry), so memory stays bounded.
-    /// Returns the entry folded away, for reuse.
-    fn compact(&mut self) -> Option<Block> {
-        if self.blocks.len() > MAX_BLOCKS
-            && let Some(b) = self.blocks.pop()
-        {
-            if let Some(last) = self.blocks.last_mut() {
-                last.count += b.count;
-                self.truncated = true;
-            }
-            return Some(b);
-        }
-        if let [.., a, b] = self.blocks.as_slice()
-            && a.label == b.label
-            && a.meta == b.meta
-        {
-            let b = self.blocks.pop();
-            if let Some(a) = self.blocks.last_mut() {
-                a.count += 1;
-            }
-            return b;
-        }
-        None
-    }
-
-    /// How many blocks were started.
-    pub(crate) fn len(&self) -> usize {
-        self.blocks.iter().map(|b| b.count).sum()
-    }
-
-    /// Writes the metadata out.
-    pub(crate) fn finish(mut self, ctx: &mut Ctx<'_>) {
-        // Values seen after the last block describe it (e.g. a trailing exit status).
-        if !self.pending.is_empty() {
-            match self.blocks.last_mut() {
-                Some(b) => b.meta.extend(std::mem::take(&mut self.pending)),
-                None => {
-                    for (k, v) in std::mem::take(&mut self.pending) {
-                        ctx.meta(&k, v);
-                    }
-                }
-            }
-        }
-        self.compact();
-        let Some(first) = self.blocks.first() else {
-            return;
-        };
-        for (k, v) in &first.meta {
-            if self.blocks.iter().all(|b| b.meta.get(k) == Some(v)) {
-                ctx.meta(k, v.clone());
-            }
-        }
-        let total = self.len();
-        if self.truncated {
-            ctx.meta(
-                "blocks_note",
-                format!("the metadata of blocks after the first {MAX_BLOCKS} is not kept"),
-            );
-        }
-        if total > 1 {
-            ctx.meta("blocks", total.to_string());
-            let list: Vec<serde_json::Value> = self
-                .blocks
-                .iter()
-                .map(|b| {
-                    serde_json::json!({
-                        "line": b.line,
-                        "label": b.label,
-                        "meta": b.meta,
-                        "count": b.count,
-                    })
-                })
-                .collect();
-            ctx.extra("blocks", serde_json::Value::Array(list));
-        }
-    }
 }
 
 #[cfg(test)]

@@ -297,9 +297,9 @@ impl Parser {
         runs: Option<u32>,
         ctx: &mut Ctx<'_>,
     ) -> Result<(), ParseError> {
-        let label = self.labels.label();
-        let label_id = self.ids.label(label.as_deref());
-        self.meta.start(label, ctx.line);
+        let label = self.labels.label_ref();
+        let label_id = self.ids.label(label);
+        self.meta.start_ref(label, ctx.line);
         if let Some(c) = command {
             self.meta.set("command", c);
         }

@@ -1,6 +1,7 @@
 //! Block labels read from the prose around console-log data (rcuscale, refscale): the
 //! heading before a run of data lines, and the section a pair of headings opens.
 
+use super::blocks::set_str;
 use crate::lines::words;
 
 /// Tracks prose between blocks so that a block can be labelled by the author's words before it.
@@ -15,9 +16,9 @@ use crate::lines::words;
 /// short line without `:` alone in its paragraph is a label too (`with Ulad's patch`).
 #[derive(Debug, Default)]
 pub(crate) struct Prose {
-    para: Vec<String>,
+    para: Para,
     /// The paragraph before `para`, when both came after the last data.
-    prev: Vec<String>,
+    prev: Para,
     open: bool,
     fresh: bool,
     label: Option<String>,
@@ -27,21 +28,70 @@ pub(crate) struct Prose {
 /// Lines of a paragraph kept for a label: labels are short, prose can be long.
 const PARA_KEEP: usize = 8;
 
+/// The last lines of a paragraph, trimmed, in one buffer joined by one space (a heading is
+/// a run of last lines joined so), with where each line starts.
+#[derive(Debug, Default)]
+struct Para {
+    text: String,
+    starts: Vec<usize>,
+}
+
+impl Para {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.starts.clear();
+    }
+
+    fn push(&mut self, line: &str) {
+        if self.starts.len() == PARA_KEEP {
+            let cut = self.starts[1];
+            self.text.drain(..cut);
+            self.starts.remove(0);
+            for s in &mut self.starts {
+                *s -= cut;
+            }
+        }
+        if !self.starts.is_empty() {
+            self.text.push(' ');
+        }
+        self.starts.push(self.text.len());
+        self.text.push_str(line);
+    }
+
+    fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    fn line(&self, i: usize) -> &str {
+        let end = match self.starts.get(i + 1) {
+            Some(next) => next - 1,
+            None => self.text.len(),
+        };
+        &self.text[self.starts[i]..end]
+    }
+
+    fn last(&self) -> Option<&str> {
+        self.len().checked_sub(1).map(|i| self.line(i))
+    }
+
+    /// Lines `i..` joined by one space.
+    fn from(&self, i: usize) -> &str {
+        &self.text[self.starts[i]..]
+    }
+}
+
 impl Prose {
     /// A line of prose.
     pub(crate) fn text(&mut self, line: &str) {
         if !self.open {
             if self.fresh {
-                self.prev = std::mem::take(&mut self.para);
+                std::mem::swap(&mut self.prev, &mut self.para);
             } else {
                 self.prev.clear();
             }
             self.para.clear();
         }
-        if self.para.len() == PARA_KEEP {
-            self.para.remove(0);
-        }
-        self.para.push(line.trim().to_string());
+        self.para.push(trim(line));
         self.open = true;
         self.fresh = true;
     }
@@ -53,79 +103,115 @@ impl Prose {
 
     /// A data line: the prose seen since the last data (if it ends with `:`) becomes the label.
     /// Returns true when the label changed.
+    #[inline]
     pub(crate) fn data(&mut self) -> bool {
         self.open = false;
-        if !self.fresh {
-            return false;
-        }
+        // Inlined: most data lines follow data, with no prose to read.
+        self.fresh && self.read_prose()
+    }
+
+    fn read_prose(&mut self) -> bool {
         self.fresh = false;
-        let prev = std::mem::take(&mut self.prev);
         // A section is titled in a few words; a sentence ending with `:` introduces results.
-        if let Some(section) = heading(&prev).filter(|h| h.len() <= 40 && words(h).count() <= 6)
+        if let Some(section) =
+            heading(&self.prev).filter(|h| h.len() <= 40 && words(h).count() <= 6)
             && heading(&self.para).is_some()
         {
-            self.section = Some(section);
+            set_str(&mut self.section, section);
         }
-        let found = self.candidate().map(|l| match &self.section {
-            Some(sec) => format!("{sec}: {l}"),
-            None => l,
+        self.prev.clear();
+        let Some(l) = candidate(&self.para, self.section.is_some()) else {
+            return false;
+        };
+        let section = self.section.as_deref();
+        let same = self.label.as_deref().is_some_and(|cur| match section {
+            Some(sec) => cur.strip_prefix(sec).and_then(|r| r.strip_prefix(": ")) == Some(l),
+            None => cur == l,
         });
-        match found {
-            Some(l) if self.label.as_deref() != Some(l.as_str()) => {
-                self.label = Some(l);
-                true
-            }
-            _ => false,
+        if same {
+            return false;
         }
+        let out = self.label.get_or_insert_with(String::new);
+        out.clear();
+        if let Some(sec) = section {
+            out.push_str(sec);
+            out.push_str(": ");
+        }
+        out.push_str(l);
+        true
     }
 
     pub(crate) fn label(&self) -> Option<&str> {
         self.label.as_deref()
     }
+}
 
-    fn candidate(&self) -> Option<String> {
-        let last = self.para.last()?;
-        if last.len() > 4 && last.starts_with("==") && last.ends_with("==") {
-            let l = last.trim_matches('=').trim();
-            return (!l.is_empty()).then(|| l.to_string());
-        }
-        if !last.ends_with(':') {
-            let short = self.para.len() == 1
-                && last.len() <= 40
-                && !last.starts_with('[')
-                && !last.ends_with(['.', '!', '?', ')'])
-                && words(last).count() <= 6;
-            return (self.section.is_some() && short).then(|| last.to_string());
-        }
-        heading(&self.para)
+fn candidate(para: &Para, in_section: bool) -> Option<&str> {
+    let last = para.last()?;
+    if last.len() > 4 && last.starts_with("==") && last.ends_with("==") {
+        let l = last.trim_matches('=').trim();
+        return (!l.is_empty()).then_some(l);
     }
+    if !last.ends_with(':') {
+        let short = para.len() == 1
+            && last.len() <= 40
+            && !last.starts_with('[')
+            && !last.ends_with(['.', '!', '?', ')'])
+            && words(last).count() <= 6;
+        return (in_section && short).then_some(last);
+    }
+    heading(para)
 }
 
 /// The heading a paragraph ends with (`with SLAB:`), joined backwards while parentheses are
 /// unbalanced so that a wrapped heading stays whole.
-fn heading(para: &[String]) -> Option<String> {
+fn heading(para: &Para) -> Option<&str> {
     let last = para.last()?;
     if !last.ends_with(':') {
         return None;
     }
-    let mut parts: Vec<&str> = Vec::new();
+    let mut first = para.len() - 1;
     let mut balance = 0i32;
-    for l in para.iter().rev() {
-        parts.push(l);
-        balance += l.matches(')').count() as i32 - l.matches('(').count() as i32;
+    for i in (0..para.len()).rev() {
+        first = i;
+        let l = para.line(i).as_bytes();
+        if balance == 0 && !l.contains(&b')') {
+            // Nothing to close: the heading is this line alone.
+            break;
+        }
+        balance += l
+            .iter()
+            .map(|&b| i32::from(b == b')') - i32::from(b == b'('))
+            .sum::<i32>();
         if balance <= 0 {
             break;
         }
     }
-    parts.reverse();
-    let joined = parts.join(" ");
-    let label = joined
-        .trim()
-        .trim_end_matches(':')
-        .trim()
-        .trim_matches('=')
-        .trim();
-    (!label.is_empty()).then(|| label.to_string())
+    let label = trim(para.from(first));
+    let label = trim(trim_bytes(label, b':', false));
+    let label = trim(trim_bytes(label, b'=', true));
+    (!label.is_empty()).then_some(label)
+}
+
+/// `str::trim`, without its char-by-char scan when both ends are visible ASCII.
+fn trim(s: &str) -> &str {
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        (Some(a), Some(b)) if a.is_ascii_graphic() && b.is_ascii_graphic() => s,
+        _ => s.trim(),
+    }
+}
+
+/// `trim_end_matches(c)` (or `trim_matches(c)` with `start`) for an ASCII `c`, bytewise:
+/// an ASCII byte is never part of a longer UTF-8 character.
+fn trim_bytes(s: &str, c: u8, start: bool) -> &str {
+    let b = s.as_bytes();
+    let end = b.len() - b.iter().rev().take_while(|&&x| x == c).count();
+    let begin = if start {
+        b[..end].iter().take_while(|&&x| x == c).count()
+    } else {
+        0
+    };
+    &s[begin..end]
 }
 
 #[cfg(test)]

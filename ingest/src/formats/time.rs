@@ -300,7 +300,7 @@ impl Parser {
         self.bash_ids = self.slot.map_or([None; 3], |i| self.ids[i].1);
         self.meta.start_ref(self.label.as_deref(), ctx.line);
         if let Some(cmd) = &self.command {
-            self.meta.set("command", cmd.clone());
+            self.meta.set("command", cmd);
         }
         self.block = Some(kind);
         self.counts = [0; 3];
