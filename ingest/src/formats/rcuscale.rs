@@ -217,18 +217,18 @@ impl Parser {
         SeriesKey::new(metric).label(self.prose.label().map(str::to_string))
     }
 
+    #[inline]
     fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         // A line that starts (after indentation) with a letter or digit is the same after the
         // stripping below but for its trailing spaces: its console prefix is looked for here,
         // once, and the common writer-duration line is read without the rest.
         let lead = raw.bytes().take_while(|&c| c == b' ' || c == b'\t').count();
         let body = &raw[lead..];
-        let console = body
-            .as_bytes()
-            .first()
-            .is_some_and(u8::is_ascii_alphanumeric)
-            .then(|| self.console_prefix(body));
-        if let Some(Some((ty, rest))) = console {
+        if !body.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric) {
+            return self.general(raw, body, None, ctx);
+        }
+        let console = self.console_prefix(body);
+        if let Some((ty, rest)) = console {
             // Neither a histogram row nor `k=v` tokens: the states those read end here.
             if let Some((w, ns)) = writer_duration(rest) {
                 self.in_histogram = false;
@@ -244,6 +244,19 @@ impl Parser {
                 return Ok(());
             }
         }
+        self.general(raw, body, Some(console), ctx)
+    }
+
+    /// Every line but the common console lines; `console` is the prefix of `body` when it was
+    /// looked for already.
+    #[inline(never)]
+    fn general<'a>(
+        &mut self,
+        raw: &'a str,
+        body: &'a str,
+        console: Option<Option<(&'a str, &'a str)>>,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), ParseError> {
         // Nothing to strip from a line that starts with another ASCII char than a quote mark,
         // a bracket or a space.
         let plain = body
@@ -289,23 +302,32 @@ impl Parser {
             }
         }
 
+        // `d` is not empty: blank lines returned above. Its first byte lets most lines skip
+        // the prefixes below without a comparison.
+        let c0 = d.as_bytes()[0];
         let console = match console {
             Some(found) => found.map(|(ty, rest)| (ty, trim_end(rest))),
-            None => split_prefix(d),
+            // A console prefix starts with a type character.
+            None if c0.is_ascii_alphanumeric() || c0 == b'-' || c0 == b'_' => split_prefix(d),
+            None => None,
         };
         if let Some((ty, rest)) = console {
             return self.console(ty, rest, ctx);
         }
         let colons = Colons::of(d);
-        if let Some((_, rest)) = colons.split(d, "Total time taken by all kfree'ers:") {
-            return self.kfree(rest, ctx);
+        if colons.any() {
+            if let Some((_, rest)) = colons.split(d, "Total time taken by all kfree'ers:") {
+                return self.kfree(rest, ctx);
+            }
+            if colons.split(d, " grace-period duration:").is_some()
+                && let Some((stat, rest)) = gp_summary(d)
+            {
+                return self.summary(&stat, rest, ctx);
+            }
         }
-        if colons.split(d, " grace-period duration:").is_some()
-            && let Some((stat, rest)) = gp_summary(d)
+        if colons.any()
+            && let Some((_, rest)) = colons.split(d, "Grace-period kthread CPU time:")
         {
-            return self.summary(&stat, rest, ctx);
-        }
-        if let Some((_, rest)) = colons.split(d, "Grace-period kthread CPU time:") {
             self.data();
             let mut t = words(rest);
             let v = t.next().and_then(parse_number).ok_or_else(|| {
@@ -315,13 +337,17 @@ impl Parser {
             let key = self.key("gp_kthread_cpu_time");
             return ctx.push(SeriesSpec::duration(key), v * factor);
         }
-        if let Some(rest) = d.strip_prefix("Histogram bucket size:") {
+        if c0 == b'H'
+            && let Some(rest) = d.strip_prefix("Histogram bucket size:")
+        {
             self.data();
             self.block_meta(ctx, "histogram_bucket_size", rest.trim());
             self.in_histogram = true;
             return Ok(());
         }
-        if let Some(rest) = d.strip_prefix("Grace periods:") {
+        if c0 == b'G'
+            && let Some(rest) = d.strip_prefix("Grace periods:")
+        {
             self.data();
             // `Grace periods: 101 Batches: 1 Ratio: 101 CPU: 0.5`
             let text = format!("Grace periods:{rest}");
@@ -340,11 +366,15 @@ impl Parser {
             }
             return Ok(());
         }
-        if let Some(rest) = d.strip_prefix("Computed from ") {
+        if c0 == b'C'
+            && let Some(rest) = d.strip_prefix("Computed from ")
+        {
             self.block_meta(ctx, "computed_from", rest.trim_end_matches('.'));
             return Ok(());
         }
-        if let Some(rest) = d.strip_prefix("Running experiment with options:") {
+        if c0 == b'R'
+            && let Some(rest) = d.strip_prefix("Running experiment with options:")
+        {
             // perf bench sync rcu: the options of this experiment are its parameters.
             self.params = kv_tokens(rest)
                 .unwrap_or_default()
@@ -353,13 +383,16 @@ impl Parser {
                 .collect();
             return Ok(());
         }
-        if d[d.bytes().take_while(|&b| b == b'\\').count()..]
-            .starts_with("# Running 'sync/rcu' benchmark")
+        if matches!(c0, b'\\' | b'#')
+            && d[d.bytes().take_while(|&b| b == b'\\').count()..]
+                .starts_with("# Running 'sync/rcu' benchmark")
         {
             ctx.meta("benchmark", "perf bench sync rcu");
             return Ok(());
         }
-        if let Some(v) = d.strip_prefix("kfree object size=") {
+        if c0 == b'k'
+            && let Some(v) = d.strip_prefix("kfree object size=")
+        {
             self.block_meta(ctx, "kfree_object_size", v.trim());
             return Ok(());
         }
@@ -368,7 +401,10 @@ impl Parser {
         {
             return self.table_row(&stat, factor, &values, ctx);
         }
-        if let Some((unit, values)) = parse_column_row(d) {
+        // A column row starts with a digit or a dot (or a byte the general reading judges).
+        if !(c0.is_ascii() && !c0.is_ascii_digit() && c0 != b'.' && !is_space(c0))
+            && let Some((unit, values)) = parse_column_row(d)
+        {
             let heading = self
                 .last_prose
                 .get()
@@ -378,7 +414,7 @@ impl Parser {
             self.last_prose.clear();
             return Ok(());
         }
-        if first_word_is_kvm_sh(d) || self.in_kvm_cmd {
+        if self.in_kvm_cmd || first_word_is_kvm_sh(d) {
             self.kvm_cmd(d, ctx);
             return Ok(());
         }

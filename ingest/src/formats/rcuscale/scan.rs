@@ -23,6 +23,10 @@ pub(super) fn starts_with(hay: &[u8], prefix: &[u8]) -> bool {
 /// [`words`].
 pub(super) fn first_word_is_kvm_sh(d: &str) -> bool {
     let b = d.as_bytes();
+    // Most lines have no `kvm.sh` at all, which a search for its first byte shows.
+    if !memchr::memchr_iter(b'k', b).any(|i| b[i..].starts_with(b"kvm.sh")) {
+        return false;
+    }
     match b.iter().position(|&c| is_space(c) || !c.is_ascii()) {
         Some(i) if i > 0 && b[i].is_ascii() => d[..i].ends_with("kvm.sh"),
         None => d.ends_with("kvm.sh"),
@@ -56,9 +60,15 @@ impl Colons {
     #[inline]
     pub(super) fn of(line: &str) -> Self {
         let b = line.as_bytes();
-        let first = b.iter().position(|&c| c == b':');
-        let more = first.is_some_and(|f| b[f + 1..].contains(&b':'));
+        let first = memchr::memchr(b':', b);
+        let more = first.is_some_and(|f| memchr::memchr(b':', &b[f + 1..]).is_some());
         Colons { first, more }
+    }
+
+    /// Whether the line has a colon at all.
+    #[inline]
+    pub(super) fn any(self) -> bool {
+        self.first.is_some()
     }
 
     /// `split_once_str(line, needle)` for a needle ending in `:`, answered without a search

@@ -37,17 +37,23 @@ impl WriterSeries {
 
     /// Ids of writer `w`'s series and of scope `all`, under `label`; series not seen before
     /// are declared writer's first, the order that decides their ids.
+    #[inline]
     pub(super) fn ids(
         &mut self,
         w: u64,
         label: Option<&str>,
         ctx: &mut Ctx<'_>,
     ) -> (SeriesId, SeriesId) {
+        // Inlined: most lines are the same writer's as the line before.
         if let Some((last, id, all)) = self.last
             && last == w
         {
             return (id, all);
         }
+        self.look_up(w, label, ctx)
+    }
+
+    fn look_up(&mut self, w: u64, label: Option<&str>, ctx: &mut Ctx<'_>) -> (SeriesId, SeriesId) {
         let i = match self.current {
             Some(i) => i,
             None => {
@@ -104,16 +110,19 @@ fn key(label: Option<&str>) -> SeriesKey {
 pub(super) fn writer_duration(rest: &str) -> Option<(u64, f64)> {
     const FIELD: &[u8] = b"writer-duration:";
     let b = rest.as_bytes();
-    let i = skip_spaces(b, 0);
-    let (w, i) = integer(b, i)?;
-    let i = spaces(b, i)?;
+    let (w, i) = integer(b, skip_spaces(b, 0))?;
+    // `integer` ends at a space or the end, where the field cannot start.
+    let i = skip_spaces(b, i);
     if !b[i..].starts_with(FIELD) {
         return None;
     }
-    let i = spaces(b, i + FIELD.len())?;
-    let (_, i) = integer(b, i)?;
-    let i = spaces(b, i)?;
-    let (ns, i) = integer(b, i)?;
+    let i = i + FIELD.len();
+    if !b.get(i).is_some_and(|&c| SPACE[usize::from(c)]) {
+        return None;
+    }
+    let (_, i) = integer(b, skip_spaces(b, i))?;
+    // At the end, the next `integer` finds no digit.
+    let (ns, i) = integer(b, skip_spaces(b, i))?;
     // `u64 as f64` rounds to nearest as the float parser does.
     (skip_spaces(b, i) == b.len()).then_some((w, ns as f64))
 }
@@ -138,7 +147,7 @@ pub(super) fn writer_gps(rest: &str) -> Option<(u64, &str)> {
 
 /// 1 to 19 digits at `i` up to a space or the end, as a u64 (19 digits cannot overflow;
 /// longer numbers go the general way).
-#[inline]
+#[inline(always)]
 fn integer(b: &[u8], i: usize) -> Option<(u64, usize)> {
     let mut v = 0u64;
     let mut j = i;
@@ -151,6 +160,10 @@ fn integer(b: &[u8], i: usize) -> Option<(u64, usize)> {
         }
         v = eight_digits(t << (8 * (8 - n)));
         j += n;
+        if n < 8 {
+            // The byte that ended the digits is in the word read.
+            return SPACE[usize::from(b[j])].then_some((v, j));
+        }
     }
     while let Some(&c) = b.get(j) {
         let d = c.wrapping_sub(b'0');
@@ -167,7 +180,7 @@ fn integer(b: &[u8], i: usize) -> Option<(u64, usize)> {
 }
 
 /// The eight bytes at `i`, first byte lowest, if there are eight.
-#[inline]
+#[inline(always)]
 fn load8(b: &[u8], i: usize) -> Option<u64> {
     let chunk: [u8; 8] = b.get(i..i + 8)?.try_into().ok()?;
     Some(u64::from_le_bytes(chunk))
@@ -192,19 +205,22 @@ fn eight_digits(t: u64) -> u64 {
 }
 
 /// At least one space at `i`: the position after the run.
-#[inline]
+#[inline(always)]
 fn spaces(b: &[u8], i: usize) -> Option<usize> {
     let j = skip_spaces(b, i);
     (j > i).then_some(j)
 }
 
-#[inline]
+#[inline(always)]
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
     // Plain spaces eight at a time: the padding between fields is mostly those.
     while let Some(x) = load8(b, i) {
         let n = ((x ^ 0x2020_2020_2020_2020).trailing_zeros() / 8) as usize;
         i += n;
         if n < 8 {
+            if !SPACE[usize::from(b[i])] {
+                return i;
+            }
             break;
         }
     }
