@@ -175,7 +175,7 @@ fn heading(para: &Para) -> Option<&str> {
     for i in (0..para.len()).rev() {
         first = i;
         let l = para.line(i).as_bytes();
-        if balance == 0 && !l.contains(&b')') {
+        if balance == 0 && find_byte(l, b')').is_none() {
             // Nothing to close: the heading is this line alone.
             break;
         }
@@ -191,6 +191,33 @@ fn heading(para: &Para) -> Option<&str> {
     let label = trim(trim_bytes(label, b':', false));
     let label = trim(trim_bytes(label, b'=', true));
     (!label.is_empty()).then_some(label)
+}
+
+/// Where `c` first is in `b`, eight bytes at a time: lines and headings are short, too short
+/// for a vectorised search to pay for its setup.
+#[inline]
+pub(super) fn find_byte(b: &[u8], c: u8) -> Option<usize> {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let pattern = LOW * u64::from(c);
+    let mut chunks = b.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(w) ^ pattern;
+        // The lowest byte flagged is the first zero byte of `x` (a borrow only runs upwards).
+        let found = x.wrapping_sub(LOW) & !x & HIGH;
+        if found != 0 {
+            return Some(at + (found.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&x| x == c)
+        .map(|i| at + i)
 }
 
 /// `str::trim`, without its char-by-char scan when both ends are visible ASCII.
@@ -228,6 +255,23 @@ mod tests {
         }
         p.data();
         p.label().map(str::to_string)
+    }
+
+    #[test]
+    fn byte_search_as_position() {
+        let text = b"abc)defghij)klmnopq\x80\xff)rstuvwxyz0123456789";
+        for start in 0..text.len() {
+            for end in start..=text.len() {
+                let hay = &text[start..end];
+                for c in [b')', b'a', b'z', b'9', 0x80, 0xff, 0x7f, 0] {
+                    assert_eq!(
+                        find_byte(hay, c),
+                        hay.iter().position(|&x| x == c),
+                        "{start}..{end} {c}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

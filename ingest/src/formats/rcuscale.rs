@@ -305,6 +305,11 @@ impl Parser {
         // `d` is not empty: blank lines returned above. Its first byte lets most lines skip
         // the prefixes below without a comparison.
         let c0 = d.as_bytes()[0];
+        // A line of dots (an elision in posted logs) is none of the lines looked for below.
+        if c0 == b'.' && d.bytes().all(|b| b == b'.') {
+            self.other_line(d, from_log, ctx);
+            return Ok(());
+        }
         let console = match console {
             Some(found) => found.map(|(ty, rest)| (ty, trim_end(rest))),
             // A console prefix starts with a type character.
@@ -414,16 +419,18 @@ impl Parser {
             self.last_prose.clear();
             return Ok(());
         }
+        self.other_line(d, from_log, ctx);
+        Ok(())
+    }
+
+    /// A line that is no measurement: a kvm.sh command, another subsystem's console message
+    /// or prose.
+    fn other_line(&mut self, d: &str, from_log: bool, ctx: &mut Ctx<'_>) {
         if self.in_kvm_cmd || first_word_is_kvm_sh(d) {
             self.kvm_cmd(d, ctx);
-            return Ok(());
+        } else if !from_log {
+            self.prose_line(d, ctx);
         }
-        if from_log {
-            // Another subsystem's console message.
-            return Ok(());
-        }
-        self.prose_line(d, ctx);
-        Ok(())
     }
 
     fn prose_line(&mut self, d: &str, ctx: &mut Ctx<'_>) {

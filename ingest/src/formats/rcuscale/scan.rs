@@ -1,6 +1,7 @@
 //! Byte-level checks that let most lines skip a search: a line's colons, the first word, a
 //! short prefix.
 
+use super::super::prose_labels::find_byte;
 use crate::lines::{is_space, split_once_str, words};
 
 /// `hay.starts_with(prefix)`; a prefix of 8 to 16 bytes (`rcu-scale:`) is compared as two
@@ -24,8 +25,13 @@ pub(super) fn starts_with(hay: &[u8], prefix: &[u8]) -> bool {
 pub(super) fn first_word_is_kvm_sh(d: &str) -> bool {
     let b = d.as_bytes();
     // Most lines have no `kvm.sh` at all, which a search for its first byte shows.
-    if !memchr::memchr_iter(b'k', b).any(|i| b[i..].starts_with(b"kvm.sh")) {
-        return false;
+    let mut from = 0;
+    loop {
+        match find_byte(&b[from..], b'k') {
+            Some(i) if b[from + i..].starts_with(b"kvm.sh") => break,
+            Some(i) => from += i + 1,
+            None => return false,
+        }
     }
     match b.iter().position(|&c| is_space(c) || !c.is_ascii()) {
         Some(i) if i > 0 && b[i].is_ascii() => d[..i].ends_with("kvm.sh"),
@@ -60,8 +66,8 @@ impl Colons {
     #[inline]
     pub(super) fn of(line: &str) -> Self {
         let b = line.as_bytes();
-        let first = memchr::memchr(b':', b);
-        let more = first.is_some_and(|f| memchr::memchr(b':', &b[f + 1..]).is_some());
+        let first = find_byte(b, b':');
+        let more = first.is_some_and(|f| find_byte(&b[f + 1..], b':').is_some());
         Colons { first, more }
     }
 
