@@ -110,6 +110,9 @@ fn key(label: Option<&str>) -> SeriesKey {
 pub(super) fn writer_duration(rest: &str) -> Option<(u64, f64)> {
     const FIELD: &[u8] = b"writer-duration:";
     let b = rest.as_bytes();
+    if let Some(found) = kernel_layout(b) {
+        return Some(found);
+    }
     let (w, i) = integer(b, skip_spaces(b, 0))?;
     // `integer` ends at a space or the end, where the field cannot start.
     let i = skip_spaces(b, i);
@@ -125,6 +128,55 @@ pub(super) fn writer_duration(rest: &str) -> Option<(u64, f64)> {
     let (ns, i) = integer(b, skip_spaces(b, i))?;
     // `u64 as f64` rounds to nearest as the float parser does.
     (skip_spaces(b, i) == b.len()).then_some((w, ns as f64))
+}
+
+/// [`writer_duration`] of a line as the kernel prints it, ` %4d writer-duration: %5d %llu`:
+/// the fields are where that format puts them when the numbers fit their widths, so they are
+/// read without looking for their ends. Any other spacing is left to the scan.
+#[inline(always)]
+fn kernel_layout(b: &[u8]) -> Option<(u64, f64)> {
+    const MID: &[u8; 18] = b" writer-duration: ";
+    const fn word(at: usize) -> u64 {
+        let mut w = [0u8; 8];
+        let mut i = 0;
+        while i < 8 {
+            w[i] = MID[at + i];
+            i += 1;
+        }
+        u64::from_le_bytes(w)
+    }
+    // The writer in 0..5, MID in 5..23, the grace period in 23..28, a space, the nanoseconds
+    // to the end; 32 bytes or more lets every word below be read.
+    if b.len() < 32 {
+        return None;
+    }
+    let x = load8(b, 0)?;
+    if load8(b, 5)? != word(0) || load8(b, 13)? != word(8) || load8(b, 15)? != word(10) {
+        return None;
+    }
+    let w = padded5(x)?;
+    padded5(load8(b, 23)?)?;
+    if b[28] != b' ' {
+        return None;
+    }
+    let (ns, end) = integer(b, 29)?;
+    (end == b.len()).then_some((w, ns as f64))
+}
+
+/// The five-byte field that starts `x` (first byte lowest): spaces, then at least one digit
+/// to its end.
+#[inline(always)]
+fn padded5(x: u64) -> Option<u64> {
+    let spaces = ((x ^ 0x2020_2020_2020_2020).trailing_zeros() / 8) as usize;
+    if spaces >= 5 {
+        return None;
+    }
+    let t = (x ^ 0x3030_3030_3030_3030) >> (8 * spaces);
+    let n = 5 - spaces;
+    if leading_digits(t) < n {
+        return None;
+    }
+    Some(eight_digits(t << (8 * (8 - n))))
 }
 
 /// `writer <w> gps: <n>` with plain decimal integers and ASCII spaces: writer and count.
@@ -256,6 +308,18 @@ mod tests {
             writer_duration("12 writer-duration: 0 7\t "),
             Some((12, 7.0))
         );
+        for (line, want) in [
+            ("    0 writer-duration:   133 27996410", (0, 27996410.0)),
+            (" 1234 writer-duration: 12345 123", (1234, 123.0)),
+            ("    7 writer-duration:     0 1234567890123456789", (7, 1234567890123456789.0)),
+            ("\t   7 writer-duration:     0 12345678", (7, 12345678.0)),
+            ("    7 writer-duration:\t    0 12345678", (7, 12345678.0)),
+            ("    7 writer-duration:     0  12345678", (7, 12345678.0)),
+            ("    7 writer-duration:     0 12345678 ", (7, 12345678.0)),
+            ("12345 writer-duration: 123456 12345678", (12345, 12345678.0)),
+        ] {
+            assert_eq!(writer_duration(line), Some(want), "{line}");
+        }
         for other in [
             "0 writer-duration: 1",
             "0 writer-duration: 1 2 3",
@@ -265,6 +329,15 @@ mod tests {
             "0 writer-duration: 1 -2",
             "0 writer-duration: 1 99999999999999999999",
             "0 writer-duration: 1 2\u{a0}",
+            "    0 writer-duration:     1 2\u{a0}",
+            "    0 writer-duration:     1 2 3",
+            "    0 writer-duration:     1 2.5",
+            "  0 0 writer-duration:     1 25555",
+            "    0 writer-duration:   1 1 25555",
+            "    0 writer-duration:     1 99999999999999999999",
+            "    x writer-duration:     1 25555",
+            "      writer-duration:     1 25555",
+            "    0 writer-duration:      25555",
             "0 writer-durations: 1 2",
             "writer 0 gps: 133",
         ] {
