@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 
 use super::Format;
 pub(crate) use super::prose_labels::Prose;
+use super::prose_labels::find_byte;
 use crate::error::ParseError;
 use crate::lines::{
     Lines, find_str, is_space, parse_number, strip_dmesg, strip_mail, trim, trim_end, words,
@@ -436,7 +437,9 @@ impl Parser {
     fn prose_line(&mut self, d: &str, ctx: &mut Ctx<'_>) {
         // `nreaders = nwriters = 10.`: parameters stated in prose.
         let t = &d[..d.len() - d.bytes().rev().take_while(|&b| b == b'.').count()];
-        if find_str(t, " = ").is_some()
+        // No `=`, no ` = `: most prose is refused without a search.
+        if find_byte(t.as_bytes(), b'=').is_some()
+            && find_str(t, " = ").is_some()
             && let parts = t.split(" = ").map(str::trim).collect::<Vec<&str>>()
             && parts.len() >= 2
             && let Some(v) = parts.last().filter(|v| parse_number(v).is_some())
@@ -594,6 +597,11 @@ impl Parser {
     /// `writer <w> gps: <n>`: the writer's grace-period count, a fact of the block.
     fn writer_gps(&mut self, w: u64, n: &str, ctx: &mut Ctx<'_>) {
         self.data();
+        if !ctx.keeps_metas() {
+            // Past the cap the value would only be counted: no key to build.
+            ctx.meta_dropped();
+            return;
+        }
         self.key_buf.clear();
         self.key_buf.push_str("writer");
         push_decimal(&mut self.key_buf, w);

@@ -182,6 +182,15 @@ fn padded5(x: u64) -> Option<u64> {
 /// `writer <w> gps: <n>` with plain decimal integers and ASCII spaces: writer and count.
 pub(super) fn writer_gps(rest: &str) -> Option<(u64, &str)> {
     let b = rest.as_bytes();
+    // The kernel's ` writer %d gps: %d`, with single spaces.
+    if let Some(tail) = b.strip_prefix(b" writer ")
+        && let Some((w, i)) = integer(tail, 0)
+        && let Some(count) = tail[i..].strip_prefix(b" gps: ")
+        && let Some((_, end)) = integer(count, 0)
+        && end == count.len()
+    {
+        return Some((w, &rest[8 + i + 6..]));
+    }
     let i = skip_spaces(b, 0);
     if !b[i..].starts_with(b"writer") {
         return None;
@@ -425,6 +434,11 @@ mod tests {
     fn plain_writer_gps_lines() {
         assert_eq!(writer_gps(" writer 0 gps: 133"), Some((0, "133")));
         assert_eq!(writer_gps("writer\t007 gps:\t5 "), Some((7, "5")));
+        assert_eq!(writer_gps(" writer  12 gps: 5"), Some((12, "5")));
+        assert_eq!(writer_gps(" writer 12  gps: 5"), Some((12, "5")));
+        assert_eq!(writer_gps(" writer 12 gps:  5"), Some((12, "5")));
+        assert_eq!(writer_gps(" writer 12 gps: 5 "), Some((12, "5")));
+        assert_eq!(writer_gps(" writer 12 gps: 12345678901"), Some((12, "12345678901")));
         for other in [
             "writer 0 gps: 133 x",
             "writer 0 gps:133",
