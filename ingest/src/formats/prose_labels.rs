@@ -113,8 +113,9 @@ impl Prose {
     fn read_prose(&mut self) -> bool {
         self.fresh = false;
         // A section is titled in a few words; a sentence ending with `:` introduces results.
-        if let Some(section) =
-            heading(&self.prev).filter(|h| h.len() <= 40 && words(h).count() <= 6)
+        if self.prev.len() > 0
+            && let Some(section) =
+                heading(&self.prev).filter(|h| h.len() <= 40 && words(h).count() <= 6)
             && heading(&self.para).is_some()
         {
             set_str(&mut self.section, section);

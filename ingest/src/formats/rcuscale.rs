@@ -114,7 +114,7 @@ fn split_prefix(line: &str) -> Option<(&str, &str)> {
     let b = line.as_bytes();
     let end = b
         .iter()
-        .position(|&c| !(c.is_ascii_alphanumeric() || c == b'-' || c == b'_'))
+        .position(|&c| !TYPE_CHAR[usize::from(c)])
         .unwrap_or(b.len());
     if b.get(end) != Some(&b':') {
         return None;
@@ -131,6 +131,19 @@ fn split_prefix(line: &str) -> Option<(&str, &str)> {
     crate::lines::split_console_prefix(line, &["-scale:", "-perf:"])
         .filter(|(ty, _)| !ty.ends_with("-ref"))
 }
+
+/// The characters of a scale type (`rcu`, `srcu`, `rcu_tasks`, `tasks-tracing`), as a table:
+/// one load per byte of the first word of every line that starts with a letter.
+static TYPE_CHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+        c += 1;
+    }
+    t
+};
 
 #[derive(Default)]
 struct Parser {
@@ -265,7 +278,13 @@ impl Parser {
             .first()
             .is_some_and(|&c| c.is_ascii() && !is_space(c) && c != b'>' && c != b'[');
         let (d, from_log) = if plain {
-            (trim_end(body), false)
+            // Nothing to trim after a visible ASCII last byte.
+            let trimmed = if body.as_bytes().last().is_some_and(u8::is_ascii_graphic) {
+                body
+            } else {
+                trim_end(body)
+            };
+            (trimmed, false)
         } else {
             let s = strip_mail(raw);
             let d = strip_dmesg(s);
