@@ -238,7 +238,11 @@ impl Parser {
         // once, and the common writer-duration line is read without the rest.
         let lead = raw.bytes().take_while(|&c| c == b' ' || c == b'\t').count();
         let body = &raw[lead..];
-        if !body.as_bytes().first().is_some_and(u8::is_ascii_alphanumeric) {
+        if !body
+            .as_bytes()
+            .first()
+            .is_some_and(u8::is_ascii_alphanumeric)
+        {
             return self.general(raw, body, None, ctx);
         }
         let console = self.console_prefix(body);
@@ -427,7 +431,7 @@ impl Parser {
             return self.table_row(&stat, factor, &values, ctx);
         }
         // A column row starts with a digit or a dot (or a byte the general reading judges).
-        if !(c0.is_ascii() && !c0.is_ascii_digit() && c0 != b'.' && !is_space(c0))
+        if (!c0.is_ascii() || c0.is_ascii_digit() || c0 == b'.' || is_space(c0))
             && let Some((unit, values)) = parse_column_row(d)
         {
             let heading = self
@@ -629,6 +633,7 @@ impl Parser {
     }
 
     /// One `writer-duration` sample: in the writer's series and in scope `all`.
+    #[inline]
     fn writer_sample(&mut self, w: u64, ns: f64, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         self.data();
         let v = ns / 1e9;

@@ -320,12 +320,18 @@ mod tests {
         for (line, want) in [
             ("    0 writer-duration:   133 27996410", (0, 27996410.0)),
             (" 1234 writer-duration: 12345 123", (1234, 123.0)),
-            ("    7 writer-duration:     0 1234567890123456789", (7, 1234567890123456789.0)),
+            (
+                "    7 writer-duration:     0 1234567890123456789",
+                (7, 1234567890123456789.0),
+            ),
             ("\t   7 writer-duration:     0 12345678", (7, 12345678.0)),
             ("    7 writer-duration:\t    0 12345678", (7, 12345678.0)),
             ("    7 writer-duration:     0  12345678", (7, 12345678.0)),
             ("    7 writer-duration:     0 12345678 ", (7, 12345678.0)),
-            ("12345 writer-duration: 123456 12345678", (12345, 12345678.0)),
+            (
+                "12345 writer-duration: 123456 12345678",
+                (12345, 12345678.0),
+            ),
         ] {
             assert_eq!(writer_duration(line), Some(want), "{line}");
         }
@@ -438,7 +444,10 @@ mod tests {
         assert_eq!(writer_gps(" writer 12  gps: 5"), Some((12, "5")));
         assert_eq!(writer_gps(" writer 12 gps:  5"), Some((12, "5")));
         assert_eq!(writer_gps(" writer 12 gps: 5 "), Some((12, "5")));
-        assert_eq!(writer_gps(" writer 12 gps: 12345678901"), Some((12, "12345678901")));
+        assert_eq!(
+            writer_gps(" writer 12 gps: 12345678901"),
+            Some((12, "12345678901"))
+        );
         for other in [
             "writer 0 gps: 133 x",
             "writer 0 gps:133",
