@@ -106,29 +106,46 @@ impl<'r> Lines<'r> {
     }
 
     /// The next line without its line ending, or `None` at the end of the input.
+    #[inline]
     pub fn next_line(&mut self) -> Result<Option<&str>, ParseError> {
         Ok(self.next_numbered()?.map(|(_, line)| line))
     }
 
     /// The next line with its 1-based number (the number is a copy, so a parser can record
     /// it while it holds the line).
+    #[inline]
     pub fn next_numbered(&mut self) -> Result<Option<(u64, &str)>, ParseError> {
-        match self.advance()? {
-            Some(n) => Ok(Some((n, &self.chunk.text[self.start..self.stop]))),
-            None => Ok(None),
+        // The common case, inlined into the parser's loop: the next line of the chunk.
+        if !self.pushed_back && self.next < self.chunk.ends.len() {
+            self.take_line();
+            return Ok(Some((
+                self.line_no,
+                &self.chunk.text[self.start..self.stop],
+            )));
         }
+        self.next_slow()
     }
 
-    /// Moves to the next line; returns its number.
-    fn advance(&mut self) -> Result<Option<u64>, ParseError> {
+    #[inline(never)]
+    fn next_slow(&mut self) -> Result<Option<(u64, &str)>, ParseError> {
         if self.pushed_back {
             self.pushed_back = false;
-            return Ok(Some(self.line_no));
+        } else {
+            // A chunk is never empty, so one refill is enough.
+            if self.next == self.chunk.ends.len() && !self.refill()? {
+                return Ok(None);
+            }
+            self.take_line();
         }
-        // A chunk is never empty, so one refill is enough.
-        if self.next == self.chunk.ends.len() && !self.refill()? {
-            return Ok(None);
-        }
+        Ok(Some((
+            self.line_no,
+            &self.chunk.text[self.start..self.stop],
+        )))
+    }
+
+    /// Moves to the next line of the chunk, which has one.
+    #[inline]
+    fn take_line(&mut self) {
         let start = self.pos;
         let mut stop = self.chunk.ends[self.next] as usize;
         self.next += 1;
@@ -139,13 +156,15 @@ impl<'r> Lines<'r> {
         self.start = start;
         self.stop = stop;
         self.line_no += 1;
-        Ok(Some(self.line_no))
     }
 }
 
 /// `str::trim_start`, with the common ASCII spaces skipped as bytes.
 pub fn trim_start(s: &str) -> &str {
     let b = s.as_bytes();
+    if b.first().is_some_and(u8::is_ascii_graphic) {
+        return s;
+    }
     // Padding is skipped eight spaces at a time: headers and tables are mostly padding.
     let mut i = 0;
     while i + 8 <= b.len() && b[i..i + 8] == [b' '; 8] {
@@ -166,6 +185,9 @@ pub fn trim_start(s: &str) -> &str {
 /// `str::trim_end`, with the common ASCII spaces skipped as bytes.
 pub fn trim_end(s: &str) -> &str {
     let b = s.as_bytes();
+    if b.last().is_some_and(u8::is_ascii_graphic) {
+        return s;
+    }
     let mut n = b.len();
     while n >= 8 && b[n - 8..n] == [b' '; 8] {
         n -= 8;
