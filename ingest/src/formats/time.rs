@@ -604,6 +604,7 @@ fn column_labels(line: &str) -> Option<Vec<String>> {
 
 /// `real 0m1.039s` / `user 1.03`: the metric index and the rest, when the first token is a
 /// metric name and what follows starts like a number (prose such as "real world" is not a row).
+#[inline(always)]
 fn metric_row(line: &str) -> Option<(usize, &str)> {
     let b = line.as_bytes();
     let (idx, len) = match b.first()? {
@@ -619,10 +620,12 @@ fn metric_row(line: &str) -> Option<(usize, &str)> {
     // Only the start needs trimming: the parser passes lines trimmed at their end, and the
     // values are read as words.
     let rest = trim_start_fast(&line[len + 1..]);
-    let mut chars = rest.chars();
-    let first = chars.next()?;
-    let starts_numeric = first.is_ascii_digit()
-        || (first == '-' && chars.next().is_some_and(|c| c.is_ascii_digit()));
+    // ASCII digits are single bytes: the first characters are checked as bytes.
+    let starts_numeric = match rest.as_bytes() {
+        [d, ..] if d.is_ascii_digit() => true,
+        [b'-', d, ..] => d.is_ascii_digit(),
+        _ => false,
+    };
     starts_numeric.then_some((idx, rest))
 }
 
