@@ -29,15 +29,15 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use self::scan::{fast_values, strip_mail_fast, trim_end_fast, trim_start_fast};
 use self::values::{Values, bash_token, clock, number, plain_seconds};
 use super::Format;
 use super::blocks::{BlockMeta, Labeler, set_str};
 use crate::error::ParseError;
-use crate::lines::{
-    Lines, find_str, split_once_str, strip_mail, trim, trim_end, trim_start, words,
-};
+use crate::lines::{Lines, find_str, split_once_str, strip_mail, trim, words};
 use crate::model::{Ctx, Direction, SeriesId, SeriesKey, SeriesSpec, Unit};
 
+mod scan;
 mod values;
 
 pub struct Time;
@@ -117,7 +117,7 @@ impl Format for Time {
         let mut p = Parser::new();
         while let Some((line_no, raw)) = lines.next_numbered()? {
             ctx.line = line_no;
-            let line = trim_end(strip_mail(raw));
+            let line = trim_end_fast(strip_mail_fast(raw));
             let Some(&first) = line.as_bytes().first() else {
                 p.end_block(ctx);
                 p.columns = None;
@@ -380,6 +380,21 @@ impl Parser {
             seen[idx] = true;
         }
         let metric = BASH_METRICS[idx];
+        let mut rest = rest;
+        if self.columns.is_none()
+            && let Some(id) = self.bash_ids[idx]
+        {
+            let count = &mut self.counts[idx];
+            let sampled = fast_values(rest, |v| {
+                ctx.sample(id, v)?;
+                *count += 1;
+                Ok(())
+            })?;
+            match sampled {
+                None => return Ok(()),
+                Some(at) => rest = &rest[at..],
+            }
+        }
         let values = Values::new(rest);
         if let Some(cols) = &self.columns
             && cols.len() == values.clone().count()
@@ -589,6 +604,7 @@ fn column_labels(line: &str) -> Option<Vec<String>> {
 
 /// `real 0m1.039s` / `user 1.03`: the metric index and the rest, when the first token is a
 /// metric name and what follows starts like a number (prose such as "real world" is not a row).
+#[inline(always)]
 fn metric_row(line: &str) -> Option<(usize, &str)> {
     let b = line.as_bytes();
     let (idx, len) = match b.first()? {
@@ -603,11 +619,13 @@ fn metric_row(line: &str) -> Option<(usize, &str)> {
     }
     // Only the start needs trimming: the parser passes lines trimmed at their end, and the
     // values are read as words.
-    let rest = trim_start(&line[len + 1..]);
-    let mut chars = rest.chars();
-    let first = chars.next()?;
-    let starts_numeric = first.is_ascii_digit()
-        || (first == '-' && chars.next().is_some_and(|c| c.is_ascii_digit()));
+    let rest = trim_start_fast(&line[len + 1..]);
+    // ASCII digits are single bytes: the first characters are checked as bytes.
+    let starts_numeric = match rest.as_bytes() {
+        [d, ..] if d.is_ascii_digit() => true,
+        [b'-', d, ..] => d.is_ascii_digit(),
+        _ => false,
+    };
     starts_numeric.then_some((idx, rest))
 }
 

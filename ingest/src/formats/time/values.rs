@@ -108,8 +108,8 @@ fn bash_token_fast(t: &[u8]) -> Option<f64> {
 
 /// [`bash_token_fast`] on the token that starts at `start` and ends before a space or at the
 /// end of `b`: its value and its end.
-#[inline]
-fn bash_token_at(b: &[u8], start: usize) -> Option<(f64, usize)> {
+#[inline(always)]
+pub(super) fn bash_token_at(b: &[u8], start: usize) -> Option<(f64, usize)> {
     let neg = b.get(start) == Some(&b'-');
     let (i, min) = digits(b, start + usize::from(neg))?;
     if b.get(i) != Some(&b'm') {

@@ -1,0 +1,94 @@
+//! Byte-level reading of the common `time` line: mail quoting and trailing spaces stripped
+//! without decoding characters, and the values of a `real`/`user`/`sys` row read in place.
+
+use super::values::bash_token_at;
+use crate::error::ParseError;
+use crate::lines::{is_space, strip_mail, trim_end, trim_start};
+
+/// [`strip_mail`], with the ASCII quote marks and spaces skipped as bytes; anything else at
+/// the front goes to the general path.
+#[inline]
+pub(super) fn strip_mail_fast(line: &str) -> &str {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while let Some(&c) = b.get(i)
+        && (c == b'>' || is_space(c))
+    {
+        i += 1;
+    }
+    // Only quote marks and spaces were skipped: strip_mail skips them too and goes on alike.
+    let rest = &line[i..];
+    if rest.as_bytes().first().is_some_and(|c| !c.is_ascii()) {
+        strip_mail(rest)
+    } else {
+        rest
+    }
+}
+
+/// [`trim_end`], with the ASCII spaces skipped as bytes.
+#[inline]
+pub(super) fn trim_end_fast(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut n = b.len();
+    while n > 0 && is_space(b[n - 1]) {
+        n -= 1;
+    }
+    let rest = &s[..n];
+    if rest.as_bytes().last().is_some_and(|c| !c.is_ascii()) {
+        trim_end(rest)
+    } else {
+        rest
+    }
+}
+
+/// [`trim_start`], with the ASCII spaces skipped as bytes.
+#[inline]
+pub(super) fn trim_start_fast(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut i = 0;
+    // Rows are padded with runs of spaces: four at a time first.
+    while b.get(i..i + 4) == Some(b"    ") {
+        i += 4;
+    }
+    while i < b.len() && is_space(b[i]) {
+        i += 1;
+    }
+    let rest = &s[i..];
+    if rest.as_bytes().first().is_some_and(|c| !c.is_ascii()) {
+        trim_start(rest)
+    } else {
+        rest
+    }
+}
+
+/// Reads the values of a row as long as they are common `XmY.YYYs` tokens apart by ASCII
+/// spaces, handing each to `each`. Returns None when the row is done (its end or a `(` note
+/// reached), else where the first other token starts, for the general reading to take over:
+/// up to there the row splits into words as the general reading splits it.
+#[inline]
+pub(super) fn fast_values(
+    row: &str,
+    mut each: impl FnMut(f64) -> Result<(), ParseError>,
+) -> Result<Option<usize>, ParseError> {
+    let b = row.as_bytes();
+    let mut i = 0;
+    loop {
+        // Values are mostly apart by runs of spaces: four at a time first.
+        while b.get(i..i + 4) == Some(b"    ") {
+            i += 4;
+        }
+        while i < b.len() && is_space(b[i]) {
+            i += 1;
+        }
+        if i == b.len() || b[i] == b'(' {
+            return Ok(None);
+        }
+        match bash_token_at(b, i) {
+            Some((v, end)) => {
+                each(v)?;
+                i = end;
+            }
+            None => return Ok(Some(i)),
+        }
+    }
+}
