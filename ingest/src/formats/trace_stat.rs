@@ -40,7 +40,7 @@ use super::Format;
 use crate::error::ParseError;
 use crate::intern::Interner;
 use crate::lines::{self, Lines, words};
-use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
+use crate::model::{Cell, Ctx, Direction, SeriesKey, SeriesSpec, Unit};
 
 pub struct TraceStat;
 
@@ -525,23 +525,31 @@ impl Parser {
         spec.key.metric.push_str(row.name);
         spec.key.metric.push('.');
         let stem = spec.key.metric.len();
-        let push = |ctx: &mut Ctx<'_>, spec: &mut SeriesSpec, what, unit, value| {
-            push_value(ctx, spec, stem, what, unit, value)
+        let lower = |suffix, unit, value| Cell {
+            suffix,
+            unit,
+            direction: Direction::LowerIsBetter,
+            value,
         };
-        // Converted before the first store, so the divisions overlap instead of each waiting
-        // behind a call.
-        let time = lines::us_to_s(row.durations[0]);
-        let avg = lines::us_to_s(row.durations[1]);
-        push(ctx, spec, "hit", Unit::Count, row.hit)?;
-        if row.n >= 2 {
-            push(ctx, spec, "time", Unit::Seconds, time)?;
-            push(ctx, spec, "avg", Unit::Seconds, avg)?;
-        }
-        if row.n == 3 {
+        let d = &row.durations;
+        let cells = [
+            Cell {
+                suffix: "hit",
+                unit: &COUNT,
+                direction: Direction::Neutral,
+                value: row.hit,
+            },
+            lower("time", &SECONDS, lines::us_to_s(d[0])),
+            lower("avg", &SECONDS, lines::us_to_s(d[1])),
             // Printed as `us` but the kernel computes it in µs²: 1 µs² = 1e-12 s².
-            let s2 = row.durations[2] * 1e-12;
-            push(ctx, spec, "s2", Unit::SecondsSquared, s2)?;
-        }
+            lower("s2", &SECONDS_SQUARED, d[2] * 1e-12),
+        ];
+        let n = match row.n {
+            0 => 1,
+            2 => 3,
+            _ => 4,
+        };
+        ctx.push_row(spec, stem, &cells[..n])?;
         let g = &mut self.group;
         let i = g.names.id(row.name) as usize;
         if i == g.sums.len() {
@@ -600,27 +608,9 @@ impl Parser {
     }
 }
 
-/// One value of a row: `what` goes after the row's `NAME.` stem (the first `stem` bytes of the
-/// metric). Inlined so that `what` is a constant: copying it is then a store, not a call.
-#[inline(always)]
-fn push_value(
-    ctx: &mut Ctx<'_>,
-    spec: &mut SeriesSpec,
-    stem: usize,
-    what: &str,
-    unit: Unit,
-    value: f64,
-) -> Result<(), ParseError> {
-    spec.key.metric.truncate(stem);
-    spec.key.metric.push_str(what);
-    spec.direction = match unit {
-        Unit::Count => Direction::Neutral,
-        _ => Direction::LowerIsBetter,
-    };
-    spec.unit = unit;
-    let id = ctx.series_ref(spec);
-    ctx.sample(id, value)
-}
+static COUNT: Unit = Unit::Count;
+static SECONDS: Unit = Unit::Seconds;
+static SECONDS_SQUARED: Unit = Unit::SecondsSquared;
 
 /// The `all` series of one round of tables.
 fn emit_totals(g: &Group, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
