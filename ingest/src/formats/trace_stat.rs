@@ -232,17 +232,17 @@ impl Parser {
     }
 
     fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let line = lines::trim_end(lines::strip_mail(raw));
         // A table row is most lines. One that reads here is none of the lines the checks
         // below look for (it is not empty and its second word is a number), and a table's
         // header already set `first_line`.
         if let Some(table) = &mut self.table
-            && let Some(row) = parse_row_fast(line, table.columns)
+            && let Some(row) = parse_row_fast(raw, table.columns)
         {
             table.rows += 1;
             let cpu = table.cpu;
             return self.row(&row, cpu, ctx);
         }
+        let line = lines::trim_end(lines::strip_mail(raw));
         if line.is_empty() {
             self.end_table(ctx);
             return Ok(());
