@@ -243,6 +243,7 @@ impl SeriesTable {
             .then_some((c as usize, m))
     }
 
+    #[inline]
     fn kind(&mut self, unit: &Unit, direction: Direction) -> u16 {
         let fixed = match unit {
             Unit::Seconds => Some(0),
@@ -272,6 +273,7 @@ impl SeriesTable {
         kind
     }
 
+    #[inline(never)]
     fn find_kind(&mut self, unit: &Unit, direction: Direction) -> u16 {
         let unit = match self.units.iter().position(|u| u == unit) {
             Some(i) => i as u16,

@@ -360,7 +360,7 @@ impl Parser {
     }
 
     fn row(&mut self, row: &Row<'_>, cpu: u32, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        if row.hit.fract() != 0.0 {
+        if !is_whole(row.hit) {
             ctx.warn(format!(
                 "trace_stat hit count {} of {} is not a whole number; row skipped",
                 row.hit, row.name
@@ -465,6 +465,16 @@ impl Parser {
     }
 }
 
+/// `x.fract() == 0.0` without the call to `trunc` it makes.
+fn is_whole(x: f64) -> bool {
+    if x.abs() < (1u64 << 52) as f64 {
+        (x as i64) as f64 == x
+    } else {
+        // From 2^52 on every finite value is whole; NaN and the infinities have a NaN fraction.
+        x.is_finite()
+    }
+}
+
 static COUNT: Unit = Unit::Count;
 static SECONDS: Unit = Unit::Seconds;
 static SECONDS_SQUARED: Unit = Unit::SecondsSquared;
@@ -491,6 +501,30 @@ fn emit_totals(g: &Group, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_numbers() {
+        for x in [
+            0.0,
+            -0.0,
+            1.0,
+            -3.0,
+            0.5,
+            -0.5,
+            1e15 + 0.5,
+            4503599627370495.5,
+            4503599627370496.0,
+            -4503599627370497.0,
+            1e300,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ] {
+            assert_eq!(is_whole(x), x.fract() == 0.0, "{x}");
+        }
+    }
 
     #[test]
     fn cpu_from_names() {
