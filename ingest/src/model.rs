@@ -499,7 +499,8 @@ impl<'a> Ctx<'a> {
     ) -> Result<(), ParseError> {
         if self.sink_names == Some(true)
             && cells.len() <= MAX_ROW
-            && cells.iter().all(|c| c.value.is_finite() && c.value >= 0.0)
+            // Below the bits of +inf: finite and not negative (-0.0 takes the general path).
+            && cells.iter().all(|c| c.value.to_bits() < f64::INFINITY.to_bits())
         {
             let mut ids = [0; MAX_ROW];
             let ids = &mut ids[..cells.len()];

@@ -224,7 +224,10 @@ impl SeriesTable {
                 let c = *self.contexts.entry(ck).or_insert(next);
                 if c == next {
                     self.context_keys.push(ck);
-                    self.dense.push(Vec::new());
+                    // Contexts mostly hold the metrics of the one before (functions x CPUs):
+                    // room for as many spares growing the row one copy at a time.
+                    let room = self.dense.last().map_or(0, Vec::len);
+                    self.dense.push(Vec::with_capacity(room));
                 }
                 self.last_context = Some((ck, c));
                 c
