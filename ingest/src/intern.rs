@@ -62,7 +62,7 @@ impl Interner {
     }
 
     /// The id of `s`, given a new one if it was not seen before.
-    #[inline]
+    #[inline(always)]
     pub fn id(&mut self, s: &str) -> u32 {
         let b = s.as_bytes();
         if let Some(l) = self.last {
@@ -79,6 +79,7 @@ impl Interner {
         self.find_or_add(s)
     }
 
+    #[inline(never)]
     fn find_or_add(&mut self, s: &str) -> u32 {
         let b = s.as_bytes();
         let hash = self.hasher.hash_one(s);

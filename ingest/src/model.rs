@@ -202,6 +202,19 @@ pub type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// Index of a series declared on a [`Sink`].
 pub type SeriesId = usize;
 
+/// One value of a row given to [`Ctx::push_row`]: its series is the row's spec with `suffix`
+/// after the metric's stem, and this unit and direction.
+#[derive(Debug, Clone, Copy)]
+pub struct Cell<'a> {
+    pub suffix: &'a str,
+    pub unit: &'a Unit,
+    pub direction: Direction,
+    pub value: f64,
+}
+
+/// Most cells of a row that [`Ctx::push_row`] passes to the sink in one call.
+pub const MAX_ROW: usize = 8;
+
 /// Receives what a parser finds. Parsers stream into a sink so that storing a large file needs
 /// memory proportional to the number of series, not samples.
 pub trait Sink {
@@ -210,6 +223,34 @@ pub trait Sink {
     fn series(&mut self, spec: &SeriesSpec) -> SeriesId;
     /// Appends one sample to a declared series. Values are already validated.
     fn sample(&mut self, id: SeriesId, value: f64);
+    /// [`Sink::series`] then [`Sink::sample`] in one call, for a value valid in any series: a
+    /// profile stores one value per series, and a sink can store it as it adds the series.
+    fn series_sample(&mut self, spec: &SeriesSpec, value: f64) -> SeriesId {
+        let id = self.series(spec);
+        self.sample(id, value);
+        id
+    }
+    /// [`Sink::series_sample`] for each cell of a row whose series share everything but the
+    /// end of the metric, unit and direction: cell k's metric is the first `stem` bytes of
+    /// `spec`'s followed by `cells[k].suffix`. Its id goes to `ids[k]`. The values are valid
+    /// in any series. A sink can find what the series share (scope, label, ...) once.
+    fn series_sample_row(
+        &mut self,
+        spec: &mut SeriesSpec,
+        stem: usize,
+        cells: &[Cell<'_>],
+        ids: &mut [SeriesId],
+    ) {
+        for (c, id) in cells.iter().zip(ids) {
+            spec.key.metric.truncate(stem);
+            spec.key.metric.push_str(c.suffix);
+            if spec.unit != *c.unit {
+                spec.unit = c.unit.clone();
+            }
+            spec.direction = c.direction;
+            *id = self.series_sample(spec, c.value);
+        }
+    }
     fn meta(&mut self, key: &str, value: String);
     /// [`Sink::meta`] of a borrowed value: a sink that holds the key already can update it in
     /// place (a console log repeats its per-block facts on many lines).
@@ -379,9 +420,15 @@ impl<'a> Ctx<'a> {
     /// allocate nothing once its series are known.
     pub fn series_ref(&mut self, spec: &SeriesSpec) -> SeriesId {
         let id = self.sink.series(spec);
+        self.declared(id, spec);
+        id
+    }
+
+    /// Keeps what the checks of a sample need of a series the sink just returned.
+    #[inline]
+    fn declared(&mut self, id: SeriesId, spec: &SeriesSpec) {
         if id >= self.nonneg.len() {
-            self.nonneg.resize(id + 1, false);
-            self.nonneg[id] = spec.unit.is_nonnegative();
+            self.add_nonneg(id, spec.unit.is_nonnegative());
             // Whether the sink keeps names is asked once: a profile declares millions.
             let sink_names = *self
                 .sink_names
@@ -391,7 +438,16 @@ impl<'a> Ctx<'a> {
                 self.names[id].clone_from(&spec.key.metric);
             }
         }
-        id
+    }
+
+    #[inline]
+    fn add_nonneg(&mut self, id: SeriesId, nonneg: bool) {
+        if id == self.nonneg.len() {
+            self.nonneg.push(nonneg);
+        } else {
+            self.nonneg.resize(id + 1, false);
+            self.nonneg[id] = nonneg;
+        }
     }
 
     fn name(&self, id: SeriesId) -> &str {
@@ -416,10 +472,62 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// [`Ctx::series_ref`] and [`Ctx::sample`] in one: a value that passes the checks of every
+    /// series (finite, not negative) reaches the sink in one call.
+    #[inline]
+    pub fn push_ref(&mut self, spec: &SeriesSpec, value: f64) -> Result<SeriesId, ParseError> {
+        if value.is_finite() && value >= 0.0 {
+            let id = self.sink.series_sample(spec, value);
+            self.samples += 1;
+            self.declared(id, spec);
+            return Ok(id);
+        }
+        let id = self.series_ref(spec);
+        self.sample(id, value)?;
+        Ok(id)
+    }
+
+    /// [`Ctx::push_ref`] for each cell of a row (see [`Sink::series_sample_row`] for how a
+    /// cell's series is made of `spec`, `stem` and the cell). `spec` is left holding the last
+    /// cell's series. A row of values that pass the checks of every series, once the sink is
+    /// known to keep metric names, reaches the sink in one call.
+    pub fn push_row(
+        &mut self,
+        spec: &mut SeriesSpec,
+        stem: usize,
+        cells: &[Cell<'_>],
+    ) -> Result<(), ParseError> {
+        if self.sink_names == Some(true)
+            && cells.len() <= MAX_ROW
+            // Below the bits of +inf: finite and not negative (-0.0 takes the general path).
+            && cells.iter().all(|c| c.value.to_bits() < f64::INFINITY.to_bits())
+        {
+            let mut ids = [0; MAX_ROW];
+            let ids = &mut ids[..cells.len()];
+            self.sink.series_sample_row(spec, stem, cells, ids);
+            self.samples += cells.len() as u64;
+            for (c, &id) in cells.iter().zip(ids.iter()) {
+                if id >= self.nonneg.len() {
+                    self.add_nonneg(id, c.unit.is_nonnegative());
+                }
+            }
+            return Ok(());
+        }
+        for c in cells {
+            spec.key.metric.truncate(stem);
+            spec.key.metric.push_str(c.suffix);
+            if spec.unit != *c.unit {
+                spec.unit = c.unit.clone();
+            }
+            spec.direction = c.direction;
+            self.push_ref(spec, c.value)?;
+        }
+        Ok(())
+    }
+
     /// Declares the series and adds one sample in one call.
     pub fn push(&mut self, spec: SeriesSpec, value: f64) -> Result<(), ParseError> {
-        let id = self.series(spec);
-        self.sample(id, value)
+        self.push_ref(&spec, value).map(|_| ())
     }
 
     pub fn meta(&mut self, key: &str, value: impl AsRef<str>) {

@@ -9,7 +9,9 @@ use hashbrown::HashTable;
 use serde::ser::{SerializeMap, SerializeSeq};
 
 use crate::intern::Interner;
-use crate::model::{Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning};
+use crate::model::{
+    Cell, Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning,
+};
 
 /// A series key as ids: the metric and its context, [`Context`]. As in a
 /// [`Dataset`](crate::Dataset), unit and direction are not part of the identity: the first
@@ -186,8 +188,9 @@ impl SeriesTable {
         (0..self.keys.len()).map(|i| self.get(i))
     }
 
-    fn compact(&mut self, spec: &SeriesSpec) -> (u32, Context) {
-        let key = &spec.key;
+    /// The context id of a key: its scope, label, statistic and params.
+    #[inline]
+    fn context_of(&mut self, key: &SeriesKey) -> u32 {
         let params = if key.params.is_empty() {
             0
         } else {
@@ -209,7 +212,7 @@ impl SeriesTable {
                 .map_or(0, |s| self.statistics.id(s) + 1),
             params,
         ];
-        (self.metrics.id(&key.metric), context)
+        self.context_id(context)
     }
 
     /// The id of a context, given a new one (and a row of the direct index) if it is new.
@@ -221,7 +224,10 @@ impl SeriesTable {
                 let c = *self.contexts.entry(ck).or_insert(next);
                 if c == next {
                     self.context_keys.push(ck);
-                    self.dense.push(Vec::new());
+                    // Contexts mostly hold the metrics of the one before (functions x CPUs):
+                    // room for as many spares growing the row one copy at a time.
+                    let room = self.dense.last().map_or(0, Vec::len);
+                    self.dense.push(Vec::with_capacity(room));
                 }
                 self.last_context = Some((ck, c));
                 c
@@ -240,8 +246,9 @@ impl SeriesTable {
             .then_some((c as usize, m))
     }
 
-    fn kind(&mut self, spec: &SeriesSpec) -> u16 {
-        let fixed = match spec.unit {
+    #[inline]
+    fn kind(&mut self, unit: &Unit, direction: Direction) -> u16 {
+        let fixed = match unit {
             Unit::Seconds => Some(0),
             Unit::SecondsSquared => Some(1),
             Unit::Count => Some(2),
@@ -251,7 +258,7 @@ impl SeriesTable {
         }
         .map(|u| {
             u * 3
-                + match spec.direction {
+                + match direction {
                     Direction::LowerIsBetter => 0,
                     Direction::HigherIsBetter => 1,
                     Direction::Neutral => 2,
@@ -262,22 +269,23 @@ impl SeriesTable {
         {
             return self.fixed_kinds[f];
         }
-        let kind = self.find_kind(spec);
+        let kind = self.find_kind(unit, direction);
         if let Some(f) = fixed {
             self.fixed_kinds[f] = kind;
         }
         kind
     }
 
-    fn find_kind(&mut self, spec: &SeriesSpec) -> u16 {
-        let unit = match self.units.iter().position(|u| *u == spec.unit) {
+    #[inline(never)]
+    fn find_kind(&mut self, unit: &Unit, direction: Direction) -> u16 {
+        let unit = match self.units.iter().position(|u| u == unit) {
             Some(i) => i as u16,
             None => {
-                self.units.push(spec.unit.clone());
+                self.units.push(unit.clone());
                 (self.units.len() - 1) as u16
             }
         };
-        let direction = match spec.direction {
+        let direction = match direction {
             Direction::LowerIsBetter => 0,
             Direction::HigherIsBetter => 1,
             Direction::Neutral => 2,
@@ -312,19 +320,44 @@ impl SeriesTable {
     }
 }
 
-impl Sink for SeriesTable {
-    fn series(&mut self, spec: &SeriesSpec) -> SeriesId {
-        let (metric, context) = self.compact(spec);
+impl SeriesTable {
+    /// The id of a series, and whether it was added now.
+    #[inline]
+    fn declare(&mut self, spec: &SeriesSpec) -> (SeriesId, bool) {
+        let context = self.context_of(&spec.key);
         let key = CompactKey {
-            metric,
-            context: self.context_id(context),
+            metric: self.metrics.id(&spec.key.metric),
+            context,
         };
+        self.declare_key(key, &spec.unit, spec.direction)
+    }
+
+    /// A sample of a series `declare` just returned: a new series' only sample goes where
+    /// `declare` put the no-sample mark.
+    #[inline(always)]
+    fn store(&mut self, id: SeriesId, new: bool, value: f64) {
+        if new && !marked(value.to_bits()) {
+            self.samples += 1;
+            self.first[id] = value.to_bits();
+        } else {
+            self.sample(id, value);
+        }
+    }
+
+    /// [`SeriesTable::declare`] of a key already made of ids.
+    #[inline(always)]
+    fn declare_key(
+        &mut self,
+        key: CompactKey,
+        unit: &Unit,
+        direction: Direction,
+    ) -> (SeriesId, bool) {
         let slot = self.dense_slot(key);
         if let Some((c, m)) = slot
             && let Some(&id) = self.dense[c].get(m)
             && id != NONE
         {
-            return id as usize;
+            return (id as usize, false);
         }
         // The hash index holds the series without a direct slot: none in the common case.
         let hash = (slot.is_none() || !self.index.is_empty()).then(|| self.hasher.hash_one(key));
@@ -333,11 +366,11 @@ impl Sink for SeriesTable {
         {
             let keys = &self.keys;
             if let Some(&id) = self.index.find(hash, |&i| keys[i as usize] == key) {
-                return id as usize;
+                return (id as usize, false);
             }
         }
         let id = self.keys.len() as u32;
-        let kind = self.kind(spec);
+        let kind = self.kind(unit, direction);
         self.keys.push(key);
         self.kinds.push(kind);
         self.first.push(EMPTY);
@@ -362,7 +395,42 @@ impl Sink for SeriesTable {
                     .insert_unique(hash, id, |&i| hasher.hash_one(keys[i as usize]));
             }
         }
-        id as usize
+        (id as usize, true)
+    }
+}
+
+impl Sink for SeriesTable {
+    fn series(&mut self, spec: &SeriesSpec) -> SeriesId {
+        self.declare(spec).0
+    }
+
+    fn series_sample(&mut self, spec: &SeriesSpec, value: f64) -> SeriesId {
+        let (id, new) = self.declare(spec);
+        self.store(id, new, value);
+        id
+    }
+
+    fn series_sample_row(
+        &mut self,
+        spec: &mut SeriesSpec,
+        stem: usize,
+        cells: &[Cell<'_>],
+        ids: &mut [SeriesId],
+    ) {
+        // The cells share their context: it is found once.
+        let context = self.context_of(&spec.key);
+        for (c, out) in cells.iter().zip(ids) {
+            let metric = &mut spec.key.metric;
+            metric.truncate(stem);
+            metric.push_str(c.suffix);
+            let key = CompactKey {
+                metric: self.metrics.id(metric),
+                context,
+            };
+            let (id, new) = self.declare_key(key, c.unit, c.direction);
+            self.store(id, new, c.value);
+            *out = id;
+        }
     }
 
     fn sample(&mut self, id: SeriesId, value: f64) {

@@ -40,7 +40,11 @@ use super::Format;
 use crate::error::ParseError;
 use crate::intern::Interner;
 use crate::lines::{self, Lines, words};
-use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
+mod row;
+
+use row::{Row, parse_row, parse_row_fast};
+
+use crate::model::{Cell, Ctx, Direction, SeriesKey, SeriesSpec, Unit};
 
 pub struct TraceStat;
 
@@ -109,153 +113,6 @@ fn cpu_from_path(path: &str) -> Option<u32> {
         return None;
     }
     stem[stem.len() - digits..].parse().ok()
-}
-
-/// A row: name, hit and up to three durations in µs (µs² for the last).
-struct Row<'a> {
-    name: &'a str,
-    hit: f64,
-    durations: [f64; 3],
-    n: usize,
-}
-
-fn parse_row(line: &str, columns: usize) -> Option<Row<'_>> {
-    let mut it = lines::words(line);
-    let name = it.next()?;
-    let hit = lines::parse_number(it.next()?)?;
-    let mut durations = [0.0; 3];
-    let mut n = 0;
-    while let Some(tok) = it.next() {
-        if n == 3 {
-            return None;
-        }
-        // `182650.3 us` as the kernel prints it, or `182650.3us` if a mailer ate the space.
-        let value = if let Some(v) = tok.strip_suffix("us") {
-            lines::parse_number(v)?
-        } else {
-            let v = lines::parse_number(tok)?;
-            if it.next()? != "us" {
-                return None;
-            }
-            v
-        };
-        durations[n] = value;
-        n += 1;
-    }
-    (n == columns).then_some(Row {
-        name,
-        hit,
-        durations,
-        n,
-    })
-}
-
-/// Exact powers of ten: a decimal of at most 15 digits divided by one of these is correctly
-/// rounded, so it equals what the general number parser gives.
-const POW10: [f64; 16] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-];
-
-/// A plain `DIGITS[.DIGITS]` number starting at `i`, of at most 15 digits: its value and where
-/// it ends. `whole` refuses a fraction.
-fn plain_number(b: &[u8], mut i: usize, whole: bool) -> Option<(f64, usize)> {
-    let start = i;
-    let mut m: u64 = 0;
-    let mut frac = 0;
-    let mut dot = false;
-    while let Some(&c) = b.get(i) {
-        if c.is_ascii_digit() {
-            m = m * 10 + u64::from(c - b'0');
-            frac += usize::from(dot);
-        } else if c == b'.' && !dot && !whole && i > start {
-            dot = true;
-        } else {
-            break;
-        }
-        i += 1;
-        // 15 digits are below 2^53, so `m` converts exactly.
-        if i - start > 16 {
-            return None;
-        }
-    }
-    let digits = i - start - usize::from(dot);
-    if digits == 0 || digits > 15 || (dot && frac == 0) {
-        return None;
-    }
-    Some((m as f64 / POW10[frac], i))
-}
-
-fn skip_spaces(b: &[u8], mut i: usize) -> usize {
-    // Columns are padded with runs of spaces: skip them 8 at a time.
-    while let Some(w) = b.get(i..i + 8)
-        && w == b"        "
-    {
-        i += 8;
-    }
-    while b.get(i).is_some_and(|&c| lines::is_space(c)) {
-        i += 1;
-    }
-    i
-}
-
-/// Whether `b[i..]` is a `us` word.
-fn us_at(b: &[u8], i: usize) -> bool {
-    b.get(i..i + 2) == Some(b"us") && b.get(i + 2).is_none_or(|&c| lines::is_space(c))
-}
-
-/// [`parse_row`] for the common shape, read as bytes in one pass: an ASCII line of a name, a
-/// whole hit count and `N us` durations of plain digits. Anything else (signs, commas, long
-/// numbers, other characters) gives None and is left to [`parse_row`]; a row read here has
-/// the values [`parse_row`] would give it.
-fn parse_row_fast(line: &str, columns: usize) -> Option<Row<'_>> {
-    let b = line.as_bytes();
-    let mut i = 0;
-    while let Some(&c) = b.get(i) {
-        if lines::is_space(c) {
-            break;
-        }
-        if !c.is_ascii() {
-            return None;
-        }
-        i += 1;
-    }
-    if i == 0 {
-        return None;
-    }
-    let name = &line[..i];
-    let (hit, mut i) = plain_number(b, skip_spaces(b, i), true)?;
-    let mut durations = [0.0; 3];
-    let mut n = 0;
-    loop {
-        if i == b.len() {
-            break;
-        }
-        if !lines::is_space(b[i]) || n == 3 {
-            return None;
-        }
-        i = skip_spaces(b, i);
-        if i == b.len() {
-            break;
-        }
-        let (v, end) = plain_number(b, i, false)?;
-        i = if us_at(b, end) {
-            end + 2
-        } else {
-            let u = skip_spaces(b, end);
-            if u == end || !us_at(b, u) {
-                return None;
-            }
-            u + 2
-        };
-        durations[n] = v;
-        n += 1;
-    }
-    (n == columns).then_some(Row {
-        name,
-        hit,
-        durations,
-        n,
-    })
 }
 
 /// A label line between blocks: `original:`, `apply patch:`, `BEFORE (why)`, `== AFTER ==`.
@@ -375,17 +232,17 @@ impl Parser {
     }
 
     fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let line = lines::trim_end(lines::strip_mail(raw));
         // A table row is most lines. One that reads here is none of the lines the checks
         // below look for (it is not empty and its second word is a number), and a table's
         // header already set `first_line`.
         if let Some(table) = &mut self.table
-            && let Some(row) = parse_row_fast(line, table.columns)
+            && let Some(row) = parse_row_fast(raw, table.columns)
         {
             table.rows += 1;
             let cpu = table.cpu;
             return self.row(&row, cpu, ctx);
         }
+        let line = lines::trim_end(lines::strip_mail(raw));
         if line.is_empty() {
             self.end_table(ctx);
             return Ok(());
@@ -503,7 +360,7 @@ impl Parser {
     }
 
     fn row(&mut self, row: &Row<'_>, cpu: u32, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        if row.hit.fract() != 0.0 {
+        if !is_whole(row.hit) {
             ctx.warn(format!(
                 "trace_stat hit count {} of {} is not a whole number; row skipped",
                 row.hit, row.name
@@ -525,23 +382,31 @@ impl Parser {
         spec.key.metric.push_str(row.name);
         spec.key.metric.push('.');
         let stem = spec.key.metric.len();
-        let push = |ctx: &mut Ctx<'_>, spec: &mut SeriesSpec, what, unit, value| {
-            push_value(ctx, spec, stem, what, unit, value)
+        let lower = |suffix, unit, value| Cell {
+            suffix,
+            unit,
+            direction: Direction::LowerIsBetter,
+            value,
         };
-        // Converted before the first store, so the divisions overlap instead of each waiting
-        // behind a call.
-        let time = lines::us_to_s(row.durations[0]);
-        let avg = lines::us_to_s(row.durations[1]);
-        push(ctx, spec, "hit", Unit::Count, row.hit)?;
-        if row.n >= 2 {
-            push(ctx, spec, "time", Unit::Seconds, time)?;
-            push(ctx, spec, "avg", Unit::Seconds, avg)?;
-        }
-        if row.n == 3 {
+        let d = &row.durations;
+        let cells = [
+            Cell {
+                suffix: "hit",
+                unit: &COUNT,
+                direction: Direction::Neutral,
+                value: row.hit,
+            },
+            lower("time", &SECONDS, lines::us_to_s(d[0])),
+            lower("avg", &SECONDS, lines::us_to_s(d[1])),
             // Printed as `us` but the kernel computes it in µs²: 1 µs² = 1e-12 s².
-            let s2 = row.durations[2] * 1e-12;
-            push(ctx, spec, "s2", Unit::SecondsSquared, s2)?;
-        }
+            lower("s2", &SECONDS_SQUARED, d[2] * 1e-12),
+        ];
+        let n = match row.n {
+            0 => 1,
+            2 => 3,
+            _ => 4,
+        };
+        ctx.push_row(spec, stem, &cells[..n])?;
         let g = &mut self.group;
         let i = g.names.id(row.name) as usize;
         if i == g.sums.len() {
@@ -600,27 +465,19 @@ impl Parser {
     }
 }
 
-/// One value of a row: `what` goes after the row's `NAME.` stem (the first `stem` bytes of the
-/// metric). Inlined so that `what` is a constant: copying it is then a store, not a call.
-#[inline(always)]
-fn push_value(
-    ctx: &mut Ctx<'_>,
-    spec: &mut SeriesSpec,
-    stem: usize,
-    what: &str,
-    unit: Unit,
-    value: f64,
-) -> Result<(), ParseError> {
-    spec.key.metric.truncate(stem);
-    spec.key.metric.push_str(what);
-    spec.direction = match unit {
-        Unit::Count => Direction::Neutral,
-        _ => Direction::LowerIsBetter,
-    };
-    spec.unit = unit;
-    let id = ctx.series_ref(spec);
-    ctx.sample(id, value)
+/// `x.fract() == 0.0` without the call to `trunc` it makes.
+fn is_whole(x: f64) -> bool {
+    if x.abs() < (1u64 << 52) as f64 {
+        (x as i64) as f64 == x
+    } else {
+        // From 2^52 on every finite value is whole; NaN and the infinities have a NaN fraction.
+        x.is_finite()
+    }
 }
+
+static COUNT: Unit = Unit::Count;
+static SECONDS: Unit = Unit::Seconds;
+static SECONDS_SQUARED: Unit = Unit::SecondsSquared;
 
 /// The `all` series of one round of tables.
 fn emit_totals(g: &Group, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
@@ -644,6 +501,30 @@ fn emit_totals(g: &Group, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_numbers() {
+        for x in [
+            0.0,
+            -0.0,
+            1.0,
+            -3.0,
+            0.5,
+            -0.5,
+            1e15 + 0.5,
+            4503599627370495.5,
+            4503599627370496.0,
+            -4503599627370497.0,
+            1e300,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ] {
+            assert_eq!(is_whole(x), x.fract() == 0.0, "{x}");
+        }
+    }
 
     #[test]
     fn cpu_from_names() {
@@ -672,81 +553,5 @@ mod tests {
             None
         );
         assert_eq!(label_of("Signed-off-by: A <a@b>"), None);
-    }
-
-    #[test]
-    fn rows() {
-        let r = parse_row("vm_map_ram 126000 30683.30 us 0.243 us 30819.36 us", 3).unwrap();
-        assert_eq!((r.name, r.hit, r.n), ("vm_map_ram", 126000.0, 3));
-        assert_eq!(r.durations, [30683.30, 0.243, 30819.36]);
-        assert!(parse_row("f 12 1.0 us 0.5 us", 3).is_none());
-        assert!(parse_row("f 12 1.0us 0.5us", 2).is_some());
-        assert!(parse_row("f 12", 0).is_some());
-        assert!(parse_row("f x 1.0 us", 2).is_none());
-    }
-
-    #[test]
-    fn fast_rows_read_as_the_general_parser_does() {
-        let mut cases: Vec<String> = [
-            "vm_map_ram 126000 30683.30 us 0.243 us 30819.36 us",
-            "f 12 1.0us 0.5us",
-            "f 12 1.0 us 0.5us",
-            "f 12",
-            "f 12 ",
-            "f\t12\x0b1.5\tus 2 us",
-            "f 12.5",
-            "f 1,200",
-            "f +12",
-            "f 12 1.0 us 0.5 us 1 us 2 us",
-            "f 12 1.0 usx 0.5 us",
-            "f 12 1.0 u 0.5 us",
-            "f 12 1.0x us 0.5 us",
-            "f 12 .5 us 5. us",
-            "f 12 1.2.3 us 1 us",
-            "f 12 1234567890123456 us 1 us",
-            "f 12 123456789012345 us 0.00000000000001 us",
-            "f 12 0.1234567890123456 us 1 us",
-            "f 1234567890123456789012",
-            "caf\u{e9} 12",
-            "f\u{a0}g 12",
-            "f 12 1.0 us\u{a0}0.5 us",
-            "f 12 1.0 us 0.5 us 7",
-            "f 12 us us",
-            "f 12 1.0usus 0.5 us",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        // Numbers of every length and placement of the dot.
-        for len in 1..=18 {
-            for dot in 0..len {
-                let digits: String = (0..len)
-                    .map(|k| char::from(b'1' + (k * 7 % 9) as u8))
-                    .collect();
-                let num = if dot == 0 {
-                    digits.clone()
-                } else {
-                    format!("{}.{}", &digits[..dot], &digits[dot..])
-                };
-                cases.push(format!("f {digits} {num} us {num}us 0.{digits} us"));
-                cases.push(format!("f {digits} {num} us {num}us"));
-            }
-        }
-        for c in &cases {
-            for columns in [0, 2, 3] {
-                let fast = parse_row_fast(c, columns);
-                let general = parse_row(c, columns);
-                if let Some(f) = &fast {
-                    let g = general.as_ref().unwrap_or_else(|| panic!("{c:?}"));
-                    assert_eq!((f.name, f.n), (g.name, g.n), "{c:?}");
-                    assert_eq!(f.hit.to_bits(), g.hit.to_bits(), "{c:?}");
-                    for k in 0..3 {
-                        assert_eq!(f.durations[k].to_bits(), g.durations[k].to_bits(), "{c:?}");
-                    }
-                }
-            }
-        }
-        assert!(parse_row_fast("vm_map_ram 126000 30683.30 us 0.243 us 30819.36 us", 3).is_some());
-        assert!(parse_row_fast("f 12 1.0us 0.5us", 2).is_some());
     }
 }
