@@ -320,22 +320,8 @@ mod tests {
         // The call text again, from a start, a name and an end.
         let parts = (
             piece(&["", "", "", "}", "{", "/*", " ", "\t", "#", "$"]),
-            piece(&[
-                "f",
-                "do_sys_open",
-                "a b",
-                "f/x",
-                "f*",
-                "é",
-                "(",
-                "}",
-                "=>",
-                "x.isra.0",
-                "",
-            ]),
-            piece(&[
-                "();", "() {", "(1) {", "}", " /* f */", ";", "{", "*/", "", "();}", "() {;",
-            ]),
+            names(),
+            ends(),
         );
         (head, duration, call, parts).prop_map(
             |((a, b, c, d, e, f), (g, h, i), (j, k, l), (m, n, o))| {
@@ -349,6 +335,30 @@ mod tests {
         )
     }
 
+    /// Call names, odd ones among them, for the strategies below.
+    fn names() -> impl Strategy<Value = &'static str> {
+        piece(&[
+            "f",
+            "do_sys_open",
+            "a b",
+            "f/x",
+            "f*",
+            "é",
+            "(",
+            "}",
+            "=>",
+            "x.isra.0",
+            "",
+        ])
+    }
+
+    /// What follows a call's name.
+    fn ends() -> impl Strategy<Value = &'static str> {
+        piece(&[
+            "();", "() {", "(1) {", "}", " /* f */", ";", "{", "*/", "", "();}", "() {;",
+        ])
+    }
+
     /// Call columns from a start, a name and an end, after the common columns.
     fn call_line() -> impl Strategy<Value = String> {
         (
@@ -358,22 +368,8 @@ mod tests {
                 " 2) + 12.5 us     |",
             ]),
             piece(&["", "", "", "}", "{", "/*", " ", "\t", "#", "$", "é"]),
-            piece(&[
-                "f",
-                "do_sys_open",
-                "a b",
-                "f/x",
-                "f*",
-                "é",
-                "(",
-                "}",
-                "=>",
-                "x.isra.0",
-                "",
-            ]),
-            piece(&[
-                "();", "() {", "(1) {", "}", " /* f */", ";", "{", "*/", "", "();}", "() {;",
-            ]),
+            names(),
+            ends(),
         )
             .prop_map(|(a, b, c, d)| [a, b, c, d].concat())
     }
