@@ -367,6 +367,43 @@ pub fn parse_number_bytes(t: &[u8]) -> Option<f64> {
     fast_float2::parse(&out).ok()
 }
 
+/// Powers of ten an `f64` holds exactly (10^0 to 10^22). An integer below 2^53 divided by one
+/// of them is correctly rounded: the value a full parser gives for the same decimal, which is
+/// what the parsers' byte-level number readers rely on.
+pub const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// 10^0 to 10^19 as integers (10^19 is the largest a `u64` holds).
+pub const POW10_INT: [u64; 20] = {
+    let mut p = [1u64; 20];
+    let mut k = 1;
+    while k < 20 {
+        p[k] = p[k - 1] * 10;
+        k += 1;
+    }
+    p
+};
+
+/// Where the run of plain spaces (` ` only) from `i` ends; eight are looked at at a time, as
+/// columns are padded with long runs of them.
+#[inline(always)]
+pub fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+    while let Some(chunk) = b.get(i..i + 8) {
+        let diff = u64::from_le_bytes(chunk.try_into().unwrap_or_default()) ^ SPACES;
+        if diff != 0 {
+            return i + diff.trailing_zeros() as usize / 8;
+        }
+        i += 8;
+    }
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    i
+}
+
 /// Parses an ftrace duration in microseconds as `trace_print_graph_duration` prints it
 /// (`182650.3`, `0.217`, `1371819`) and returns seconds.
 pub fn us_to_s(us: f64) -> f64 {

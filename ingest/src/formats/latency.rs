@@ -223,7 +223,7 @@ impl Parser {
         }
         // Header lines with their `#` (modern) or without (older generations).
         let hashes = s.bytes().take_while(|&b| b == b'#').count();
-        let h = trim_start(&s[hashes..]);
+        let h = lines::trim_start(&s[hashes..]);
         if let Some(i) = find_header(h) {
             self.end_trace(ctx);
             self.start_trace(h, i, ctx);
@@ -589,20 +589,6 @@ fn rfind_space_paren(s: &str) -> Option<usize> {
     memchr::memrchr_iter(b'(', b)
         .find(|&j| j > 0 && b[j - 1] == b' ')
         .map(|j| j - 1)
-}
-
-/// [`lines::trim_start`], skipping runs of spaces eight bytes at a time first: header and
-/// legend lines are mostly padding.
-fn trim_start(s: &str) -> &str {
-    const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
-    let b = s.as_bytes();
-    let mut i = 0;
-    while let Some(chunk) = b.get(i..i + 8)
-        && u64::from_ne_bytes(chunk.try_into().unwrap_or_default()) == SPACES
-    {
-        i += 8;
-    }
-    lines::trim_start(&s[i..])
 }
 
 /// `func <-parent` (modern), `func (parent)` (old), anything else (sched pseudo entries,

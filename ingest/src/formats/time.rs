@@ -29,12 +29,14 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use self::scan::{fast_values, strip_mail_fast, trim_end_fast, trim_start_fast};
+use self::scan::{fast_values, strip_mail_fast};
 use self::values::{Values, bash_token, clock, number, plain_seconds};
 use super::Format;
 use super::blocks::{BlockMeta, Labeler, set_str};
 use crate::error::ParseError;
-use crate::lines::{Lines, find_str, split_once_str, strip_mail, trim, words};
+use crate::lines::{
+    Lines, find_str, split_once_str, strip_mail, trim, trim_end, trim_start, words,
+};
 use crate::model::{Ctx, Direction, SeriesId, SeriesKey, SeriesSpec, Unit};
 
 mod scan;
@@ -117,7 +119,7 @@ impl Format for Time {
         let mut p = Parser::new();
         while let Some((line_no, raw)) = lines.next_numbered()? {
             ctx.line = line_no;
-            let line = trim_end_fast(strip_mail_fast(raw));
+            let line = trim_end(strip_mail_fast(raw));
             let Some(&first) = line.as_bytes().first() else {
                 p.end_block(ctx);
                 p.columns = None;
@@ -619,7 +621,7 @@ fn metric_row(line: &str) -> Option<(usize, &str)> {
     }
     // Only the start needs trimming: the parser passes lines trimmed at their end, and the
     // values are read as words.
-    let rest = trim_start_fast(&line[len + 1..]);
+    let rest = trim_start(&line[len + 1..]);
     // ASCII digits are single bytes: the first characters are checked as bytes.
     let starts_numeric = match rest.as_bytes() {
         [d, ..] if d.is_ascii_digit() => true,

@@ -5,7 +5,7 @@
 //! the DURATION cell.
 
 use super::{Call, MAX_CPU, parse_call};
-use crate::lines::is_space;
+use crate::lines::{POW10, is_space, skip_spaces};
 
 /// The columns of a call line.
 pub(super) struct Split<'a> {
@@ -140,27 +140,6 @@ fn plain_word(w: u64) -> bool {
         || has_zero(w ^ (ONES * u64::from(b'(')))
         || has_zero(w ^ (ONES * u64::from(b'/'))))
 }
-
-#[inline(always)]
-fn skip_spaces(b: &[u8], mut i: usize) -> usize {
-    const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
-    while let Some(chunk) = b.get(i..i + 8) {
-        let diff = u64::from_le_bytes(chunk.try_into().unwrap_or_default()) ^ SPACES;
-        if diff != 0 {
-            return i + diff.trailing_zeros() as usize / 8;
-        }
-        i += 8;
-    }
-    while b.get(i) == Some(&b' ') {
-        i += 1;
-    }
-    i
-}
-
-/// Powers of ten that an f64 holds exactly.
-const POW10: [f64; 16] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-];
 
 /// `digits[.digits]` at `b[i..]` with at most 15 digits: (value, end). The digits make an exact
 /// integer and the power of ten is exact, so the one division rounds correctly, as a full

@@ -5,7 +5,7 @@
 //! the general path.
 
 use super::{find_header, split_call};
-use crate::lines;
+use crate::lines::{self, skip_spaces};
 
 /// A printable ASCII byte other than the space: tokens made only of these are split the same
 /// by every whitespace rule the general path uses.
@@ -23,13 +23,6 @@ fn token_end(b: &[u8], mut i: usize, refused: u8) -> Option<usize> {
         i += 1;
     }
     Some(i)
-}
-
-fn skip_spaces(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && b[i] == b' ' {
-        i += 1;
-    }
-    i
 }
 
 /// Whether `s` (a trimmed, non-empty line) is an entry the general path reads with

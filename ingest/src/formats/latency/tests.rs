@@ -22,7 +22,7 @@ fn byte_helpers_match_str() {
         "\t        z",
         "        \t        \x0b w",
     ] {
-        assert_eq!(trim_start(t), t.trim_start(), "{t:?}");
+        assert_eq!(lines::trim_start(t), t.trim_start(), "{t:?}");
     }
     for t in [
         "x",

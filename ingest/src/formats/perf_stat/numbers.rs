@@ -1,16 +1,12 @@
 //! Numbers of a `perf stat` file read without the general number parser in the common case.
 
-use crate::lines::parse_number;
+use crate::lines::{POW10, parse_number};
 
 /// [`parse_number`], with a plain `digits[.digits]` token of at most 19 characters read
 /// directly (thousands separators before the dot as that function takes them: 1-3 digits,
 /// then groups of 3): its digits as an integer below 2^53 divided by an exact power of ten
 /// (at most 10^22) is the correctly rounded value, the same number the general parser returns.
 pub(super) fn number(t: &str) -> Option<f64> {
-    const POW10: [f64; 23] = [
-        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-    ];
     let b = t.as_bytes();
     let (int, frac) = match b.iter().position(|&c| c == b'.') {
         Some(d) => (&b[..d], &b[d + 1..]),

@@ -3,7 +3,7 @@
 
 use super::values::bash_token_at;
 use crate::error::ParseError;
-use crate::lines::{is_space, strip_mail, trim_end, trim_start};
+use crate::lines::{is_space, strip_mail};
 
 /// [`strip_mail`], with the ASCII quote marks and spaces skipped as bytes; anything else at
 /// the front goes to the general path.
@@ -20,42 +20,6 @@ pub(super) fn strip_mail_fast(line: &str) -> &str {
     let rest = &line[i..];
     if rest.as_bytes().first().is_some_and(|c| !c.is_ascii()) {
         strip_mail(rest)
-    } else {
-        rest
-    }
-}
-
-/// [`trim_end`], with the ASCII spaces skipped as bytes.
-#[inline]
-pub(super) fn trim_end_fast(s: &str) -> &str {
-    let b = s.as_bytes();
-    let mut n = b.len();
-    while n > 0 && is_space(b[n - 1]) {
-        n -= 1;
-    }
-    let rest = &s[..n];
-    if rest.as_bytes().last().is_some_and(|c| !c.is_ascii()) {
-        trim_end(rest)
-    } else {
-        rest
-    }
-}
-
-/// [`trim_start`], with the ASCII spaces skipped as bytes.
-#[inline]
-pub(super) fn trim_start_fast(s: &str) -> &str {
-    let b = s.as_bytes();
-    let mut i = 0;
-    // Rows are padded with runs of spaces: four at a time first.
-    while b.get(i..i + 4) == Some(b"    ") {
-        i += 4;
-    }
-    while i < b.len() && is_space(b[i]) {
-        i += 1;
-    }
-    let rest = &s[i..];
-    if rest.as_bytes().first().is_some_and(|c| !c.is_ascii()) {
-        trim_start(rest)
     } else {
         rest
     }

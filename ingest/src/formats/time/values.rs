@@ -1,7 +1,7 @@
 //! The values of `time` outputs: bash `XmY.YYYs` tokens, `time -p` seconds and GNU clocks.
 
 use crate::error::ParseError;
-use crate::lines::{Words, is_space, words};
+use crate::lines::{POW10, POW10_INT, Words, is_space, words};
 
 /// `0m49.393s`, `0m49.359` (no `s`), `6m5,729s` (decimal comma), `-0m1.0s` (negative: refused
 /// later with its line).
@@ -68,20 +68,6 @@ impl<'a> Iterator for Values<'a> {
         }
     }
 }
-
-/// Exact powers of ten, for [`bash_token_fast`].
-const POW10: [f64; 16] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-];
-const POW10_INT: [u64; 16] = {
-    let mut p = [1u64; 16];
-    let mut i = 1;
-    while i < 16 {
-        p[i] = p[i - 1] * 10;
-        i += 1;
-    }
-    p
-};
 
 /// A run of 1 to 15 digits of `t` from `i`: where it ends and its value.
 #[inline(always)]

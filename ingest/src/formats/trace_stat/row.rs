@@ -1,7 +1,7 @@
 //! Reading a table row: the general word-by-word reader and a byte-level one for the common
 //! shape, which must agree on every row the latter accepts.
 
-use crate::lines;
+use crate::lines::{self, POW10, POW10_INT};
 
 /// A row: name, hit and up to three durations in µs (µs² for the last).
 pub(super) struct Row<'a> {
@@ -42,12 +42,6 @@ pub(super) fn parse_row(line: &str, columns: usize) -> Option<Row<'_>> {
     })
 }
 
-/// Exact powers of ten: a decimal of at most 15 digits divided by one of these is correctly
-/// rounded, so it equals what the general number parser gives.
-const POW10: [f64; 16] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-];
-
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
@@ -76,17 +70,6 @@ fn digits_value(w: u64, k: usize) -> u64 {
     let v = (v & 0x00ff_00ff_00ff_00ff).wrapping_mul(6_553_601) >> 16;
     (v & 0x0000_ffff_0000_ffff).wrapping_mul(42_949_672_960_001) >> 32
 }
-
-/// The powers of ten of [`POW10`] as integers.
-const POW10_INT: [u64; 16] = {
-    let mut p = [1; 16];
-    let mut k = 1;
-    while k < 16 {
-        p[k] = p[k - 1] * 10;
-        k += 1;
-    }
-    p
-};
 
 /// More digits than a plain number may have.
 const TOO_MANY: usize = 16;
@@ -154,16 +137,8 @@ fn plain_number(b: &[u8], i: usize, whole: bool) -> Option<(f64, usize)> {
     Some((m as i64 as f64 / POW10[f], i + 1 + f))
 }
 
-fn skip_spaces(b: &[u8], mut i: usize) -> usize {
-    // Columns are padded with runs of spaces: skip them 8 bytes at a time.
-    while let Some(w) = word(b, i) {
-        let x = w ^ (0x20 * ONES);
-        if x != 0 {
-            i += (x.trailing_zeros() / 8) as usize;
-            break;
-        }
-        i += 8;
-    }
+fn skip_spaces(b: &[u8], i: usize) -> usize {
+    let mut i = lines::skip_spaces(b, i);
     while b.get(i).is_some_and(|&c| lines::is_space(c)) {
         i += 1;
     }
