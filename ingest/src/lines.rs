@@ -38,6 +38,7 @@ pub struct Lines<'r> {
 pub fn with_lines<R: Read + Send, T>(reader: R, parse: impl FnOnce(&mut Lines<'_>) -> T) -> T {
     let mut chunker = Chunker::new(reader);
     let first = chunker.next(Chunk::default());
+    chunker.probe_end();
     if chunker.read_all() {
         return parse(&mut Lines::from_source(Box::new(chunker), Some(first)));
     }

@@ -12,6 +12,10 @@ use crate::error::{ErrorKind, ParseError};
 /// Bytes asked of the reader at a time.
 pub(super) const READ_CHUNK: usize = 256 * 1024;
 
+/// Bytes asked of the reader first: each read asks twice the one before, up to [`READ_CHUNK`],
+/// so a small input (an upload's file) zeroes a few KiB of buffer rather than a whole chunk.
+const FIRST_READ: usize = 16 * 1024;
+
 /// Chunks cut ahead of the parser: enough to keep both threads busy, few enough that memory
 /// stays a few MiB whatever the input.
 const AHEAD: usize = 4;
@@ -46,24 +50,44 @@ pub(super) struct Chunker<R> {
     tail_offset: u64,
     /// Lines in the chunks handed out: an error is reported at the line after them.
     lines: u64,
+    /// Bytes the next read asks for.
+    next_read: usize,
+    /// A read error met by [`Chunker::probe_end`], reported by the next cut.
+    failed: Option<ParseError>,
 }
 
 impl<R: Read> Chunker<R> {
     pub fn new(reader: R) -> Self {
         Chunker {
             reader,
-            tail: Vec::with_capacity(READ_CHUNK),
+            tail: Vec::new(),
             eof: false,
             done: false,
             nul_at: None,
             tail_offset: 0,
             lines: 0,
+            next_read: FIRST_READ,
+            failed: None,
         }
     }
 
     /// Whether the reader has nothing more to give, so that no thread is worth starting.
     pub fn read_all(&self) -> bool {
         self.eof || self.done
+    }
+
+    /// After a chunk that took every byte read so far, asks the reader for more: a reader
+    /// at its end says so now, so that [`Chunker::read_all`] is true for an input that fit in
+    /// one read. A read error is kept for the next cut, which reports it at its line.
+    pub fn probe_end(&mut self) {
+        if self.eof || self.done || !self.tail.is_empty() {
+            return;
+        }
+        match self.read_more() {
+            Ok(true) => {}
+            Ok(false) => self.eof = true,
+            Err(e) => self.failed = Some(e),
+        }
     }
 
     fn error(&self, kind: ErrorKind) -> ParseError {
@@ -75,7 +99,9 @@ impl<R: Read> Chunker<R> {
     /// the input.
     fn read_more(&mut self) -> Result<bool, ParseError> {
         let len = self.tail.len();
-        self.tail.resize(len + READ_CHUNK, 0);
+        let want = self.next_read;
+        self.next_read = (want * 2).min(READ_CHUNK);
+        self.tail.resize(len + want, 0);
         let read = loop {
             match self.reader.read(&mut self.tail[len..]) {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -92,6 +118,9 @@ impl<R: Read> Chunker<R> {
 
     /// The next chunk of complete lines, built in `spent`'s buffers.
     fn cut(&mut self, mut spent: Chunk) -> Result<Option<Chunk>, ParseError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         loop {
             if let Some(offset) = self.nul_at {
                 return Err(self.error(ErrorKind::Binary { offset }));
