@@ -3,8 +3,14 @@
 
 use std::io::Read;
 
-use crate::{Error, InputFile, Store, Tx, with_pool, with_tx};
+use std::collections::{HashMap, HashSet};
+
 use sha2::{Digest, Sha256};
+use sqlx::AssertSqlSafe;
+
+use crate::blocks::insert_sql;
+use crate::engine::placeholders;
+use crate::{Error, InputFile, Source, Store, Tx, with_pool, with_tx};
 
 /// Bytes per stored artifact chunk.
 const CHUNK: usize = 1 << 20;
@@ -12,28 +18,34 @@ const CHUNK: usize = 1 << 20;
 /// Stores a file's bytes (if not already stored) and returns the artifact id.
 pub(crate) async fn store_artifact(tx: &mut Tx, file: &InputFile) -> Result<i64, Error> {
     // Hash first so that a file already stored is not written again.
-    let (sha, size) = hash_file(file)?;
-    store_hashed(tx, file, &sha, size).await
+    let hashed = hash_file(file)?;
+    let ids = store_hashed_many(tx, std::slice::from_ref(file), &[hashed]).await?;
+    Ok(ids[0])
 }
 
-/// The sha256 (hex) and size of a file's bytes, read in chunks.
+/// Bytes read at a time when a file is hashed from disk.
+const HASH_READ: usize = 64 * 1024;
+
+/// The sha256 (hex) and size of a file's bytes: bytes in memory hashed in place, a file read
+/// in pieces.
 pub(crate) fn hash_file(file: &InputFile) -> Result<(String, u64), Error> {
+    if let Source::Bytes(b) = &file.source {
+        return Ok((hex::encode(Sha256::digest(b)), b.len() as u64));
+    }
     let mut hasher = Sha256::new();
     let mut size = 0u64;
-    {
-        let mut r = file.open()?;
-        let mut buf = vec![0u8; CHUNK];
-        loop {
-            let n = read_full(&mut r, &mut buf).map_err(|source| Error::Io {
-                path: file.display_path(),
-                source,
-            })?;
-            if n == 0 {
-                break;
-            }
-            hasher.update(&buf[..n]);
-            size += n as u64;
+    let mut r = file.open()?;
+    let mut buf = vec![0u8; HASH_READ];
+    loop {
+        let n = read_full(&mut r, &mut buf).map_err(|source| Error::Io {
+            path: file.display_path(),
+            source,
+        })?;
+        if n == 0 {
+            break;
         }
+        hasher.update(&buf[..n]);
+        size += n as u64;
     }
     Ok((hex::encode(hasher.finalize()), size))
 }
@@ -50,29 +62,121 @@ pub(crate) async fn artifact_by_sha(store: &Store, sha: &str) -> Result<Option<i
     })
 }
 
-/// [`store_artifact`] of a file already hashed.
-pub(crate) async fn store_hashed(
+/// Files per statement of [`store_hashed_many`]: its multi-row statements bind at most three
+/// values per file, far under either engine's limit.
+const FILES_PER_STATEMENT: usize = 500;
+/// Bytes of chunk data per statement, at most (beyond one chunk).
+const STATEMENT_BYTES: usize = 4 << 20;
+
+/// Stores the bytes of an import's already hashed files (those not stored already), in a few statements whatever their number: one
+/// lookup of the hashes, one insert of the new ones, one insert of the chunks of those held in
+/// memory (a spooled file's chunks are read and inserted one at a time). The artifact ids, in
+/// the order of `files`; a file given twice is stored once.
+pub(crate) async fn store_hashed_many(
     tx: &mut Tx,
-    file: &InputFile,
-    sha: &str,
-    size: u64,
-) -> Result<i64, Error> {
-    let known: Option<i64> = with_tx!(&mut *tx, |t| {
-        sqlx::query_scalar("SELECT id FROM artifacts WHERE sha256 = $1")
-            .bind(sha)
-            .fetch_optional(&mut **t)
-            .await?
-    });
-    if let Some(id) = known {
-        return Ok(id);
+    files: &[InputFile],
+    hashes: &[(String, u64)],
+) -> Result<Vec<i64>, Error> {
+    let mut ids: HashMap<&str, i64> = HashMap::with_capacity(files.len());
+    let mut distinct: Vec<&str> = hashes.iter().map(|(sha, _)| sha.as_str()).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    for part in distinct.chunks(FILES_PER_STATEMENT) {
+        let sql = format!(
+            "SELECT sha256, id FROM artifacts WHERE sha256 IN ({})",
+            placeholders(1, part.len())
+        );
+        let known: Vec<(String, i64)> = with_tx!(&mut *tx, |t| {
+            let mut q = sqlx::query_as(AssertSqlSafe(sql));
+            for sha in part {
+                q = q.bind(*sha);
+            }
+            q.fetch_all(&mut **t).await?
+        });
+        for (sha, id) in known {
+            if let Some(s) = part.iter().find(|s| **s == sha) {
+                ids.insert(s, id);
+            }
+        }
     }
-    let id: i64 = with_tx!(&mut *tx, |t| {
-        sqlx::query_scalar("INSERT INTO artifacts (sha256, size) VALUES ($1, $2) RETURNING id")
-            .bind(sha)
-            .bind(size as i64)
-            .fetch_one(&mut **t)
-            .await?
-    });
+    // The new files, each once, in the order given.
+    let mut new: Vec<usize> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (i, (sha, _)) in hashes.iter().enumerate() {
+        if !ids.contains_key(sha.as_str()) && seen.insert(sha.as_str()) {
+            new.push(i);
+        }
+    }
+    for part in new.chunks(FILES_PER_STATEMENT) {
+        let mut sql = insert_sql(
+            "INSERT INTO artifacts (sha256, size) VALUES ",
+            part.len(),
+            2,
+            tx.is_postgres(),
+        );
+        sql.push_str(" RETURNING sha256, id");
+        let made: Vec<(String, i64)> = with_tx!(&mut *tx, |t| {
+            let mut q = sqlx::query_as(AssertSqlSafe(sql));
+            for &i in part {
+                q = q.bind(&hashes[i].0).bind(hashes[i].1 as i64);
+            }
+            q.fetch_all(&mut **t).await?
+        });
+        for (sha, id) in made {
+            if let Some(&i) = part.iter().find(|&&i| hashes[i].0 == sha) {
+                ids.insert(hashes[i].0.as_str(), id);
+            }
+        }
+    }
+    // The chunks of the new files: those in memory in multi-row inserts, borrowed from the
+    // upload's bytes; spooled ones read a chunk at a time.
+    let mut in_memory: Vec<(i64, i64, &[u8])> = Vec::new();
+    for &i in &new {
+        let id = ids[hashes[i].0.as_str()];
+        match &files[i].source {
+            Source::Bytes(b) => {
+                in_memory.extend(
+                    b.chunks(CHUNK)
+                        .enumerate()
+                        .map(|(seq, data)| (id, seq as i64, data)),
+                );
+            }
+            Source::Path(_) => write_chunks(tx, &files[i], id).await?,
+        }
+    }
+    // Statements of at most FILES_PER_STATEMENT chunks and a few MiB.
+    let mut parts: Vec<&[(i64, i64, &[u8])]> = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, c) in in_memory.iter().enumerate() {
+        if i > start && (i - start == FILES_PER_STATEMENT || bytes + c.2.len() > STATEMENT_BYTES) {
+            parts.push(&in_memory[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += c.2.len();
+    }
+    if start < in_memory.len() {
+        parts.push(&in_memory[start..]);
+    }
+    for part in parts {
+        let sql = insert_sql(
+            "INSERT INTO artifact_chunks (artifact_id, seq, data) VALUES ",
+            part.len(),
+            3,
+            tx.is_postgres(),
+        );
+        with_tx!(&mut *tx, |t| {
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for &(id, seq, data) in part {
+                q = q.bind(id).bind(seq).bind(data);
+            }
+            q.execute(&mut **t).await?;
+        });
+    }
+    Ok(hashes.iter().map(|(sha, _)| ids[sha.as_str()]).collect())
+}
+
+/// Inserts a file's bytes as the chunks of artifact `id`, reading one chunk at a time.
+async fn write_chunks(tx: &mut Tx, file: &InputFile, id: i64) -> Result<(), Error> {
     let mut r = file.open()?;
     let mut buf = vec![0u8; CHUNK];
     let mut seq = 0i64;
@@ -82,7 +186,7 @@ pub(crate) async fn store_hashed(
             source,
         })?;
         if n == 0 {
-            break;
+            return Ok(());
         }
         with_tx!(&mut *tx, |t| {
             sqlx::query("INSERT INTO artifact_chunks (artifact_id, seq, data) VALUES ($1, $2, $3)")
@@ -94,7 +198,6 @@ pub(crate) async fn store_hashed(
         });
         seq += 1;
     }
-    Ok(id)
 }
 
 fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {

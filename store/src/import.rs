@@ -19,10 +19,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+use sqlx::AssertSqlSafe;
+
 use ingest::model::FastMap;
 
-use crate::artifacts::{artifact_by_sha, hash_file, store_hashed};
-use crate::blocks::{Blocks, Encoded};
+use crate::artifacts::{artifact_by_sha, hash_file, store_hashed_many};
+use crate::blocks::{Blocks, Encoded, insert_sql};
 use crate::idempotency::IdempotencyKey;
 use crate::import_rows::{insert_run, upsert_build, upsert_machine};
 use crate::meta::{import_hash, refuse_nul, validate_meta};
@@ -112,11 +114,15 @@ async fn import_run(
     for f in files {
         hashes.push(hash_file(f)?);
     }
+    // Small imports skip this: parsing them costs less than the lookups.
     let mut known = Vec::with_capacity(files.len());
-    for (sha, _) in &hashes {
-        match artifact_by_sha(store, sha).await? {
-            Some(id) => known.push(id),
-            None => break,
+    let size: u64 = hashes.iter().map(|(_, n)| n).sum();
+    if size >= PRECHECK_MIN_BYTES {
+        for (sha, _) in &hashes {
+            match artifact_by_sha(store, sha).await? {
+                Some(id) => known.push(id),
+                None => break,
+            }
         }
     }
     if known.len() == files.len() {
@@ -450,6 +456,11 @@ async fn import_run(
     }
 }
 
+/// Bytes an import has at least for its files to be looked up before parsing (an import
+/// stored before is then answered without being parsed); smaller ones are found out in their
+/// transaction.
+const PRECHECK_MIN_BYTES: u64 = 1 << 20;
+
 /// Blocks an import has at least for them to be staged ([`stage`]) rather than written in its
 /// last transaction.
 const STAGE_MIN_BLOCKS: usize = 20_000;
@@ -547,10 +558,7 @@ pub(crate) enum Written {
 /// its staged ones) and files. On `Existing` the caller undoes what was written (the bytes).
 pub(crate) async fn finish_in(tx: &mut Tx, job: &mut Prepared) -> Result<Written, Error> {
     let (meta, files) = (&job.meta, &job.files);
-    let mut artifacts = Vec::with_capacity(files.len());
-    for (f, (sha, size)) in files.iter().zip(&job.hashes) {
-        artifacts.push(store_hashed(tx, f, sha, *size).await?);
-    }
+    let artifacts = store_hashed_many(tx, files, &job.hashes).await?;
     let import_hash = import_hash(meta, files, &artifacts);
     let existing: Vec<i64> = with_tx!(tx, |t| {
         sqlx::query_scalar(RUNS_OF_IMPORT)
@@ -589,26 +597,36 @@ pub(crate) async fn finish_in(tx: &mut Tx, job: &mut Prepared) -> Result<Written
             job.blocks.write(tx).await?;
         }
     }
-    for a in &job.attachments {
-        for &run in &a.fed {
-            with_tx!(tx, |t| {
-                sqlx::query(
-                    "INSERT INTO run_artifacts (run_id, artifact_id, seq, file_name, format, meta_json, warnings_json, warning_count, extra_json) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-                )
-                .bind(run_ids[run as usize])
-                .bind(artifacts[a.seq])
-                .bind(a.seq as i64)
-                .bind(&files[a.seq].name)
-                .bind(&a.format)
-                .bind(&a.meta_json)
-                .bind(&a.warnings_json)
-                .bind(a.warning_count as i64)
-                .bind(&a.extra_json)
-                .execute(&mut **t)
-                .await?;
-            });
-        }
+    // Each file goes to every run it fed: a few multi-row inserts.
+    let ids = &run_ids;
+    let links: Vec<(&Attachment, i64)> = job
+        .attachments
+        .iter()
+        .flat_map(|a| a.fed.iter().map(move |&run| (a, ids[run as usize])))
+        .collect();
+    for part in links.chunks(LINKS_PER_STATEMENT) {
+        let sql = insert_sql(
+            "INSERT INTO run_artifacts (run_id, artifact_id, seq, file_name, format, meta_json, warnings_json, warning_count, extra_json) VALUES ",
+            part.len(),
+            9,
+            tx.is_postgres(),
+        );
+        with_tx!(tx, |t| {
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for &(a, run_id) in part {
+                q = q
+                    .bind(run_id)
+                    .bind(artifacts[a.seq])
+                    .bind(a.seq as i64)
+                    .bind(&files[a.seq].name)
+                    .bind(&a.format)
+                    .bind(&a.meta_json)
+                    .bind(&a.warnings_json)
+                    .bind(a.warning_count as i64)
+                    .bind(&a.extra_json);
+            }
+            q.execute(&mut **t).await?;
+        });
     }
     if let (Some(key), Some(&first)) = (&job.remember, run_ids.first()) {
         crate::idempotency::remember_in(tx, key, first).await?;
@@ -628,6 +646,9 @@ pub(crate) fn stored_outcome(job: Prepared, run_ids: &[i64]) -> ImportOutcome {
     outcome.run_ids.sort_unstable();
     outcome
 }
+
+/// Rows per insert of run_artifacts (nine values each).
+const LINKS_PER_STATEMENT: usize = 200;
 
 /// The runs an import with a given hash stored.
 const RUNS_OF_IMPORT: &str = "SELECT id FROM runs WHERE import_hash = $1 ORDER BY id";

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use sha2::{Digest, Sha256};
 use sqlx::{AssertSqlSafe, Row as _};
 
+use crate::blocks::insert_sql;
 use crate::{BuildMeta, Error, RunMeta, Tx, now, with_tx};
 
 pub(crate) async fn upsert_build(tx: &mut Tx, b: &BuildMeta) -> Result<i64, Error> {
@@ -76,11 +77,15 @@ pub(crate) async fn upsert_build(tx: &mut Tx, b: &BuildMeta) -> Result<i64, Erro
     })
 }
 
+/// Rows per multi-row insert of key/value pairs (three values each).
+const ROWS_PER_STATEMENT: usize = 300;
+
 pub(crate) async fn upsert_machine(
     tx: &mut Tx,
     name: &str,
     facts: &BTreeMap<String, String>,
 ) -> Result<i64, Error> {
+    let postgres = tx.is_postgres();
     with_tx!(tx, |tx| {
         let id: i64 = match sqlx::query_scalar::<_, i64>("SELECT id FROM machines WHERE name = $1")
             .bind(name)
@@ -98,16 +103,20 @@ pub(crate) async fn upsert_machine(
                 .await?
             }
         };
-        for (k, v) in facts {
-            sqlx::query(
-                "INSERT INTO machine_facts (machine_id, key, value) VALUES ($1, $2, $3) \
-                 ON CONFLICT (machine_id, key) DO UPDATE SET value = excluded.value",
-            )
-            .bind(id)
-            .bind(k)
-            .bind(v)
-            .execute(&mut **tx)
-            .await?;
+        let facts: Vec<_> = facts.iter().collect();
+        for part in facts.chunks(ROWS_PER_STATEMENT) {
+            let mut sql = insert_sql(
+                "INSERT INTO machine_facts (machine_id, key, value) VALUES ",
+                part.len(),
+                3,
+                postgres,
+            );
+            sql.push_str(" ON CONFLICT (machine_id, key) DO UPDATE SET value = excluded.value");
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for (k, v) in part {
+                q = q.bind(id).bind(*k).bind(*v);
+            }
+            q.execute(&mut **tx).await?;
         }
         Ok(id)
     })
@@ -124,6 +133,7 @@ pub(crate) async fn insert_run(
     import_hash: &str,
     created_at: i64,
 ) -> Result<i64, Error> {
+    let postgres = tx.is_postgres();
     with_tx!(tx, |tx| {
         let content_hash = hex::encode(Sha256::digest(format!("{import_hash}\0{pkey}").as_bytes()));
         let run_id: i64 = sqlx::query_scalar(
@@ -140,13 +150,19 @@ pub(crate) async fn insert_run(
         .bind(created_at)
         .fetch_one(&mut **tx)
         .await?;
-        for (k, v) in params {
-            sqlx::query("INSERT INTO run_params (run_id, key, value) VALUES ($1, $2, $3)")
-                .bind(run_id)
-                .bind(k)
-                .bind(v)
-                .execute(&mut **tx)
-                .await?;
+        let params: Vec<_> = params.iter().collect();
+        for part in params.chunks(ROWS_PER_STATEMENT) {
+            let sql = insert_sql(
+                "INSERT INTO run_params (run_id, key, value) VALUES ",
+                part.len(),
+                3,
+                postgres,
+            );
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for (k, v) in part {
+                q = q.bind(run_id).bind(*k).bind(*v);
+            }
+            q.execute(&mut **tx).await?;
         }
         Ok(run_id)
     })

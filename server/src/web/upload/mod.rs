@@ -653,20 +653,30 @@ fn check_sizes(files: &[Upload], limit: u64) -> Result<String, AppError> {
         AppError::Anyhow(anyhow::anyhow!("reading spooled {name}: {e}"))
     };
     let mut total = 0u64;
-    let mut buf = vec![0u8; 64 * 1024];
+    // Only spooled files and gzip need a buffer: files in memory are hashed in place.
+    let mut buf = Vec::new();
     for f in files {
         hash.update(f.name.as_bytes());
         hash.update([0u8]);
         hash.update(f.size.to_le_bytes());
-        let mut raw = f.reader().map_err(|e| io(&f.name, e))?;
-        loop {
-            let n = raw.read(&mut buf).map_err(|e| io(&f.name, e))?;
-            if n == 0 {
-                break;
+        let gzip = match &f.data {
+            Spooled::Mem(v) => {
+                hash.update(v);
+                v.starts_with(&GZIP_MAGIC)
             }
-            hash.update(&buf[..n]);
-        }
-        let gzip = f.starts_with_gzip_magic().map_err(|e| io(&f.name, e))?;
+            Spooled::File(_) => {
+                buf.resize(64 * 1024, 0);
+                let mut raw = f.reader().map_err(|e| io(&f.name, e))?;
+                loop {
+                    let n = raw.read(&mut buf).map_err(|e| io(&f.name, e))?;
+                    if n == 0 {
+                        break;
+                    }
+                    hash.update(&buf[..n]);
+                }
+                f.starts_with_gzip_magic().map_err(|e| io(&f.name, e))?
+            }
+        };
         if f.declared_gzip && !gzip {
             return Err(AppError::Unprocessable {
                 detail: format!(
@@ -680,6 +690,7 @@ fn check_sizes(files: &[Upload], limit: u64) -> Result<String, AppError> {
         if !gzip {
             total += f.size;
         } else {
+            buf.resize(64 * 1024, 0);
             let reader = f.reader().map_err(|e| io(&f.name, e))?;
             let mut dec = flate2::read::MultiGzDecoder::new(std::io::BufReader::new(reader));
             loop {
