@@ -2,10 +2,11 @@
 //! turn are written together in the next transaction, each inside a savepoint, so that many
 //! small uploads cost one commit rather than one each, and an import that fails is undone alone.
 //!
-//! Every import queues its job and then waits for the turn. Whoever gets the turn writes every
-//! job queued by then (its own may already have been written by an earlier holder) and answers
-//! each one after the commit: an answer means the data is stored. Each job is followed by one
-//! wait for the turn, so no job is left queued without a writer to come.
+//! Every import queues its job and then waits for the turn or its answer, whichever comes
+//! first. Whoever gets the turn writes every job queued by then (its own may already have been
+//! written by an earlier holder) and answers each one after the commit: an answer means the
+//! data is stored. A job's task waits for the turn until its job is answered, so no job is
+//! left queued without a writer to come.
 
 use std::sync::Mutex;
 
@@ -57,9 +58,16 @@ impl Store {
     }
 
     async fn submit(&self, job: Prepared) -> Result<Finished, Error> {
-        let (reply, answer) = oneshot::channel();
+        let (reply, mut answer) = oneshot::channel();
         self.queue.push(Pending { job, reply });
-        let turn = self.writer.clone().lock_owned().await;
+        // The answer may come before the turn: a holder of the turn wrote this job with its
+        // group. Waiting for the turn all the same would answer each upload only after every
+        // waiter before it had taken and passed on the turn, one task switch each.
+        let turn = tokio::select! {
+            biased;
+            answered = &mut answer => return answered.map_err(|_| no_answer())?,
+            turn = self.writer.clone().lock_owned() => turn,
+        };
         let group = self.queue.take();
         if group.is_empty() {
             // An earlier holder of the turn wrote this job.
@@ -67,9 +75,7 @@ impl Store {
         } else {
             self.write_group(turn, group).await;
         }
-        answer
-            .await
-            .map_err(|_| Error::Write("the group write ended without an answer".into()))?
+        answer.await.map_err(|_| no_answer())?
     }
 
     async fn write_group(&self, turn: OwnedMutexGuard<()>, group: Vec<Pending>) {
@@ -118,6 +124,10 @@ async fn run(tx: &mut Tx, sql: &'static str) -> Result<(), Error> {
         sqlx::query(sql).execute(&mut **t).await?;
     });
     Ok(())
+}
+
+fn no_answer() -> Error {
+    Error::Write("the group write ended without an answer".into())
 }
 
 /// Answers every job of a group whose transaction failed with that failure.
