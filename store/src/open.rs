@@ -44,8 +44,11 @@ impl Store {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(30));
+        // A file's connections do not go stale: no ping before each use (a round trip to the
+        // connection's thread, as dear as a small query).
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
+            .test_before_acquire(false)
             .connect_with(opts)
             .await?;
         SQLITE_MIGRATOR.run(&pool).await?;
