@@ -276,30 +276,24 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
     Ok(groups)
 }
 
-/// [`after_import`] for the server, shared with the uploads ready together (see `passes`):
-/// detection failures are logged, not turned into a failed upload (the run is stored), and new
-/// groups go to the webhook in the background.
+/// [`after_import`] for the server: the runs are placed before the answer, and their
+/// histories re-analysed in the background, in a pass shared with the uploads stored meanwhile
+/// (see `passes`); detection failures are logged, and new groups go to the webhook.
 pub async fn after_upload(
     state: &crate::AppState,
     outcome: &ImportOutcome,
     placement: &Placement,
 ) -> Result<(), crate::AppError> {
-    let store = state.store.clone();
     state
         .history_passes
-        .after_stored(&store, outcome, placement)
+        .after_stored(
+            &state.store,
+            outcome,
+            placement,
+            state.config.webhook.clone(),
+        )
         .await
-        .map_err(crate::AppError::BadRequest)?;
-    if let Some(url) = state.config.webhook.clone() {
-        tokio::spawn(async move {
-            if let Err(e) =
-                notify::send_pending(&store, &url, 5, std::time::Duration::from_millis(500)).await
-            {
-                tracing::warn!("webhook: {e:#}");
-            }
-        });
-    }
-    Ok(())
+        .map_err(crate::AppError::BadRequest)
 }
 
 /// Drops the detector state kept between imports (the next analysis of each series is whole).

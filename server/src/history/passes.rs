@@ -1,117 +1,137 @@
-//! The history pass after uploads, shared by the uploads that are ready together: rigs
-//! uploading one build add to the same histories, so every upload stored while a pass runs is
-//! placed, and its histories read and re-analysed once, in the next pass.
+//! The history pass after uploads, in the background and shared by the uploads stored
+//! meanwhile: rigs uploading one build add to the same histories, so every upload stored while
+//! a pass runs has its histories read and re-analysed once, in the next pass.
 //!
-//! As with the store's group commit, each upload queues its part and waits for the turn;
-//! whoever gets it runs the pass for everything queued by then, and each upload is answered
-//! when the pass that took it is done.
+//! An upload is answered once its runs are stored and placed on their branch; detection does
+//! not hold the answer. Each upload queues its part, and starts a task that waits for the
+//! turn unless one is waiting already; the task runs the pass for everything queued by then. A pass that is missed (the
+//! server stopped before it ran) costs no alert for good: every pass re-analyses a history
+//! whole, so the next upload to the same history finds its change points.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use store::{ImportOutcome, Placement, Store};
-use tokio::sync::oneshot;
 
-/// What an upload asks of the pass, and where its answer goes: `Err` holds why its placement
-/// was refused (the request's fault).
+/// The histories an upload added to, waiting for a pass.
 struct Pending {
     run_ids: Vec<i64>,
     metrics: Option<Vec<(i64, String)>>,
-    placement: Placement,
-    reply: oneshot::Sender<Result<(), String>>,
 }
 
 /// The uploads of this server waiting for a history pass.
 #[derive(Default)]
 pub struct Passes {
     queue: Mutex<Vec<Pending>>,
+    /// A task is waiting to run the next pass.
+    scheduled: AtomicBool,
     turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Passes {
-    /// Places the runs of `outcome` and re-analyses the histories they add to, together with
-    /// the uploads queued meanwhile. `Err` is a placement the request got wrong (an unknown
-    /// parent, say); failures of detection itself are logged, as the runs are stored.
+    /// Places the runs of `outcome` on their branch, then queues their histories for the next
+    /// pass and returns without waiting for it. `Err` is a placement the request got wrong
+    /// (an unknown parent, say); other failures are logged, as the runs are stored. After a
+    /// pass that raised alerts, `webhook` (when given) is sent the groups waiting for it.
     pub async fn after_stored(
         self: &Arc<Self>,
         store: &Store,
         outcome: &ImportOutcome,
         placement: &Placement,
+        webhook: Option<String>,
     ) -> Result<(), String> {
-        let (reply, answer) = oneshot::channel();
+        if let Err(e) = super::place(store, &outcome.run_ids, placement).await {
+            let invalid = e
+                .downcast_ref::<store::Error>()
+                .is_some_and(|e| matches!(e, store::Error::Invalid(_)));
+            if invalid {
+                return Err(format!("{e:#}"));
+            }
+            tracing::error!("placing uploaded runs {:?} failed: {e:#}", outcome.run_ids);
+            return Ok(());
+        }
         self.queue
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(Pending {
                 run_ids: outcome.run_ids.clone(),
                 metrics: outcome.history_metrics.clone(),
-                placement: placement.clone(),
-                reply,
             });
+        // One task waits for the turn at a time: uploads queued while it waits join its pass.
+        if self.scheduled.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
         let (passes, store) = (self.clone(), store.clone());
-        // A task of its own: an upload whose client went away must not cancel a pass that
-        // holds other uploads, nor leave its part queued with no pass to come.
         tokio::spawn(async move {
             let turn = passes.turn.clone().lock_owned().await;
-            // Nothing queued: an earlier holder of the turn took this upload's part. The
-            // database-wide lock below is not asked for then, as every other server waits
-            // behind each holder of it.
-            if passes
-                .queue
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .is_empty()
-            {
-                return;
-            }
             // One pass at a time on the whole database: servers sharing one would otherwise
             // read and re-analyse the same histories side by side, and each waits here while
             // more of its uploads join its next pass.
             let shared = store.lock_named("history pass").await;
+            // Cleared before the queue is taken: an upload queued after this starts the
+            // next task.
+            passes.scheduled.store(false, Ordering::Release);
             let group =
                 std::mem::take(&mut *passes.queue.lock().unwrap_or_else(|e| e.into_inner()));
             if !group.is_empty() {
-                pass(&store, group).await;
+                pass(&store, group, webhook).await;
             }
             if let Ok(lock) = shared {
                 lock.release().await;
             }
             drop(turn);
         });
-        answer
-            .await
-            .unwrap_or_else(|_| Err("the history pass ended without an answer".into()))
+        Ok(())
+    }
+
+    fn is_empty(&self) -> bool {
+        self.queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
+    /// Waits until every queued upload's pass is done, or `limit` has passed; true when done.
+    /// A server stopping waits here, and so do tests that read alerts after an upload.
+    pub async fn settled(&self, limit: Duration) -> bool {
+        let wait = async {
+            loop {
+                let turn = self.turn.lock().await;
+                if self.is_empty() {
+                    return;
+                }
+                drop(turn);
+                // A pass task queued behind this one takes the turn first.
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        tokio::time::timeout(limit, wait).await.is_ok()
     }
 }
 
-/// One pass for a group of uploads.
-async fn pass(store: &Store, group: Vec<Pending>) {
+/// One pass for a group of uploads, then the webhook.
+async fn pass(store: &Store, group: Vec<Pending>, webhook: Option<String>) {
     let mut metrics: Vec<(i64, String)> = Vec::new();
     let mut unnamed: Vec<i64> = Vec::new();
-    let mut replies = Vec::with_capacity(group.len());
     for p in group {
-        if let Err(e) = super::place(store, &p.run_ids, &p.placement).await {
-            let invalid = e
-                .downcast_ref::<store::Error>()
-                .is_some_and(|e| matches!(e, store::Error::Invalid(_)));
-            if invalid {
-                let _ = p.reply.send(Err(format!("{e:#}")));
-            } else {
-                tracing::error!("placing uploaded runs {:?} failed: {e:#}", p.run_ids);
-                let _ = p.reply.send(Ok(()));
-            }
-            continue;
-        }
         match p.metrics {
             Some(m) => metrics.extend(m),
             None => unnamed.extend(p.run_ids),
         }
-        replies.push(p.reply);
     }
     if let Err(e) = detect(store, &metrics, &unnamed).await {
         tracing::error!("change-point detection after upload failed: {e:#}");
     }
-    for r in replies {
-        let _ = r.send(Ok(()));
+    if let Some(url) = webhook {
+        let store = store.clone();
+        tokio::spawn(async move {
+            if let Err(e) =
+                super::notify::send_pending(&store, &url, 5, Duration::from_millis(500)).await
+            {
+                tracing::warn!("webhook: {e:#}");
+            }
+        });
     }
 }
 

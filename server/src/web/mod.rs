@@ -153,6 +153,7 @@ pub async fn serve_on(
         )
     })?;
     ready(addr);
+    let passes = state.history_passes.clone();
     let app = app(state);
     // hyper is driven directly (not `axum::serve`) for its header read timeout: a client that
     // trickles its request headers is cut off instead of holding a connection forever.
@@ -201,6 +202,10 @@ pub async fn serve_on(
     tokio::select! {
         () = graceful.shutdown() => {}
         () = tokio::time::sleep(Duration::from_secs(10)) => {}
+    }
+    // The histories of the last uploads are analysed before the store closes.
+    if !passes.settled(Duration::from_secs(30)).await {
+        tracing::warn!("stopping with history passes still queued");
     }
     store.close().await;
     Ok(())

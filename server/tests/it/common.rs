@@ -12,6 +12,8 @@ use tower::ServiceExt;
 pub struct TestApp {
     pub app: Router,
     pub pool: SqlitePool,
+    /// The history passes uploads queue (detection runs after the answer).
+    pub passes: std::sync::Arc<quiescent::history::passes::Passes>,
     _dir: tempfile::TempDir,
 }
 
@@ -42,6 +44,7 @@ async fn app_on_with(
     let pool = store.sqlite_pool().clone();
     let state = quiescent::AppState::new(store, config);
     TestApp {
+        passes: state.history_passes.clone(),
         app: quiescent::app(state),
         pool,
         _dir: dir,
@@ -93,6 +96,16 @@ pub async fn get_on(app: &Router, uri: &str) -> Resp {
 }
 
 impl TestApp {
+    /// Waits for the history passes of the uploads answered so far.
+    pub async fn settled(&self) {
+        assert!(
+            self.passes
+                .settled(std::time::Duration::from_secs(30))
+                .await,
+            "history passes still queued after 30 s"
+        );
+    }
+
     pub async fn request(&self, req: Request<Body>) -> Resp {
         send(&self.app, req).await
     }

@@ -40,13 +40,23 @@ fn table_counts(summary: &str) -> String {
 }
 
 fn app(store: &store::Store, spool: &std::path::Path) -> Router {
-    quiescent::app(quiescent::AppState::new(
+    app_and_passes(store, spool).0
+}
+
+/// [`app`] and its history passes, which run after an upload is answered.
+fn app_and_passes(
+    store: &store::Store,
+    spool: &std::path::Path,
+) -> (Router, std::sync::Arc<quiescent::history::passes::Passes>) {
+    let state = quiescent::AppState::new(
         store.clone(),
         quiescent::config::ServeArgs {
             spool_dir: Some(spool.to_path_buf()),
             ..Default::default()
         },
-    ))
+    );
+    let passes = state.history_passes.clone();
+    (quiescent::app(state), passes)
 }
 
 async fn call(app: &Router, req: Request<Body>) -> (StatusCode, String, String) {
@@ -122,9 +132,11 @@ async fn seed_extras(db: &str, spool: &std::path::Path) -> (String, String, i64)
     .unwrap();
     quiescent::tokens::create(&store, "old-rig").await.unwrap();
     quiescent::tokens::revoke(&store, "old-rig").await.unwrap();
-    let web = app(&store, spool);
+    let (web, passes) = app_and_passes(&store, spool);
     let (status, body, _) = call(&web, upload(&token, "v-copy-1", "copy-key-1")).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
+    // Its histories are analysed before the database is copied.
+    assert!(passes.settled(std::time::Duration::from_secs(30)).await);
     let (status, body, share) = call(
         &web,
         Request::post("/share")

@@ -566,6 +566,8 @@ async fn uploads_on_a_branch_raise_alerts_and_the_server_posts_them_to_its_webho
             .await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
     }
+    // Detection runs after the answers, in the background.
+    app.settled().await;
     let alerts = app.get("/api/v1/alerts?branch=next").await.json();
     assert_eq!(alerts.as_array().unwrap().len(), 1, "{alerts}");
     assert_eq!(alerts[0]["build_after"], "u15");
