@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use tokio::sync::{OwnedMutexGuard, oneshot};
 
 use crate::import::{Finished, Prepared, Written, finish_in, stored_outcome};
+use crate::import_rows::Known;
 use crate::{Error, Store, Tx, with_tx};
 
 /// One import waiting to be written, and where its answer goes.
@@ -84,19 +85,24 @@ impl Store {
             Err(e) => return fail_all(group, &e),
         };
         let mut done: Vec<(Pending, Result<Written, Error>)> = Vec::with_capacity(group.len());
+        let mut known = Known::default();
         let mut rest = group.into_iter();
         while let Some(mut p) = rest.next() {
             let written = match run(&mut tx, SAVEPOINT).await {
-                Ok(()) => finish_in(&mut tx, &mut p.job).await,
+                Ok(()) => finish_in(&mut tx, &mut p.job, &mut known).await,
                 Err(e) => Err(e),
             };
             let end = match &written {
                 Ok(Written::Runs(_)) => run(&mut tx, RELEASE).await,
                 // Undone alone: the others' writes stay (an `Existing` import wrote its bytes).
-                _ => match run(&mut tx, UNDO).await {
-                    Ok(()) => run(&mut tx, RELEASE).await,
-                    Err(e) => Err(e),
-                },
+                // The rows it wrote are gone, and with them what `known` learnt from it.
+                _ => {
+                    known = Known::default();
+                    match run(&mut tx, UNDO).await {
+                        Ok(()) => run(&mut tx, RELEASE).await,
+                        Err(e) => Err(e),
+                    }
+                }
             };
             if let Err(e) = end {
                 // The transaction itself is broken: nothing of the group is stored.

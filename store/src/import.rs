@@ -26,7 +26,7 @@ use ingest::model::FastMap;
 use crate::artifacts::{artifact_by_sha, hash_file, store_hashed_many};
 use crate::blocks::{Blocks, Encoded, insert_sql};
 use crate::idempotency::IdempotencyKey;
-use crate::import_rows::{insert_run, upsert_build, upsert_machine};
+use crate::import_rows::{Known, insert_run};
 use crate::meta::{import_hash, refuse_nul, validate_meta};
 use crate::sink::{ImportNames, Interner, Msg, NONE, Parsing, spawn_parse};
 use crate::write::{Names, TotalRole, Totals, total_role};
@@ -556,7 +556,11 @@ pub(crate) enum Written {
 
 /// The import's part of a write transaction: its bytes, runs, new names, blocks (or the move of
 /// its staged ones) and files. On `Existing` the caller undoes what was written (the bytes).
-pub(crate) async fn finish_in(tx: &mut Tx, job: &mut Prepared) -> Result<Written, Error> {
+pub(crate) async fn finish_in(
+    tx: &mut Tx,
+    job: &mut Prepared,
+    known: &mut Known,
+) -> Result<Written, Error> {
     let (meta, files) = (&job.meta, &job.files);
     let artifacts = store_hashed_many(tx, files, &job.hashes).await?;
     let import_hash = import_hash(meta, files, &artifacts);
@@ -570,8 +574,10 @@ pub(crate) async fn finish_in(tx: &mut Tx, job: &mut Prepared) -> Result<Written
         // The same import, stored while this one was parsed.
         return Ok(Written::Existing(existing));
     }
-    let build_id = upsert_build(tx, &meta.build).await?;
-    let machine_id = upsert_machine(tx, &meta.machine, &meta.machine_facts).await?;
+    let build_id = known.build(tx, &meta.build).await?;
+    let machine_id = known
+        .machine(tx, &meta.machine, &meta.machine_facts)
+        .await?;
     let mut run_ids = Vec::with_capacity(job.new_runs.len());
     for (params, pkey) in &job.new_runs {
         run_ids.push(

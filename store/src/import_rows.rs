@@ -8,7 +8,45 @@ use sqlx::{AssertSqlSafe, Row as _};
 use crate::blocks::insert_sql;
 use crate::{BuildMeta, Error, RunMeta, Tx, now, with_tx};
 
-pub(crate) async fn upsert_build(tx: &mut Tx, b: &BuildMeta) -> Result<i64, Error> {
+/// The builds and machines a group transaction has stored or checked: the group's later
+/// imports of the same build (same metadata) and machine (same facts) skip their statements.
+/// It is emptied when an import is undone, as the rows that import wrote are gone.
+#[derive(Default)]
+pub(crate) struct Known {
+    builds: Vec<(BuildMeta, i64)>,
+    machines: Vec<(String, BTreeMap<String, String>, i64)>,
+}
+
+impl Known {
+    pub(crate) async fn build(&mut self, tx: &mut Tx, b: &BuildMeta) -> Result<i64, Error> {
+        if let Some((_, id)) = self.builds.iter().find(|(k, _)| k == b) {
+            return Ok(*id);
+        }
+        let id = upsert_build(tx, b).await?;
+        self.builds.push((b.clone(), id));
+        Ok(id)
+    }
+
+    pub(crate) async fn machine(
+        &mut self,
+        tx: &mut Tx,
+        name: &str,
+        facts: &BTreeMap<String, String>,
+    ) -> Result<i64, Error> {
+        if let Some((_, _, id)) = self
+            .machines
+            .iter()
+            .find(|(n, f, _)| n == name && f == facts)
+        {
+            return Ok(*id);
+        }
+        let id = upsert_machine(tx, name, facts).await?;
+        self.machines.push((name.to_string(), facts.clone(), id));
+        Ok(id)
+    }
+}
+
+async fn upsert_build(tx: &mut Tx, b: &BuildMeta) -> Result<i64, Error> {
     with_tx!(tx, |tx| {
         let row = sqlx::query(
             "SELECT id, commit_sha, kernel_version, config, cmdline FROM builds WHERE label = $1",
@@ -80,7 +118,7 @@ pub(crate) async fn upsert_build(tx: &mut Tx, b: &BuildMeta) -> Result<i64, Erro
 /// Rows per multi-row insert of key/value pairs (three values each).
 const ROWS_PER_STATEMENT: usize = 300;
 
-pub(crate) async fn upsert_machine(
+async fn upsert_machine(
     tx: &mut Tx,
     name: &str,
     facts: &BTreeMap<String, String>,
