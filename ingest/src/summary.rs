@@ -1,6 +1,8 @@
 //! A compact in-memory [`Sink`] for large inputs: series keys interned into a few integers,
 //! samples kept in flat arrays. A 64-CPU trace_stat profile declares 4.9 M series; as a
-//! [`Dataset`](crate::Dataset) that is about 400 bytes per series, here about 50.
+//! [`Dataset`](crate::Dataset) that is about 400 bytes per series, here about 13: the series
+//! of a table row are declared as one run of consecutive ids (one entry for the row), and a
+//! series itself holds only its sample.
 
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
@@ -10,8 +12,10 @@ use serde::ser::{SerializeMap, SerializeSeq};
 
 use crate::intern::Interner;
 use crate::model::{
-    Cell, Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning,
+    Cell, Direction, FastMap, MAX_ROW, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning,
 };
+
+mod rows;
 
 /// A series key as ids: the metric and its context, [`Context`]. As in a
 /// [`Dataset`](crate::Dataset), unit and direction are not part of the identity: the first
@@ -38,6 +42,23 @@ fn marked(bits: u64) -> bool {
     bits >> 32 == MARK
 }
 
+/// Series declared together: ids `start..start + len` of one context, whose metrics are the
+/// metric ids `metric..metric + len`. A series declared alone is a run of one whose `shape`
+/// is its kind with [`SINGLE`] set; the run of a row names its [`rows::Shape`].
+#[derive(Clone, Copy)]
+struct Run {
+    start: u32,
+    context: u32,
+    metric: u32,
+    shape: u32,
+}
+
+const SINGLE: u32 = 1 << 31;
+
+/// Bits of `context_flags`: the context holds series declared alone, runs of rows.
+const HAS_SINGLES: u8 = 1;
+const HAS_ROWS: u8 = 2;
+
 /// Series as interned keys and their samples: what `quiescent parse` holds per file.
 pub struct SeriesTable {
     metrics: Interner,
@@ -47,24 +68,25 @@ pub struct SeriesTable {
     params: Vec<BTreeMap<String, String>>,
     params_ids: FastMap<BTreeMap<String, String>, u32>,
     units: Vec<Unit>,
-    keys: Vec<CompactKey>,
     /// Context ids, and the context of each id.
     contexts: FastMap<Context, u32>,
     context_keys: Vec<Context>,
+    context_flags: Vec<u8>,
     last_context: Option<(Context, u32)>,
-    /// Series ids by context and metric id: a direct index for the common shape of many
-    /// metrics under few contexts (functions x CPUs). Bounded; series that do not fit go to
-    /// the hash index.
+    /// Every series, in runs ordered by id.
+    runs: Vec<Run>,
+    /// Series declared alone, by context and metric id: a direct index for the common shape
+    /// of many metrics under few contexts. Bounded; series that do not fit go to `index`.
     dense: Vec<Vec<u32>>,
     dense_slots: usize,
-    /// Per series: index into `kind_list`.
-    kinds: Vec<u16>,
+    index: HashTable<(CompactKey, u32)>,
+    /// The runs of rows: their shapes and where they are.
+    rows: rows::Rows,
     /// (index into `units`, direction) pairs.
     kind_list: Vec<(u16, u8)>,
     /// The kind of each unit without a name of its own and direction, `u16::MAX` until seen:
     /// found without a search.
     fixed_kinds: [u16; 15],
-    index: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
     /// Per series: the bits of its only sample, or a [`MARK`]ed NaN (no sample yet, or
     /// where in `more` its samples are). Most series of a large input have one sample:
@@ -88,16 +110,17 @@ impl Default for SeriesTable {
             params: vec![BTreeMap::new()],
             params_ids: FastMap::default(),
             units: Vec::new(),
-            keys: Vec::new(),
             contexts: FastMap::default(),
             context_keys: Vec::new(),
+            context_flags: Vec::new(),
             last_context: None,
+            runs: Vec::new(),
             dense: Vec::new(),
             dense_slots: 0,
-            kinds: Vec::new(),
+            index: HashTable::new(),
+            rows: rows::Rows::default(),
             kind_list: Vec::new(),
             fixed_kinds: [u16::MAX; 15],
-            index: HashTable::new(),
             hasher: foldhash::fast::RandomState::default(),
             first: Vec::new(),
             more: Vec::new(),
@@ -143,27 +166,52 @@ impl SeriesTable {
     }
 
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.first.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.first.is_empty()
     }
 
     pub fn sample_count(&self) -> u64 {
         self.samples
     }
 
+    /// The run that holds series `id`.
+    fn run_of(&self, id: SeriesId) -> &Run {
+        &self.runs[self.runs.partition_point(|r| r.start as usize <= id) - 1]
+    }
+
+    /// How many series a run holds.
+    fn run_len(&self, r: &Run) -> usize {
+        if r.shape & SINGLE != 0 {
+            1
+        } else {
+            self.rows.len_of(r.shape)
+        }
+    }
+
     pub fn get(&self, id: SeriesId) -> SeriesView<'_> {
-        let k = self.keys[id];
-        let [scope, label, statistic, params] = self.context_keys[k.context as usize];
-        let (unit, direction) = self.kind_list[self.kinds[id] as usize];
+        let r = *self.run_of(id);
+        self.view(&r, id)
+    }
+
+    /// Series `id` of run `r`.
+    fn view(&self, r: &Run, id: SeriesId) -> SeriesView<'_> {
+        let k = id - r.start as usize;
+        let [scope, label, statistic, params] = self.context_keys[r.context as usize];
+        let kind = if r.shape & SINGLE != 0 {
+            r.shape as u16
+        } else {
+            self.rows.kind_of(r.shape, k)
+        };
+        let (unit, direction) = self.kind_list[kind as usize];
         let bits = self.first[id];
         fn opt(i: &Interner, v: u32) -> Option<&str> {
             v.checked_sub(1).map(|v| i.get(v))
         }
         SeriesView {
-            metric: self.metrics.get(k.metric),
+            metric: self.metrics.get(r.metric + k as u32),
             scope: self.scopes.get(scope),
             label: opt(&self.labels, label),
             statistic: opt(&self.statistics, statistic),
@@ -185,7 +233,10 @@ impl SeriesTable {
 
     /// The series in the order they were declared.
     pub fn iter(&self) -> impl Iterator<Item = SeriesView<'_>> + '_ {
-        (0..self.keys.len()).map(|i| self.get(i))
+        self.runs.iter().flat_map(move |r| {
+            let start = r.start as usize;
+            (start..start + self.run_len(r)).map(move |id| self.view(r, id))
+        })
     }
 
     /// The context id of a key: its scope, label, statistic and params.
@@ -215,7 +266,7 @@ impl SeriesTable {
         self.context_id(context)
     }
 
-    /// The id of a context, given a new one (and a row of the direct index) if it is new.
+    /// The id of a context, given a new one (and a row of the direct indexes) if it is new.
     fn context_id(&mut self, ck: Context) -> u32 {
         match self.last_context {
             Some((k, c)) if k == ck => c,
@@ -224,10 +275,12 @@ impl SeriesTable {
                 let c = *self.contexts.entry(ck).or_insert(next);
                 if c == next {
                     self.context_keys.push(ck);
+                    self.context_flags.push(0);
                     // Contexts mostly hold the metrics of the one before (functions x CPUs):
                     // room for as many spares growing the row one copy at a time.
                     let room = self.dense.last().map_or(0, Vec::len);
                     self.dense.push(Vec::with_capacity(room));
+                    self.rows.add_context();
                 }
                 self.last_context = Some((ck, c));
                 c
@@ -242,7 +295,7 @@ impl SeriesTable {
         let m = key.metric as usize;
         let have = self.dense[c as usize].len();
         let grow = (m + 1).saturating_sub(have);
-        (grow == 0 || self.dense_slots + grow <= 4 * self.keys.len() + (1 << 16))
+        (grow == 0 || self.dense_slots + grow <= 4 * self.first.len() + (1 << 16))
             .then_some((c as usize, m))
     }
 
@@ -329,7 +382,8 @@ impl SeriesTable {
             metric: self.metrics.id(&spec.key.metric),
             context,
         };
-        self.declare_key(key, &spec.unit, spec.direction)
+        let kind = self.kind(&spec.unit, spec.direction);
+        self.declare_key(key, kind)
     }
 
     /// A sample of a series `declare` just returned: a new series' only sample goes where
@@ -344,37 +398,42 @@ impl SeriesTable {
         }
     }
 
-    /// [`SeriesTable::declare`] of a key already made of ids.
+    /// The series declared alone with this key.
     #[inline(always)]
-    fn declare_key(
-        &mut self,
-        key: CompactKey,
-        unit: &Unit,
-        direction: Direction,
-    ) -> (SeriesId, bool) {
-        let slot = self.dense_slot(key);
-        if let Some((c, m)) = slot
-            && let Some(&id) = self.dense[c].get(m)
+    fn find_single(&self, key: CompactKey) -> Option<u32> {
+        if let Some(&id) = self.dense[key.context as usize].get(key.metric as usize)
             && id != NONE
         {
+            return Some(id);
+        }
+        if self.index.is_empty() {
+            return None;
+        }
+        let hash = self.hasher.hash_one(key);
+        self.index.find(hash, |e| e.0 == key).map(|e| e.1)
+    }
+
+    /// [`SeriesTable::declare`] of a key already made of ids: the series declared alone or in
+    /// a row's run, or a new one declared alone.
+    #[inline(always)]
+    fn declare_key(&mut self, key: CompactKey, kind: u16) -> (SeriesId, bool) {
+        if let Some(id) = self.find_single(key) {
             return (id as usize, false);
         }
-        // The hash index holds the series without a direct slot: none in the common case.
-        let hash = (slot.is_none() || !self.index.is_empty()).then(|| self.hasher.hash_one(key));
-        if let Some(hash) = hash
-            && !self.index.is_empty()
-        {
-            let keys = &self.keys;
-            if let Some(&id) = self.index.find(hash, |&i| keys[i as usize] == key) {
-                return (id as usize, false);
-            }
+        if let Some(id) = self.find_in_rows(key) {
+            return (id, false);
         }
-        let id = self.keys.len() as u32;
-        let kind = self.kind(unit, direction);
-        self.keys.push(key);
-        self.kinds.push(kind);
+        let id = self.first.len() as u32;
+        let c = key.context as usize;
+        self.runs.push(Run {
+            start: id,
+            context: key.context,
+            metric: key.metric,
+            shape: SINGLE | u32::from(kind),
+        });
         self.first.push(EMPTY);
-        match slot {
+        self.context_flags[c] |= HAS_SINGLES;
+        match self.dense_slot(key) {
             Some((c, m)) => {
                 let v = &mut self.dense[c];
                 if v.len() == m {
@@ -389,10 +448,10 @@ impl SeriesTable {
                 }
             }
             None => {
-                let hash = hash.unwrap_or_else(|| self.hasher.hash_one(key));
-                let (keys, hasher) = (&self.keys, &self.hasher);
+                let hash = self.hasher.hash_one(key);
+                let hasher = &self.hasher;
                 self.index
-                    .insert_unique(hash, id, |&i| hasher.hash_one(keys[i as usize]));
+                    .insert_unique(hash, (key, id), |e| hasher.hash_one(e.0));
             }
         }
         (id as usize, true)
@@ -419,15 +478,39 @@ impl Sink for SeriesTable {
     ) {
         // The cells share their context: it is found once.
         let context = self.context_of(&spec.key);
-        for (c, out) in cells.iter().zip(ids) {
+        let n = cells.len();
+        let mut metrics = [0; MAX_ROW];
+        let mut kinds = [0; MAX_ROW];
+        for (k, c) in cells.iter().enumerate() {
             let metric = &mut spec.key.metric;
             metric.truncate(stem);
             metric.push_str(c.suffix);
+            let m = self.metrics.id(metric);
+            let kind = self.kind(c.unit, c.direction);
+            if n > MAX_ROW {
+                let (id, new) = self.declare_key(CompactKey { metric: m, context }, kind);
+                self.store(id, new, c.value);
+                ids[k] = id;
+                continue;
+            }
+            metrics[k] = m;
+            kinds[k] = kind;
+        }
+        if n > MAX_ROW {
+            return;
+        }
+        if let Some(start) = self.row(context, &metrics[..n], &kinds[..n], cells) {
+            for (k, out) in ids.iter_mut().enumerate().take(n) {
+                *out = start + k;
+            }
+            return;
+        }
+        for (k, (c, out)) in cells.iter().zip(ids).enumerate() {
             let key = CompactKey {
-                metric: self.metrics.id(metric),
+                metric: metrics[k],
                 context,
             };
-            let (id, new) = self.declare_key(key, c.unit, c.direction);
+            let (id, new) = self.declare_key(key, kinds[k]);
             self.store(id, new, c.value);
             *out = id;
         }
@@ -469,7 +552,11 @@ impl Sink for SeriesTable {
     }
 
     fn metric_name(&self, id: SeriesId) -> Option<&str> {
-        self.keys.get(id).map(|k| self.metrics.get(k.metric))
+        if id >= self.first.len() {
+            return None;
+        }
+        let r = self.run_of(id);
+        Some(self.metrics.get(r.metric + (id - r.start as usize) as u32))
     }
 }
 

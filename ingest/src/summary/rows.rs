@@ -1,0 +1,312 @@
+//! Runs of rows: the series of one table row (`FUNCTION.hit`, `FUNCTION.time`, ...) declared
+//! together take consecutive ids and one [`Run`] between them, found again by the row's shape
+//! and context. A profile's row then costs one entry and one index slot instead of four each.
+
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+
+use super::{CompactKey, EMPTY, HAS_ROWS, HAS_SINGLES, NONE, Run, SeriesTable, marked};
+use crate::model::{Cell, MAX_ROW, SeriesId, Sink};
+
+/// What the runs of one kind of row share: the metric ids `metric..metric + len` and the
+/// kinds of its cells, `kind_sets[kinds]`.
+struct Shape {
+    metric: u32,
+    len: u32,
+    kinds: u32,
+    /// No other shape covers any of its metrics: where this shape has no run, none of its
+    /// series is in a row's run.
+    exclusive: bool,
+    /// The shape added before it that starts at the same metric, or NONE.
+    next: u32,
+}
+
+#[derive(Default)]
+pub(super) struct Rows {
+    shapes: Vec<Shape>,
+    /// By metric id: the last shape added that starts there, or NONE.
+    head: Vec<u32>,
+    /// By metric id: whether a shape covers it.
+    covered: Vec<bool>,
+    kind_sets: Vec<Vec<u16>>,
+    /// Run ids by context and shape: a direct index for the common case of the same rows
+    /// under every context (functions x CPUs). Bounded; runs that do not fit go to `index`.
+    dense: Vec<Vec<u32>>,
+    slots: usize,
+    /// (context, shape, run)
+    index: HashTable<(u32, u32, u32)>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl Rows {
+    pub(super) fn add_context(&mut self) {
+        let room = self.dense.last().map_or(0, Vec::len);
+        self.dense.push(Vec::with_capacity(room));
+    }
+
+    pub(super) fn len_of(&self, shape: u32) -> usize {
+        self.shapes[shape as usize].len as usize
+    }
+
+    pub(super) fn kind_of(&self, shape: u32, k: usize) -> u16 {
+        self.kind_sets[self.shapes[shape as usize].kinds as usize][k]
+    }
+
+    /// The shape of the row whose metric ids start at `metric` and whose cells have `kinds`.
+    #[inline]
+    fn find(&self, metric: u32, kinds: &[u16]) -> Option<u32> {
+        let mut s = self.head.get(metric as usize).copied().unwrap_or(NONE);
+        while s != NONE {
+            let shape = &self.shapes[s as usize];
+            if shape.len as usize == kinds.len() && self.kind_sets[shape.kinds as usize] == kinds {
+                return Some(s);
+            }
+            s = shape.next;
+        }
+        None
+    }
+
+    #[inline(never)]
+    fn add(&mut self, metric: u32, kinds: &[u16]) -> u32 {
+        let end = metric as usize + kinds.len();
+        if self.head.len() < end {
+            self.head.resize(end, NONE);
+            self.covered.resize(end, false);
+        }
+        let kinds = match self.kind_sets.iter().position(|k| k == kinds) {
+            Some(i) => i as u32,
+            None => {
+                self.kind_sets.push(kinds.to_vec());
+                (self.kind_sets.len() - 1) as u32
+            }
+        };
+        let id = self.shapes.len() as u32;
+        self.shapes.push(Shape {
+            metric,
+            len: (end - metric as usize) as u32,
+            kinds,
+            exclusive: true,
+            next: self.head[metric as usize],
+        });
+        self.head[metric as usize] = id;
+        for m in metric as usize..end {
+            if self.covered[m] {
+                let mut shapes = Vec::new();
+                self.covering(m as u32, |s| shapes.push(s));
+                for s in shapes {
+                    self.shapes[s as usize].exclusive = false;
+                }
+            }
+            self.covered[m] = true;
+        }
+        id
+    }
+
+    /// Calls `f` with every shape that covers metric `m`.
+    fn covering(&self, m: u32, mut f: impl FnMut(u32)) {
+        for start in m.saturating_sub(MAX_ROW as u32 - 1)..=m {
+            let mut s = self.head.get(start as usize).copied().unwrap_or(NONE);
+            while s != NONE {
+                let shape = &self.shapes[s as usize];
+                if shape.len > m - start {
+                    f(s);
+                }
+                s = shape.next;
+            }
+        }
+    }
+
+    /// The run of `shape` in `context`.
+    #[inline]
+    fn run_at(&self, context: u32, shape: u32) -> Option<u32> {
+        if let Some(&r) = self.dense[context as usize].get(shape as usize)
+            && r != NONE
+        {
+            return Some(r);
+        }
+        if self.index.is_empty() {
+            return None;
+        }
+        let hash = self.hasher.hash_one((context, shape));
+        self.index
+            .find(hash, |e| (e.0, e.1) == (context, shape))
+            .map(|e| e.2)
+    }
+
+    /// Records `run` as the run of `shape` in `context`; `runs` is how many runs there are.
+    fn set_run(&mut self, context: u32, shape: u32, run: u32, runs: usize) {
+        let v = &mut self.dense[context as usize];
+        let s = shape as usize;
+        let grow = (s + 1).saturating_sub(v.len());
+        if grow == 0 {
+            v[s] = run;
+        } else if self.slots + grow <= 4 * runs + (1 << 16) {
+            self.slots += grow;
+            v.resize(s, NONE);
+            v.push(run);
+        } else {
+            let hash = self.hasher.hash_one((context, shape));
+            let hasher = &self.hasher;
+            self.index
+                .insert_unique(hash, (context, shape, run), |e| hasher.hash_one((e.0, e.1)));
+        }
+    }
+}
+
+impl SeriesTable {
+    /// Declares the series of a row whose cells have the metric ids `metrics` and `kinds`,
+    /// and stores the cells' values: their ids are consecutive from the one returned. None
+    /// when the row cannot be one run (its metric ids are not consecutive, or some of its
+    /// series exist outside the run of its shape): the caller declares it cell by cell.
+    pub(super) fn row(
+        &mut self,
+        context: u32,
+        metrics: &[u32],
+        kinds: &[u16],
+        cells: &[Cell<'_>],
+    ) -> Option<SeriesId> {
+        let first = *metrics.first()?;
+        if metrics.len() < 2
+            || metrics
+                .iter()
+                .zip(first..)
+                .any(|(&m, expected)| m != expected)
+        {
+            return None;
+        }
+        let shape = match self.rows.find(first, kinds) {
+            Some(s) => s,
+            None => self.rows.add(first, kinds),
+        };
+        if let Some(r) = self.rows.run_at(context, shape) {
+            let start = self.runs[r as usize].start as usize;
+            for (k, cell) in cells.iter().enumerate() {
+                self.sample(start + k, cell.value);
+            }
+            return Some(start);
+        }
+        let flags = self.context_flags[context as usize];
+        let key = |metric| CompactKey { metric, context };
+        if flags & HAS_SINGLES != 0 && metrics.iter().any(|&m| self.find_single(key(m)).is_some()) {
+            return None;
+        }
+        if !self.rows.shapes[shape as usize].exclusive
+            && metrics.iter().any(|&m| self.find_in_rows(key(m)).is_some())
+        {
+            return None;
+        }
+        let start = self.first.len();
+        let run = self.runs.len() as u32;
+        self.runs.push(Run {
+            start: start as u32,
+            context,
+            metric: first,
+            shape,
+        });
+        self.rows.set_run(context, shape, run, self.runs.len());
+        self.context_flags[context as usize] |= HAS_ROWS;
+        for cell in cells {
+            let bits = cell.value.to_bits();
+            if marked(bits) {
+                self.first.push(EMPTY);
+                self.sample(self.first.len() - 1, cell.value);
+            } else {
+                self.first.push(bits);
+                self.samples += 1;
+            }
+        }
+        Some(start)
+    }
+
+    /// The series of `key` in a row's run.
+    pub(super) fn find_in_rows(&self, key: CompactKey) -> Option<SeriesId> {
+        if self.context_flags[key.context as usize] & HAS_ROWS == 0 {
+            return None;
+        }
+        let mut found = None;
+        self.rows.covering(key.metric, |s| {
+            if found.is_none()
+                && let Some(r) = self.rows.run_at(key.context, s)
+            {
+                let shape = &self.rows.shapes[s as usize];
+                found = Some(
+                    self.runs[r as usize].start as usize + (key.metric - shape.metric) as usize,
+                );
+            }
+        });
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{Cell, Direction, SeriesKey, SeriesSpec, Sink, Unit};
+    use crate::{Dataset, SeriesTable};
+
+    /// Rows and single series over the same keys, in every order: the table holds what a
+    /// `Dataset` holds (the same series, ids and samples).
+    #[test]
+    fn rows_and_single_series_share_keys() {
+        let mut table = SeriesTable::new();
+        let mut ds = Dataset::new();
+        let suffixes = ["hit", "time", "avg", "s2"];
+        let units = [
+            Unit::Count,
+            Unit::Seconds,
+            Unit::Seconds,
+            Unit::SecondsSquared,
+        ];
+        let other = [Unit::Bytes, Unit::Seconds, Unit::Percent, Unit::Count];
+        let mut x = 7u64;
+        for step in 0..4000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (x >> 33) as usize;
+            let f = r % 23;
+            let scope = format!("cpu{}", (r >> 5) % 4);
+            let value = step as f64 * 0.5;
+            let key = SeriesKey::new(format!("f{f}.")).scope(scope);
+            if r >> 9 & 7 == 0 {
+                // A single series, possibly one of a row's.
+                let mut key = key;
+                key.metric.push_str(suffixes[(r >> 12) % 4]);
+                let spec = SeriesSpec::new(key, units[(r >> 14) % 4].clone(), Direction::Neutral);
+                let a = table.series_sample(&spec, value);
+                let b = ds.series_sample(&spec, value);
+                assert_eq!(a, b, "{step}");
+                continue;
+            }
+            let n = [1, 2, 3, 4, 4, 4][(r >> 12) % 6];
+            let from = usize::from(r >> 15 & 15 == 0);
+            let units = if r >> 19 & 15 == 0 { &other } else { &units };
+            let cells: Vec<Cell<'_>> = (from..n)
+                .map(|k| Cell {
+                    suffix: suffixes[k],
+                    unit: &units[k],
+                    direction: Direction::LowerIsBetter,
+                    value: value + k as f64,
+                })
+                .collect();
+            let stem = key.metric.len();
+            let mut spec = SeriesSpec::count(key);
+            let mut a = vec![0; cells.len()];
+            let mut b = vec![0; cells.len()];
+            table.series_sample_row(&mut spec.clone(), stem, &cells, &mut a);
+            ds.series_sample_row(&mut spec, stem, &cells, &mut b);
+            assert_eq!(a, b, "{step}");
+        }
+        // Some rows became runs; the rest were declared cell by cell.
+        assert!(table.runs.len() + 50 < table.len());
+        let got = table.to_dataset();
+        assert_eq!(got.series, ds.series);
+        assert_eq!(table.len(), ds.series.len());
+        for id in [0, 1, ds.series.len() / 2, ds.series.len() - 1] {
+            assert_eq!(
+                table.metric_name(id),
+                Some(ds.series[id].spec.key.metric.as_str())
+            );
+        }
+    }
+}
