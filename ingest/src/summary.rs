@@ -479,28 +479,48 @@ impl Sink for SeriesTable {
         // The cells share their context: it is found once.
         let context = self.context_of(&spec.key);
         let n = cells.len();
-        let mut metrics = [0; MAX_ROW];
+        if n > MAX_ROW {
+            for (c, out) in cells.iter().zip(ids) {
+                let metric = &mut spec.key.metric;
+                metric.truncate(stem);
+                metric.push_str(c.suffix);
+                let key = CompactKey {
+                    metric: self.metrics.id(metric),
+                    context,
+                };
+                let kind = self.kind(c.unit, c.direction);
+                let (id, new) = self.declare_key(key, kind);
+                self.store(id, new, c.value);
+                *out = id;
+            }
+            return;
+        }
         let mut kinds = [0; MAX_ROW];
+        for (k, c) in cells.iter().enumerate() {
+            kinds[k] = self.kind(c.unit, c.direction);
+        }
+        let kinds = &kinds[..n];
+        // A row seen before (under another context) is found by its stem and suffixes, with
+        // no metric names to make.
+        let named = match spec.key.metric.get(..stem) {
+            Some(s) if n >= 2 => Some(self.rows.name(s, cells)),
+            _ => None,
+        };
+        if let Some(start) = self.named_row(context, named, kinds, cells) {
+            for (k, out) in ids.iter_mut().enumerate() {
+                *out = start + k;
+            }
+            return;
+        }
+        let mut metrics = [0; MAX_ROW];
         for (k, c) in cells.iter().enumerate() {
             let metric = &mut spec.key.metric;
             metric.truncate(stem);
             metric.push_str(c.suffix);
-            let m = self.metrics.id(metric);
-            let kind = self.kind(c.unit, c.direction);
-            if n > MAX_ROW {
-                let (id, new) = self.declare_key(CompactKey { metric: m, context }, kind);
-                self.store(id, new, c.value);
-                ids[k] = id;
-                continue;
-            }
-            metrics[k] = m;
-            kinds[k] = kind;
+            metrics[k] = self.metrics.id(metric);
         }
-        if n > MAX_ROW {
-            return;
-        }
-        if let Some(start) = self.row(context, &metrics[..n], &kinds[..n], cells) {
-            for (k, out) in ids.iter_mut().enumerate().take(n) {
+        if let Some(start) = self.row(context, &metrics[..n], kinds, cells, named) {
+            for (k, out) in ids.iter_mut().enumerate() {
                 *out = start + k;
             }
             return;

@@ -1,25 +1,31 @@
 //! Runs of rows: the series of one table row (`FUNCTION.hit`, `FUNCTION.time`, ...) declared
 //! together take consecutive ids and one [`Run`] between them, found again by the row's shape
-//! and context. A profile's row then costs one entry and one index slot instead of four each.
+//! and context. A profile's row then costs one entry and one index slot instead of four each,
+//! and a row seen under an earlier context is found by its stem without making its names.
 
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
 use super::{CompactKey, EMPTY, HAS_ROWS, HAS_SINGLES, NONE, Run, SeriesTable, marked};
+use crate::intern::{Interner, same};
 use crate::model::{Cell, MAX_ROW, SeriesId, Sink};
 
 /// What the runs of one kind of row share: the metric ids `metric..metric + len` and the
-/// kinds of its cells, `kind_sets[kinds]`.
+/// kinds of its cells, a byte each (first cell lowest).
 struct Shape {
     metric: u32,
     len: u32,
-    kinds: u32,
+    kinds: u64,
     /// No other shape covers any of its metrics: where this shape has no run, none of its
     /// series is in a row's run.
     exclusive: bool,
     /// The shape added before it that starts at the same metric, or NONE.
     next: u32,
+    /// The suffix set its metrics are made of after its stem (NONE when unknown), and the
+    /// shape added before it with the same stem.
+    suffixes: u32,
+    next_of_stem: u32,
 }
 
 #[derive(Default)]
@@ -29,7 +35,11 @@ pub(super) struct Rows {
     head: Vec<u32>,
     /// By metric id: whether a shape covers it.
     covered: Vec<bool>,
-    kind_sets: Vec<Vec<u16>>,
+    stems: Interner,
+    /// By stem id: the last shape added with that stem, or NONE.
+    of_stem: Vec<u32>,
+    suffix_sets: Vec<Vec<String>>,
+    last_suffixes: usize,
     /// Run ids by context and shape: a direct index for the common case of the same rows
     /// under every context (functions x CPUs). Bounded; runs that do not fit go to `index`.
     dense: Vec<Vec<u32>>,
@@ -37,6 +47,18 @@ pub(super) struct Rows {
     /// (context, shape, run)
     index: HashTable<(u32, u32, u32)>,
     hasher: foldhash::fast::RandomState,
+}
+
+/// The kinds of a row's cells a byte each, if each fits in one.
+fn pack(kinds: &[u16]) -> Option<u64> {
+    let mut packed = 0;
+    for (k, &kind) in kinds.iter().enumerate() {
+        if kind > 0xff {
+            return None;
+        }
+        packed |= u64::from(kind) << (8 * k);
+    }
+    Some(packed)
 }
 
 impl Rows {
@@ -50,16 +72,44 @@ impl Rows {
     }
 
     pub(super) fn kind_of(&self, shape: u32, k: usize) -> u16 {
-        self.kind_sets[self.shapes[shape as usize].kinds as usize][k]
+        (self.shapes[shape as usize].kinds >> (8 * k)) as u8 as u16
+    }
+
+    /// The ids of a row's stem and of its cells' suffixes (as a list).
+    #[inline]
+    pub(super) fn name(&mut self, stem: &str, cells: &[Cell<'_>]) -> (u32, u32) {
+        let stem = self.stems.id(stem);
+        let matches = |set: &[String]| {
+            set.len() == cells.len()
+                && set
+                    .iter()
+                    .zip(cells)
+                    .all(|(s, c)| same(s.as_bytes(), c.suffix.as_bytes()))
+        };
+        if !self
+            .suffix_sets
+            .get(self.last_suffixes)
+            .is_some_and(|s| matches(s))
+        {
+            self.last_suffixes = match self.suffix_sets.iter().position(|s| matches(s)) {
+                Some(i) => i,
+                None => {
+                    let set = cells.iter().map(|c| c.suffix.to_string()).collect();
+                    self.suffix_sets.push(set);
+                    self.suffix_sets.len() - 1
+                }
+            };
+        }
+        (stem, self.last_suffixes as u32)
     }
 
     /// The shape of the row whose metric ids start at `metric` and whose cells have `kinds`.
     #[inline]
-    fn find(&self, metric: u32, kinds: &[u16]) -> Option<u32> {
+    fn find(&self, metric: u32, kinds: u64, len: usize) -> Option<u32> {
         let mut s = self.head.get(metric as usize).copied().unwrap_or(NONE);
         while s != NONE {
             let shape = &self.shapes[s as usize];
-            if shape.len as usize == kinds.len() && self.kind_sets[shape.kinds as usize] == kinds {
+            if shape.len as usize == len && shape.kinds == kinds {
                 return Some(s);
             }
             s = shape.next;
@@ -67,29 +117,45 @@ impl Rows {
         None
     }
 
+    /// The shape of the row of this stem and suffixes whose cells have `kinds`.
+    #[inline]
+    fn find_named(&self, (stem, suffixes): (u32, u32), kinds: u64) -> Option<u32> {
+        let mut s = self.of_stem.get(stem as usize).copied().unwrap_or(NONE);
+        while s != NONE {
+            let shape = &self.shapes[s as usize];
+            if shape.suffixes == suffixes && shape.kinds == kinds {
+                return Some(s);
+            }
+            s = shape.next_of_stem;
+        }
+        None
+    }
+
     #[inline(never)]
-    fn add(&mut self, metric: u32, kinds: &[u16]) -> u32 {
-        let end = metric as usize + kinds.len();
+    fn add(&mut self, metric: u32, len: usize, kinds: u64, named: Option<(u32, u32)>) -> u32 {
+        let end = metric as usize + len;
         if self.head.len() < end {
             self.head.resize(end, NONE);
             self.covered.resize(end, false);
         }
-        let kinds = match self.kind_sets.iter().position(|k| k == kinds) {
-            Some(i) => i as u32,
-            None => {
-                self.kind_sets.push(kinds.to_vec());
-                (self.kind_sets.len() - 1) as u32
-            }
-        };
         let id = self.shapes.len() as u32;
+        let (stem, suffixes) = named.unwrap_or((NONE, NONE));
+        let mut next_of_stem = NONE;
+        if stem != NONE {
+            if self.of_stem.len() <= stem as usize {
+                self.of_stem.resize(stem as usize + 1, NONE);
+            }
+            next_of_stem = std::mem::replace(&mut self.of_stem[stem as usize], id);
+        }
         self.shapes.push(Shape {
             metric,
-            len: (end - metric as usize) as u32,
+            len: len as u32,
             kinds,
             exclusive: true,
-            next: self.head[metric as usize],
+            next: std::mem::replace(&mut self.head[metric as usize], id),
+            suffixes,
+            next_of_stem,
         });
-        self.head[metric as usize] = id;
         for m in metric as usize..end {
             if self.covered[m] {
                 let mut shapes = Vec::new();
@@ -155,18 +221,34 @@ impl Rows {
 }
 
 impl SeriesTable {
+    /// [`SeriesTable::row`] of a row found by its stem and suffixes: None when it was not seen.
+    #[inline]
+    pub(super) fn named_row(
+        &mut self,
+        context: u32,
+        named: Option<(u32, u32)>,
+        kinds: &[u16],
+        cells: &[Cell<'_>],
+    ) -> Option<SeriesId> {
+        let shape = self.rows.find_named(named?, pack(kinds)?)?;
+        self.row_run(context, shape, cells)
+    }
+
     /// Declares the series of a row whose cells have the metric ids `metrics` and `kinds`,
     /// and stores the cells' values: their ids are consecutive from the one returned. None
     /// when the row cannot be one run (its metric ids are not consecutive, or some of its
     /// series exist outside the run of its shape): the caller declares it cell by cell.
+    /// `named` is the row's stem and suffixes, for finding its shape by them next time.
     pub(super) fn row(
         &mut self,
         context: u32,
         metrics: &[u32],
         kinds: &[u16],
         cells: &[Cell<'_>],
+        named: Option<(u32, u32)>,
     ) -> Option<SeriesId> {
         let first = *metrics.first()?;
+        let packed = pack(kinds)?;
         if metrics.len() < 2
             || metrics
                 .iter()
@@ -175,10 +257,16 @@ impl SeriesTable {
         {
             return None;
         }
-        let shape = match self.rows.find(first, kinds) {
+        let shape = match self.rows.find(first, packed, metrics.len()) {
             Some(s) => s,
-            None => self.rows.add(first, kinds),
+            None => self.rows.add(first, metrics.len(), packed, named),
         };
+        self.row_run(context, shape, cells)
+    }
+
+    /// The run of `shape` in `context`, with the cells' values stored, made if none of its
+    /// series exists.
+    fn row_run(&mut self, context: u32, shape: u32, cells: &[Cell<'_>]) -> Option<SeriesId> {
         if let Some(r) = self.rows.run_at(context, shape) {
             let start = self.runs[r as usize].start as usize;
             for (k, cell) in cells.iter().enumerate() {
@@ -186,13 +274,15 @@ impl SeriesTable {
             }
             return Some(start);
         }
+        let first = self.rows.shapes[shape as usize].metric;
+        let metrics = first..first + cells.len() as u32;
         let flags = self.context_flags[context as usize];
         let key = |metric| CompactKey { metric, context };
-        if flags & HAS_SINGLES != 0 && metrics.iter().any(|&m| self.find_single(key(m)).is_some()) {
+        if flags & HAS_SINGLES != 0 && metrics.clone().any(|m| self.find_single(key(m)).is_some()) {
             return None;
         }
         if !self.rows.shapes[shape as usize].exclusive
-            && metrics.iter().any(|&m| self.find_in_rows(key(m)).is_some())
+            && metrics.clone().any(|m| self.find_in_rows(key(m)).is_some())
         {
             return None;
         }
