@@ -370,12 +370,45 @@ impl Sink for Dataset {
     }
 }
 
+/// Flags by id, a bit each: a profile declares millions of series.
+#[derive(Default)]
+struct Bits {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Bits {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Sets flag `i`, making the flags up to it (false) if there are fewer.
+    #[inline]
+    fn set(&mut self, i: usize, on: bool) {
+        let w = i / 64;
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        let bit = 1 << (i % 64);
+        if on {
+            self.words[w] |= bit;
+        } else {
+            self.words[w] &= !bit;
+        }
+        self.len = self.len.max(i + 1);
+    }
+
+    fn get(&self, i: usize) -> bool {
+        i < self.len && self.words[i / 64] >> (i % 64) & 1 == 1
+    }
+}
+
 /// What a parser writes through: validates every sample (finite; not negative where the unit
 /// forbids it) and stamps warnings and errors with the current line.
 pub struct Ctx<'a> {
     sink: &'a mut dyn Sink,
     /// Non-negative flags of declared series, by id.
-    nonneg: Vec<bool>,
+    nonneg: Bits,
     /// Metric names of declared series, by id, unless the sink keeps them (`sink_names`).
     names: Vec<String>,
     sink_names: Option<bool>,
@@ -400,7 +433,7 @@ impl<'a> Ctx<'a> {
     pub fn new(sink: &'a mut dyn Sink, file_name: Option<String>) -> Self {
         Ctx {
             sink,
-            nonneg: Vec::new(),
+            nonneg: Bits::default(),
             names: Vec::new(),
             sink_names: None,
             line: 0,
@@ -442,12 +475,7 @@ impl<'a> Ctx<'a> {
 
     #[inline]
     fn add_nonneg(&mut self, id: SeriesId, nonneg: bool) {
-        if id == self.nonneg.len() {
-            self.nonneg.push(nonneg);
-        } else {
-            self.nonneg.resize(id + 1, false);
-            self.nonneg[id] = nonneg;
-        }
+        self.nonneg.set(id, nonneg);
     }
 
     fn name(&self, id: SeriesId) -> &str {
@@ -459,7 +487,7 @@ impl<'a> Ctx<'a> {
 
     /// Adds a sample after checking it; the error names the current line.
     pub fn sample(&mut self, id: SeriesId, value: f64) -> Result<(), ParseError> {
-        if !value.is_finite() || (value < 0.0 && self.nonneg[id]) {
+        if !value.is_finite() || (value < 0.0 && self.nonneg.get(id)) {
             let why = if value.is_finite() {
                 "expected a value that is not negative"
             } else {
