@@ -42,15 +42,21 @@ fn marked(bits: u64) -> bool {
     bits >> 32 == MARK
 }
 
-/// Series declared together: ids `start..start + len` of one context, whose metrics are the
-/// metric ids `metric..metric + len`. A series declared alone is a run of one whose `shape`
-/// is its kind with [`SINGLE`] set; the run of a row names its [`rows::Shape`].
+/// Series declared together: ids `start..start + len` of one context. A series declared
+/// alone is a run of one whose `shape` is its index in `singles` with [`SINGLE`] set; the
+/// run of a row names its [`rows::Shape`], which holds its metrics and kinds.
 #[derive(Clone, Copy)]
 struct Run {
     start: u32,
     context: u32,
-    metric: u32,
     shape: u32,
+}
+
+/// The metric id and kind of a series declared alone.
+#[derive(Clone, Copy)]
+struct Single {
+    metric: u32,
+    kind: u16,
 }
 
 const SINGLE: u32 = 1 << 31;
@@ -75,6 +81,7 @@ pub struct SeriesTable {
     last_context: Option<(Context, u32)>,
     /// Every series, in runs ordered by id.
     runs: Vec<Run>,
+    singles: Vec<Single>,
     /// Series declared alone, by context and metric id: a direct index for the common shape
     /// of many metrics under few contexts. Bounded; series that do not fit go to `index`.
     dense: Vec<Vec<u32>>,
@@ -115,6 +122,7 @@ impl Default for SeriesTable {
             context_flags: Vec::new(),
             last_context: None,
             runs: Vec::new(),
+            singles: Vec::new(),
             dense: Vec::new(),
             dense_slots: 0,
             index: HashTable::new(),
@@ -196,22 +204,28 @@ impl SeriesTable {
         self.view(&r, id)
     }
 
+    /// The metric id and kind of series `k` of run `r`.
+    fn metric_kind(&self, r: &Run, k: usize) -> (u32, u16) {
+        if r.shape & SINGLE != 0 {
+            let s = self.singles[(r.shape & !SINGLE) as usize];
+            (s.metric, s.kind)
+        } else {
+            self.rows.metric_kind(r.shape, k)
+        }
+    }
+
     /// Series `id` of run `r`.
     fn view(&self, r: &Run, id: SeriesId) -> SeriesView<'_> {
         let k = id - r.start as usize;
         let [scope, label, statistic, params] = self.context_keys[r.context as usize];
-        let kind = if r.shape & SINGLE != 0 {
-            r.shape as u16
-        } else {
-            self.rows.kind_of(r.shape, k)
-        };
+        let (metric, kind) = self.metric_kind(r, k);
         let (unit, direction) = self.kind_list[kind as usize];
         let bits = self.first[id];
         fn opt(i: &Interner, v: u32) -> Option<&str> {
             v.checked_sub(1).map(|v| i.get(v))
         }
         SeriesView {
-            metric: self.metrics.get(r.metric + k as u32),
+            metric: self.metrics.get(metric),
             scope: self.scopes.get(scope),
             label: opt(&self.labels, label),
             statistic: opt(&self.statistics, statistic),
@@ -428,8 +442,11 @@ impl SeriesTable {
         self.runs.push(Run {
             start: id,
             context: key.context,
+            shape: SINGLE | self.singles.len() as u32,
+        });
+        self.singles.push(Single {
             metric: key.metric,
-            shape: SINGLE | u32::from(kind),
+            kind,
         });
         self.first.push(EMPTY);
         self.context_flags[c] |= HAS_SINGLES;
@@ -576,7 +593,8 @@ impl Sink for SeriesTable {
             return None;
         }
         let r = self.run_of(id);
-        Some(self.metrics.get(r.metric + (id - r.start as usize) as u32))
+        let (metric, _) = self.metric_kind(r, id - r.start as usize);
+        Some(self.metrics.get(metric))
     }
 }
 

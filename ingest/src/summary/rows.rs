@@ -71,8 +71,10 @@ impl Rows {
         self.shapes[shape as usize].len as usize
     }
 
-    pub(super) fn kind_of(&self, shape: u32, k: usize) -> u16 {
-        (self.shapes[shape as usize].kinds >> (8 * k)) as u8 as u16
+    /// The metric id and kind of cell `k` of a shape's rows.
+    pub(super) fn metric_kind(&self, shape: u32, k: usize) -> (u32, u16) {
+        let s = &self.shapes[shape as usize];
+        (s.metric + k as u32, (s.kinds >> (8 * k)) as u8 as u16)
     }
 
     /// The ids of a row's stem and of its cells' suffixes (as a list).
@@ -291,7 +293,6 @@ impl SeriesTable {
         self.runs.push(Run {
             start: start as u32,
             context,
-            metric: first,
             shape,
         });
         self.rows.set_run(context, shape, run, self.runs.len());
