@@ -12,8 +12,9 @@ pub struct Interner {
     text: String,
     /// Where each string starts in `text`, and one more entry for where the last one ends.
     starts: Vec<usize>,
-    /// Ids, hashed by their string.
-    index: HashTable<u32>,
+    /// Ids, hashed by their string, each with its hash: growing the table moves entries
+    /// without reading their strings again.
+    index: HashTable<(u32, u32)>,
     hasher: foldhash::fast::RandomState,
     /// The last string looked up: consecutive series mostly share scope and label.
     last: Option<u32>,
@@ -29,6 +30,12 @@ impl Default for Interner {
             last: None,
         }
     }
+}
+
+/// The table hash of a kept 32-bit hash.
+#[inline]
+fn spread(kept: u32) -> u64 {
+    u64::from(kept) * 0x1_0000_0001
 }
 
 /// `a == b` for the short strings of series keys, compared 8 bytes at a time inline: the
@@ -55,6 +62,16 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 impl Interner {
+    /// A string's hash as kept in the index (32 bits), and as given to the table: the same
+    /// bits in both halves, so that the table's bucket (low bits) and tag (high bits) both
+    /// come from the kept hash.
+    #[inline]
+    fn hash(&self, s: &str) -> (u32, u64) {
+        let h = self.hasher.hash_one(s);
+        let kept = h as u32 ^ (h >> 32) as u32;
+        (kept, spread(kept))
+    }
+
     #[inline]
     fn bytes(&self, id: u32) -> &[u8] {
         let i = id as usize;
@@ -82,24 +99,23 @@ impl Interner {
     #[inline(never)]
     fn find_or_add(&mut self, s: &str) -> u32 {
         let b = s.as_bytes();
-        let hash = self.hasher.hash_one(s);
+        let (kept, hash) = self.hash(s);
         let (text, starts) = (&self.text, &self.starts);
-        let found = self.index.find(hash, |&i| {
-            same(
-                &text.as_bytes()[starts[i as usize]..starts[i as usize + 1]],
-                b,
-            )
+        let found = self.index.find(hash, |&(i, h)| {
+            h == kept
+                && same(
+                    &text.as_bytes()[starts[i as usize]..starts[i as usize + 1]],
+                    b,
+                )
         });
         let id = match found {
-            Some(&id) => id,
+            Some(&(id, _)) => id,
             None => {
                 let id = self.len() as u32;
                 self.text.push_str(s);
                 self.starts.push(self.text.len());
-                let (text, starts, hasher) = (&self.text, &self.starts, &self.hasher);
-                self.index.insert_unique(hash, id, |&i| {
-                    hasher.hash_one(&text[starts[i as usize]..starts[i as usize + 1]])
-                });
+                self.index
+                    .insert_unique(hash, (id, kept), |&(_, h)| spread(h));
                 id
             }
         };
@@ -109,10 +125,12 @@ impl Interner {
 
     /// The id of `s` if it was seen.
     pub fn lookup(&self, s: &str) -> Option<u32> {
-        let hash = self.hasher.hash_one(s);
+        let (kept, hash) = self.hash(s);
         self.index
-            .find(hash, |&i| same(self.bytes(i), s.as_bytes()))
-            .copied()
+            .find(hash, |&(i, h)| {
+                h == kept && same(self.bytes(i), s.as_bytes())
+            })
+            .map(|&(i, _)| i)
     }
 
     /// The string of `id`.
