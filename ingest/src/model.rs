@@ -265,6 +265,11 @@ pub trait Sink {
     fn metric_name(&self, _id: SeriesId) -> Option<&str> {
         None
     }
+    /// Whether a declared series' unit forbids negative values, when the sink keeps units; a
+    /// sink that answers `None` makes [`Ctx`] keep a flag for every series itself.
+    fn is_nonnegative(&self, _id: SeriesId) -> Option<bool> {
+        None
+    }
 }
 
 /// Sets `key` to `value`, in place when the key is there already.
@@ -368,6 +373,10 @@ impl Sink for Dataset {
     fn metric_name(&self, id: SeriesId) -> Option<&str> {
         self.series.get(id).map(|s| s.spec.key.metric.as_str())
     }
+
+    fn is_nonnegative(&self, id: SeriesId) -> Option<bool> {
+        self.series.get(id).map(|s| s.spec.unit.is_nonnegative())
+    }
 }
 
 /// Flags by id, a bit each: a profile declares millions of series.
@@ -407,11 +416,13 @@ impl Bits {
 /// forbids it) and stamps warnings and errors with the current line.
 pub struct Ctx<'a> {
     sink: &'a mut dyn Sink,
-    /// Non-negative flags of declared series, by id.
+    /// Non-negative flags of declared series, by id, unless the sink keeps units.
     nonneg: Bits,
     /// Metric names of declared series, by id, unless the sink keeps them (`sink_names`).
     names: Vec<String>,
     sink_names: Option<bool>,
+    /// Whether the sink keeps units (then `nonneg` stays empty); asked with `sink_names`.
+    sink_units: bool,
     /// The line the parser is on (1-based), for errors and warnings.
     pub line: u64,
     /// File name of the input (e.g. `function3`), which some formats read the CPU from.
@@ -436,6 +447,7 @@ impl<'a> Ctx<'a> {
             nonneg: Bits::default(),
             names: Vec::new(),
             sink_names: None,
+            sink_units: false,
             line: 0,
             file_name,
             samples: 0,
@@ -460,22 +472,34 @@ impl<'a> Ctx<'a> {
     /// Keeps what the checks of a sample need of a series the sink just returned.
     #[inline]
     fn declared(&mut self, id: SeriesId, spec: &SeriesSpec) {
-        if id >= self.nonneg.len() {
-            self.add_nonneg(id, spec.unit.is_nonnegative());
-            // Whether the sink keeps names is asked once: a profile declares millions.
-            let sink_names = *self
-                .sink_names
-                .get_or_insert_with(|| self.sink.metric_name(id).is_some());
-            if !sink_names {
-                self.names.resize(id + 1, String::new());
-                self.names[id].clone_from(&spec.key.metric);
+        // Whether the sink keeps names and units is asked once: a profile declares millions.
+        let sink_names = match self.sink_names {
+            Some(n) => n,
+            None => {
+                self.sink_units = self.sink.is_nonnegative(id).is_some();
+                *self.sink_names.insert(self.sink.metric_name(id).is_some())
             }
+        };
+        if !self.sink_units && id >= self.nonneg.len() {
+            self.add_nonneg(id, spec.unit.is_nonnegative());
+        }
+        if !sink_names && id >= self.names.len() {
+            self.names.resize(id + 1, String::new());
+            self.names[id].clone_from(&spec.key.metric);
         }
     }
 
     #[inline]
     fn add_nonneg(&mut self, id: SeriesId, nonneg: bool) {
         self.nonneg.set(id, nonneg);
+    }
+
+    fn nonnegative(&self, id: SeriesId) -> bool {
+        if self.sink_units {
+            self.sink.is_nonnegative(id).unwrap_or(false)
+        } else {
+            self.nonneg.get(id)
+        }
     }
 
     fn name(&self, id: SeriesId) -> &str {
@@ -487,7 +511,7 @@ impl<'a> Ctx<'a> {
 
     /// Adds a sample after checking it; the error names the current line.
     pub fn sample(&mut self, id: SeriesId, value: f64) -> Result<(), ParseError> {
-        if !value.is_finite() || (value < 0.0 && self.nonneg.get(id)) {
+        if !value.is_finite() || (value < 0.0 && self.nonnegative(id)) {
             let why = if value.is_finite() {
                 "expected a value that is not negative"
             } else {
@@ -534,9 +558,11 @@ impl<'a> Ctx<'a> {
             let ids = &mut ids[..cells.len()];
             self.sink.series_sample_row(spec, stem, cells, ids);
             self.samples += cells.len() as u64;
-            for (c, &id) in cells.iter().zip(ids.iter()) {
-                if id >= self.nonneg.len() {
-                    self.add_nonneg(id, c.unit.is_nonnegative());
+            if !self.sink_units {
+                for (c, &id) in cells.iter().zip(ids.iter()) {
+                    if id >= self.nonneg.len() {
+                        self.add_nonneg(id, c.unit.is_nonnegative());
+                    }
                 }
             }
             return Ok(());

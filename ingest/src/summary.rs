@@ -588,6 +588,16 @@ impl Sink for SeriesTable {
         self.extra.insert(key.to_string(), value);
     }
 
+    fn is_nonnegative(&self, id: SeriesId) -> Option<bool> {
+        if id >= self.first.len() {
+            return None;
+        }
+        let r = self.run_of(id);
+        let (_, kind) = self.metric_kind(r, id - r.start as usize);
+        let (unit, _) = self.kind_list[kind as usize];
+        Some(self.units[unit as usize].is_nonnegative())
+    }
+
     fn metric_name(&self, id: SeriesId) -> Option<&str> {
         if id >= self.first.len() {
             return None;

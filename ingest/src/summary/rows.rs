@@ -400,4 +400,23 @@ mod tests {
             );
         }
     }
+
+    /// A sink that keeps units answers for the checks of later samples.
+    #[test]
+    fn negative_samples_checked_by_the_kept_unit() {
+        let mut table = SeriesTable::new();
+        let mut ctx = crate::Ctx::new(&mut table, None);
+        let seconds = ctx.series(SeriesSpec::duration(SeriesKey::new("t")));
+        let percent = ctx.series(SeriesSpec::new(
+            SeriesKey::new("p"),
+            Unit::Percent,
+            Direction::Neutral,
+        ));
+        let e = ctx.sample(seconds, -1.0).unwrap_err();
+        assert!(e.to_string().contains("not negative"), "{e}");
+        assert!(ctx.sample(percent, -1.0).is_ok());
+        drop(ctx);
+        assert_eq!(table.is_nonnegative(seconds), Some(true));
+        assert_eq!(table.is_nonnegative(percent), Some(false));
+    }
 }
