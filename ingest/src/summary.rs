@@ -44,12 +44,22 @@ fn marked(bits: u64) -> bool {
 
 /// Series declared together: ids `start..start + len` of one context. A series declared
 /// alone is a run of one whose `shape` is its index in `singles` with [`SINGLE`] set; the
-/// run of a row names its [`rows::Shape`], which holds its metrics and kinds.
+/// run of a row names its [`rows::Shape`], which holds its metrics and kinds. Only the shape
+/// is stored (`runs`); the rest comes from the run's [`Segment`].
 #[derive(Clone, Copy)]
 struct Run {
     start: u32,
     context: u32,
     shape: u32,
+}
+
+/// Consecutive runs of one context and one length (a table of rows under one CPU): runs
+/// `run..` hold the series from `start` on, `len` each, up to the next segment.
+struct Segment {
+    start: u32,
+    run: u32,
+    context: u32,
+    len: u32,
 }
 
 /// The metric id and kind of a series declared alone.
@@ -79,8 +89,9 @@ pub struct SeriesTable {
     context_keys: Vec<Context>,
     context_flags: Vec<u8>,
     last_context: Option<(Context, u32)>,
-    /// Every series, in runs ordered by id.
-    runs: Vec<Run>,
+    /// Every series, in runs ordered by id: the shape of each run, and the segments of runs.
+    runs: Vec<u32>,
+    segments: Vec<Segment>,
     singles: Vec<Single>,
     /// Series declared alone, by context and metric id: a direct index for the common shape
     /// of many metrics under few contexts. Bounded; series that do not fit go to `index`.
@@ -122,6 +133,7 @@ impl Default for SeriesTable {
             context_flags: Vec::new(),
             last_context: None,
             runs: Vec::new(),
+            segments: Vec::new(),
             singles: Vec::new(),
             dense: Vec::new(),
             dense_slots: 0,
@@ -186,21 +198,33 @@ impl SeriesTable {
     }
 
     /// The run that holds series `id`.
-    fn run_of(&self, id: SeriesId) -> &Run {
-        &self.runs[self.runs.partition_point(|r| r.start as usize <= id) - 1]
-    }
-
-    /// How many series a run holds.
-    fn run_len(&self, r: &Run) -> usize {
-        if r.shape & SINGLE != 0 {
-            1
-        } else {
-            self.rows.len_of(r.shape)
+    fn run_of(&self, id: SeriesId) -> Run {
+        let s = &self.segments[self.segments.partition_point(|s| s.start as usize <= id) - 1];
+        let k = (id as u32 - s.start) / s.len;
+        Run {
+            start: s.start + k * s.len,
+            context: s.context,
+            shape: self.runs[(s.run + k) as usize],
         }
     }
 
+    /// Appends a run of `len` series from the next id on (the caller adds its series).
+    fn push_run(&mut self, context: u32, len: usize, shape: u32) {
+        let len = len as u32;
+        match self.segments.last() {
+            Some(s) if s.context == context && s.len == len => {}
+            _ => self.segments.push(Segment {
+                start: self.first.len() as u32,
+                run: self.runs.len() as u32,
+                context,
+                len,
+            }),
+        }
+        self.runs.push(shape);
+    }
+
     pub fn get(&self, id: SeriesId) -> SeriesView<'_> {
-        let r = *self.run_of(id);
+        let r = self.run_of(id);
         self.view(&r, id)
     }
 
@@ -247,9 +271,22 @@ impl SeriesTable {
 
     /// The series in the order they were declared.
     pub fn iter(&self) -> impl Iterator<Item = SeriesView<'_>> + '_ {
-        self.runs.iter().flat_map(move |r| {
-            let start = r.start as usize;
-            (start..start + self.run_len(r)).map(move |id| self.view(r, id))
+        self.segments.iter().enumerate().flat_map(move |(i, s)| {
+            let end = self
+                .segments
+                .get(i + 1)
+                .map_or(self.runs.len(), |n| n.run as usize);
+            self.runs[s.run as usize..end]
+                .iter()
+                .zip((s.start..).step_by(s.len as usize))
+                .flat_map(move |(&shape, start)| {
+                    let r = Run {
+                        start,
+                        context: s.context,
+                        shape,
+                    };
+                    (start as usize..(start + s.len) as usize).map(move |id| self.view(&r, id))
+                })
         })
     }
 
@@ -439,11 +476,7 @@ impl SeriesTable {
         }
         let id = self.first.len() as u32;
         let c = key.context as usize;
-        self.runs.push(Run {
-            start: id,
-            context: key.context,
-            shape: SINGLE | self.singles.len() as u32,
-        });
+        self.push_run(key.context, 1, SINGLE | self.singles.len() as u32);
         self.singles.push(Single {
             metric: key.metric,
             kind,
@@ -593,7 +626,7 @@ impl Sink for SeriesTable {
             return None;
         }
         let r = self.run_of(id);
-        let (_, kind) = self.metric_kind(r, id - r.start as usize);
+        let (_, kind) = self.metric_kind(&r, id - r.start as usize);
         let (unit, _) = self.kind_list[kind as usize];
         Some(self.units[unit as usize].is_nonnegative())
     }
@@ -603,7 +636,7 @@ impl Sink for SeriesTable {
             return None;
         }
         let r = self.run_of(id);
-        let (metric, _) = self.metric_kind(r, id - r.start as usize);
+        let (metric, _) = self.metric_kind(&r, id - r.start as usize);
         Some(self.metrics.get(metric))
     }
 }

@@ -7,7 +7,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use super::{CompactKey, EMPTY, HAS_ROWS, HAS_SINGLES, NONE, Run, SeriesTable, marked};
+use super::{CompactKey, EMPTY, HAS_ROWS, HAS_SINGLES, NONE, SeriesTable, marked};
 use crate::intern::{Interner, same};
 use crate::model::{Cell, MAX_ROW, SeriesId, Sink};
 
@@ -40,11 +40,11 @@ pub(super) struct Rows {
     of_stem: Vec<u32>,
     suffix_sets: Vec<Vec<String>>,
     last_suffixes: usize,
-    /// Run ids by context and shape: a direct index for the common case of the same rows
+    /// The first series of each run, by context and shape: a direct index for the common case of the same rows
     /// under every context (functions x CPUs). Bounded; runs that do not fit go to `index`.
     dense: Vec<Vec<u32>>,
     slots: usize,
-    /// (context, shape, run)
+    /// (context, shape, first series)
     index: HashTable<(u32, u32, u32)>,
     hasher: foldhash::fast::RandomState,
 }
@@ -65,10 +65,6 @@ impl Rows {
     pub(super) fn add_context(&mut self) {
         let room = self.dense.last().map_or(0, Vec::len);
         self.dense.push(Vec::with_capacity(room));
-    }
-
-    pub(super) fn len_of(&self, shape: u32) -> usize {
-        self.shapes[shape as usize].len as usize
     }
 
     /// The metric id and kind of cell `k` of a shape's rows.
@@ -185,7 +181,7 @@ impl Rows {
         }
     }
 
-    /// The run of `shape` in `context`.
+    /// The first series of the run of `shape` in `context`.
     #[inline]
     fn run_at(&self, context: u32, shape: u32) -> Option<u32> {
         if let Some(&r) = self.dense[context as usize].get(shape as usize)
@@ -202,7 +198,8 @@ impl Rows {
             .map(|e| e.2)
     }
 
-    /// Records `run` as the run of `shape` in `context`; `runs` is how many runs there are.
+    /// Records the run of `shape` in `context`, from series `run` on; `runs` is how many runs
+    /// there are.
     fn set_run(&mut self, context: u32, shape: u32, run: u32, runs: usize) {
         let v = &mut self.dense[context as usize];
         let s = shape as usize;
@@ -269,8 +266,8 @@ impl SeriesTable {
     /// The run of `shape` in `context`, with the cells' values stored, made if none of its
     /// series exists.
     fn row_run(&mut self, context: u32, shape: u32, cells: &[Cell<'_>]) -> Option<SeriesId> {
-        if let Some(r) = self.rows.run_at(context, shape) {
-            let start = self.runs[r as usize].start as usize;
+        if let Some(start) = self.rows.run_at(context, shape) {
+            let start = start as usize;
             for (k, cell) in cells.iter().enumerate() {
                 self.sample(start + k, cell.value);
             }
@@ -289,13 +286,9 @@ impl SeriesTable {
             return None;
         }
         let start = self.first.len();
-        let run = self.runs.len() as u32;
-        self.runs.push(Run {
-            start: start as u32,
-            context,
-            shape,
-        });
-        self.rows.set_run(context, shape, run, self.runs.len());
+        self.push_run(context, cells.len(), shape);
+        self.rows
+            .set_run(context, shape, start as u32, self.runs.len());
         self.context_flags[context as usize] |= HAS_ROWS;
         for cell in cells {
             let bits = cell.value.to_bits();
@@ -318,12 +311,10 @@ impl SeriesTable {
         let mut found = None;
         self.rows.covering(key.metric, |s| {
             if found.is_none()
-                && let Some(r) = self.rows.run_at(key.context, s)
+                && let Some(start) = self.rows.run_at(key.context, s)
             {
                 let shape = &self.rows.shapes[s as usize];
-                found = Some(
-                    self.runs[r as usize].start as usize + (key.metric - shape.metric) as usize,
-                );
+                found = Some(start as usize + (key.metric - shape.metric) as usize);
             }
         });
         found
