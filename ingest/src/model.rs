@@ -215,6 +215,57 @@ pub struct Cell<'a> {
 /// Most cells of a row that [`Ctx::push_row`] passes to the sink in one call.
 pub const MAX_ROW: usize = 8;
 
+/// Rows of one table for [`Ctx::push_rows`]: each row's metric stem and its values, one per
+/// cell of the table. Kept by the parser and reused, so that collecting rows allocates nothing
+/// once the buffers have grown.
+#[derive(Debug, Default)]
+pub struct RowBatch {
+    stems: String,
+    ends: Vec<usize>,
+    values: Vec<f64>,
+}
+
+impl RowBatch {
+    /// Adds a row: its stem (the metric before each cell's suffix), made of the pieces of
+    /// `stem`, and its values.
+    pub fn push(&mut self, stem: &[&str], values: &[f64]) {
+        for piece in stem {
+            self.stems.push_str(piece);
+        }
+        self.ends.push(self.stems.len());
+        self.values.extend_from_slice(values);
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.stems.clear();
+        self.ends.clear();
+        self.values.clear();
+    }
+
+    /// The rows as (stem, values), with `cells` values per row.
+    pub fn rows(&self, cells: usize) -> impl Iterator<Item = (&str, &[f64])> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        self.ends
+            .iter()
+            .zip(starts)
+            .zip(self.values.chunks(cells.max(1)))
+            .map(|((&end, start), values)| (&self.stems[start..end], values))
+    }
+
+    /// All values, row after row.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+}
+
 /// Receives what a parser finds. Parsers stream into a sink so that storing a large file needs
 /// memory proportional to the number of series, not samples.
 pub trait Sink {
@@ -249,6 +300,38 @@ pub trait Sink {
             }
             spec.direction = c.direction;
             *id = self.series_sample(spec, c.value);
+        }
+    }
+    /// [`Sink::series_sample_row`] for each row of a batch, all with `spec`'s scope, label,
+    /// statistic and params and the suffixes, units and directions of `cells` (whose values
+    /// are not used: row r's are in the batch). Each row's metric stem replaces `spec`'s
+    /// metric. The values are valid in any series.
+    fn series_sample_rows(&mut self, spec: &mut SeriesSpec, cells: &[Cell<'_>], rows: &RowBatch) {
+        let mut row = [Cell {
+            suffix: "",
+            unit: &Unit::Count,
+            direction: Direction::Neutral,
+            value: 0.0,
+        }; MAX_ROW];
+        let mut ids = [0; MAX_ROW];
+        let n = cells.len();
+        for (stem, values) in rows.rows(n) {
+            spec.key.metric.clear();
+            spec.key.metric.push_str(stem);
+            if n <= MAX_ROW {
+                for ((r, c), &v) in row.iter_mut().zip(cells).zip(values) {
+                    *r = Cell { value: v, ..*c };
+                }
+                self.series_sample_row(spec, stem.len(), &row[..n], &mut ids[..n]);
+            } else {
+                let row: Vec<Cell<'_>> = cells
+                    .iter()
+                    .zip(values)
+                    .map(|(c, &value)| Cell { value, ..*c })
+                    .collect();
+                let mut ids = vec![0; n];
+                self.series_sample_row(spec, stem.len(), &row, &mut ids);
+            }
         }
     }
     fn meta(&mut self, key: &str, value: String);
@@ -575,6 +658,39 @@ impl<'a> Ctx<'a> {
             }
             spec.direction = c.direction;
             self.push_ref(spec, c.value)?;
+        }
+        Ok(())
+    }
+
+    /// [`Ctx::push_row`] for each row of a batch (see [`Sink::series_sample_rows`]), all under
+    /// `spec`'s scope and label and with the cells' suffixes, units and directions. Every value
+    /// must be finite and not negative: an error would name the line the batch is pushed on,
+    /// not its row's, so a row with any other value goes to [`Ctx::push_row`] instead. `spec`'s
+    /// metric is left holding a series of the batch.
+    pub fn push_rows(
+        &mut self,
+        spec: &mut SeriesSpec,
+        cells: &[Cell<'_>],
+        rows: &RowBatch,
+    ) -> Result<(), ParseError> {
+        let fine = |v: &f64| v.to_bits() < f64::INFINITY.to_bits();
+        if self.sink_names == Some(true) && self.sink_units && rows.values().iter().all(fine) {
+            self.sink.series_sample_rows(spec, cells, rows);
+            self.samples += rows.values().len() as u64;
+            return Ok(());
+        }
+        let mut row = Vec::with_capacity(cells.len());
+        for (stem, values) in rows.rows(cells.len()) {
+            spec.key.metric.clear();
+            spec.key.metric.push_str(stem);
+            row.clear();
+            row.extend(
+                cells
+                    .iter()
+                    .zip(values)
+                    .map(|(c, &value)| Cell { value, ..*c }),
+            );
+            self.push_row(spec, stem.len(), &row)?;
         }
         Ok(())
     }

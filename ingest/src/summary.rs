@@ -12,7 +12,8 @@ use serde::ser::{SerializeMap, SerializeSeq};
 
 use crate::intern::Interner;
 use crate::model::{
-    Cell, Direction, FastMap, MAX_ROW, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning,
+    Cell, Direction, FastMap, MAX_ROW, RowBatch, SeriesId, SeriesKey, SeriesSpec, Sink, Unit,
+    Warning,
 };
 
 mod rows;
@@ -508,6 +509,66 @@ impl SeriesTable {
     }
 }
 
+/// What the rows of [`SeriesTable::row_values`] share: their context and cells (suffixes,
+/// units and directions), the cells' kinds and the id of their suffixes (None for one cell).
+struct RowOf<'a, 'c> {
+    context: u32,
+    cells: &'a [Cell<'c>],
+    kinds: &'a [u16],
+    suffixes: Option<u32>,
+}
+
+impl SeriesTable {
+    /// Declares the series of a row of at most [`MAX_ROW`] cells whose metrics are the first
+    /// `stem` bytes of `spec`'s followed by each cell's suffix, and stores `values`; their ids
+    /// go to `ids`.
+    fn row_values(
+        &mut self,
+        row: &RowOf<'_, '_>,
+        spec: &mut SeriesSpec,
+        stem: usize,
+        values: &[f64],
+        ids: &mut [SeriesId],
+    ) {
+        let (context, kinds) = (row.context, row.kinds);
+        // A row seen before (under another context) is found by its stem and suffixes, with
+        // no metric names to make.
+        let named = match (row.suffixes, spec.key.metric.get(..stem)) {
+            (Some(suffixes), Some(s)) => Some((self.rows.stem(s), suffixes)),
+            _ => None,
+        };
+        if let Some(start) = self.named_row(context, named, kinds, values) {
+            for (k, out) in ids.iter_mut().enumerate() {
+                *out = start + k;
+            }
+            return;
+        }
+        let mut metrics = [0; MAX_ROW];
+        for (k, c) in row.cells.iter().enumerate() {
+            let metric = &mut spec.key.metric;
+            metric.truncate(stem);
+            metric.push_str(c.suffix);
+            metrics[k] = self.metrics.id(metric);
+        }
+        let n = row.cells.len();
+        if let Some(start) = self.row(context, &metrics[..n], kinds, values, named) {
+            for (k, out) in ids.iter_mut().enumerate() {
+                *out = start + k;
+            }
+            return;
+        }
+        for (k, (&value, out)) in values.iter().zip(ids).enumerate() {
+            let key = CompactKey {
+                metric: metrics[k],
+                context,
+            };
+            let (id, new) = self.declare_key(key, kinds[k]);
+            self.store(id, new, value);
+            *out = id;
+        }
+    }
+}
+
 impl Sink for SeriesTable {
     fn series(&mut self, spec: &SeriesSpec) -> SeriesId {
         self.declare(spec).0
@@ -546,43 +607,58 @@ impl Sink for SeriesTable {
             return;
         }
         let mut kinds = [0; MAX_ROW];
+        let mut values = [0.0; MAX_ROW];
+        for (k, c) in cells.iter().enumerate() {
+            kinds[k] = self.kind(c.unit, c.direction);
+            values[k] = c.value;
+        }
+        let suffixes = (n >= 2).then(|| self.rows.suffix_set(cells));
+        let row = RowOf {
+            context,
+            cells,
+            kinds: &kinds[..n],
+            suffixes,
+        };
+        self.row_values(&row, spec, stem, &values[..n], ids);
+    }
+
+    fn series_sample_rows(&mut self, spec: &mut SeriesSpec, cells: &[Cell<'_>], rows: &RowBatch) {
+        // What the rows share (context, kinds, suffixes) is found once for the batch.
+        let context = self.context_of(&spec.key);
+        let n = cells.len();
+        let mut kinds = [0; MAX_ROW];
+        let mut ids = [0; MAX_ROW];
+        if n > MAX_ROW || n == 0 {
+            let mut row = Vec::with_capacity(n);
+            let mut ids = vec![0; n];
+            for (stem, values) in rows.rows(n) {
+                spec.key.metric.clear();
+                spec.key.metric.push_str(stem);
+                row.clear();
+                row.extend(
+                    cells
+                        .iter()
+                        .zip(values)
+                        .map(|(c, &value)| Cell { value, ..*c }),
+                );
+                self.series_sample_row(spec, stem.len(), &row, &mut ids);
+            }
+            return;
+        }
         for (k, c) in cells.iter().enumerate() {
             kinds[k] = self.kind(c.unit, c.direction);
         }
-        let kinds = &kinds[..n];
-        // A row seen before (under another context) is found by its stem and suffixes, with
-        // no metric names to make.
-        let named = match spec.key.metric.get(..stem) {
-            Some(s) if n >= 2 => Some(self.rows.name(s, cells)),
-            _ => None,
+        let suffixes = (n >= 2).then(|| self.rows.suffix_set(cells));
+        let row = RowOf {
+            context,
+            cells,
+            kinds: &kinds[..n],
+            suffixes,
         };
-        if let Some(start) = self.named_row(context, named, kinds, cells) {
-            for (k, out) in ids.iter_mut().enumerate() {
-                *out = start + k;
-            }
-            return;
-        }
-        let mut metrics = [0; MAX_ROW];
-        for (k, c) in cells.iter().enumerate() {
-            let metric = &mut spec.key.metric;
-            metric.truncate(stem);
-            metric.push_str(c.suffix);
-            metrics[k] = self.metrics.id(metric);
-        }
-        if let Some(start) = self.row(context, &metrics[..n], kinds, cells, named) {
-            for (k, out) in ids.iter_mut().enumerate() {
-                *out = start + k;
-            }
-            return;
-        }
-        for (k, (c, out)) in cells.iter().zip(ids).enumerate() {
-            let key = CompactKey {
-                metric: metrics[k],
-                context,
-            };
-            let (id, new) = self.declare_key(key, kinds[k]);
-            self.store(id, new, c.value);
-            *out = id;
+        for (stem, values) in rows.rows(n) {
+            spec.key.metric.clear();
+            spec.key.metric.push_str(stem);
+            self.row_values(&row, spec, stem.len(), values, &mut ids[..n]);
         }
     }
 
@@ -689,91 +765,4 @@ impl serde::Serialize for AllSeries<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sparse_contexts_fall_back_to_the_hash_index_and_stay_unique() {
-        let mut t = SeriesTable::new();
-        let spec = |m: usize, scope: usize| {
-            SeriesSpec::count(SeriesKey::new(format!("m{m}")).scope(format!("s{scope}")))
-        };
-        for m in 0..100_000 {
-            t.series(&spec(m, 0));
-        }
-        // Each further scope holds only the last metric: a direct slot would cost 100,000.
-        let ids: Vec<SeriesId> = (1..200).map(|s| t.series(&spec(99_999, s))).collect();
-        assert!(
-            t.dense_slots <= 4 * t.len() + (1 << 16),
-            "{}",
-            t.dense_slots
-        );
-        assert!(!t.index.is_empty());
-        for (s, id) in (1..200).zip(&ids) {
-            assert_eq!(t.series(&spec(99_999, s)), *id);
-        }
-        assert_eq!(t.series(&spec(5, 0)), 5);
-        assert_eq!(t.len(), 100_000 + 199);
-        assert_eq!(t.get(ids[3]).scope, "s4");
-    }
-
-    #[test]
-    fn samples_with_the_marker_bits_are_kept() {
-        let mut t = SeriesTable::new();
-        let odd = [
-            f64::from_bits(EMPTY),
-            f64::from_bits(MARK << 32 | 7),
-            f64::NAN,
-        ];
-        let mut ids = Vec::new();
-        for (n, v) in odd.iter().enumerate() {
-            let id = t.series(&SeriesSpec::count(SeriesKey::new(format!("m{n}"))));
-            t.sample(id, *v);
-            ids.push(id);
-        }
-        let two = t.series(&SeriesSpec::count(SeriesKey::new("two")));
-        t.sample(two, 1.5);
-        t.sample(two, odd[0]);
-        t.sample(two, 2.5);
-        for (id, v) in ids.iter().zip(odd) {
-            let got: Vec<u64> = t.get(*id).samples().map(f64::to_bits).collect();
-            assert_eq!(got, [v.to_bits()]);
-        }
-        let got: Vec<u64> = t.get(two).samples().map(f64::to_bits).collect();
-        assert_eq!(got, [1.5f64.to_bits(), odd[0].to_bits(), 2.5f64.to_bits()]);
-        let empty = t.series(&SeriesSpec::count(SeriesKey::new("none")));
-        assert!(t.get(empty).is_empty() && !t.get(two).is_empty());
-        assert_eq!(t.get(two).len(), 3);
-    }
-
-    #[test]
-    fn same_key_same_id_and_samples_in_order() {
-        let mut t = SeriesTable::new();
-        let a = SeriesSpec::duration(SeriesKey::new("f.time").scope("cpu1"));
-        let b = SeriesSpec::duration(SeriesKey::new("f.time").scope("cpu2"));
-        let c = SeriesSpec::count(SeriesKey::new("f.hit").scope("cpu1"));
-        let ia = t.series(&a);
-        let ib = t.series(&b);
-        let ic = t.series(&c);
-        assert_eq!(t.series(&a), ia);
-        assert!(ia != ib && ib != ic && ia != ic);
-        // As in a Dataset, the key alone is the identity: the first unit stays.
-        let a_count = SeriesSpec::count(SeriesKey::new("f.time").scope("cpu1"));
-        assert_eq!(t.series(&a_count), ia);
-        assert_eq!(t.get(ia).unit, &Unit::Seconds);
-        t.sample(ia, 1.0);
-        t.sample(ia, 3.0);
-        t.sample(ib, 2.0);
-        let v = t.get(ia);
-        assert_eq!(v.samples().collect::<Vec<_>>(), vec![1.0, 3.0]);
-        assert_eq!(t.get(ic).len(), 0);
-        assert_eq!(t.sample_count(), 3);
-        let ds = t.to_dataset();
-        assert_eq!(ds.series.len(), 3);
-        assert_eq!(ds.get("f.time", "cpu2").unwrap().samples, vec![2.0]);
-        // The JSON of a view is the JSON of the equivalent `Series`.
-        let from_ds = serde_json::to_value(&ds.series).unwrap();
-        let from_table = serde_json::to_value(AllSeries(&t)).unwrap();
-        assert_eq!(from_ds, from_table);
-    }
-}
+mod tests;

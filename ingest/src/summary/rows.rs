@@ -73,10 +73,15 @@ impl Rows {
         (s.metric + k as u32, (s.kinds >> (8 * k)) as u8 as u16)
     }
 
-    /// The ids of a row's stem and of its cells' suffixes (as a list).
+    /// The id of a row's stem.
     #[inline]
-    pub(super) fn name(&mut self, stem: &str, cells: &[Cell<'_>]) -> (u32, u32) {
-        let stem = self.stems.id(stem);
+    pub(super) fn stem(&mut self, stem: &str) -> u32 {
+        self.stems.id(stem)
+    }
+
+    /// The id of the list of a row's cells' suffixes.
+    #[inline]
+    pub(super) fn suffix_set(&mut self, cells: &[Cell<'_>]) -> u32 {
         let matches = |set: &[String]| {
             set.len() == cells.len()
                 && set
@@ -98,7 +103,7 @@ impl Rows {
                 }
             };
         }
-        (stem, self.last_suffixes as u32)
+        self.last_suffixes as u32
     }
 
     /// The shape of the row whose metric ids start at `metric` and whose cells have `kinds`.
@@ -227,10 +232,10 @@ impl SeriesTable {
         context: u32,
         named: Option<(u32, u32)>,
         kinds: &[u16],
-        cells: &[Cell<'_>],
+        values: &[f64],
     ) -> Option<SeriesId> {
         let shape = self.rows.find_named(named?, pack(kinds)?)?;
-        self.row_run(context, shape, cells)
+        self.row_run(context, shape, values)
     }
 
     /// Declares the series of a row whose cells have the metric ids `metrics` and `kinds`,
@@ -243,7 +248,7 @@ impl SeriesTable {
         context: u32,
         metrics: &[u32],
         kinds: &[u16],
-        cells: &[Cell<'_>],
+        values: &[f64],
         named: Option<(u32, u32)>,
     ) -> Option<SeriesId> {
         let first = *metrics.first()?;
@@ -260,21 +265,21 @@ impl SeriesTable {
             Some(s) => s,
             None => self.rows.add(first, metrics.len(), packed, named),
         };
-        self.row_run(context, shape, cells)
+        self.row_run(context, shape, values)
     }
 
     /// The run of `shape` in `context`, with the cells' values stored, made if none of its
     /// series exists.
-    fn row_run(&mut self, context: u32, shape: u32, cells: &[Cell<'_>]) -> Option<SeriesId> {
+    fn row_run(&mut self, context: u32, shape: u32, values: &[f64]) -> Option<SeriesId> {
         if let Some(start) = self.rows.run_at(context, shape) {
             let start = start as usize;
-            for (k, cell) in cells.iter().enumerate() {
-                self.sample(start + k, cell.value);
+            for (k, &value) in values.iter().enumerate() {
+                self.sample(start + k, value);
             }
             return Some(start);
         }
         let first = self.rows.shapes[shape as usize].metric;
-        let metrics = first..first + cells.len() as u32;
+        let metrics = first..first + values.len() as u32;
         let flags = self.context_flags[context as usize];
         let key = |metric| CompactKey { metric, context };
         if flags & HAS_SINGLES != 0 && metrics.clone().any(|m| self.find_single(key(m)).is_some()) {
@@ -286,15 +291,15 @@ impl SeriesTable {
             return None;
         }
         let start = self.first.len();
-        self.push_run(context, cells.len(), shape);
+        self.push_run(context, values.len(), shape);
         self.rows
             .set_run(context, shape, start as u32, self.runs.len());
         self.context_flags[context as usize] |= HAS_ROWS;
-        for cell in cells {
-            let bits = cell.value.to_bits();
+        for &value in values {
+            let bits = value.to_bits();
             if marked(bits) {
                 self.first.push(EMPTY);
-                self.sample(self.first.len() - 1, cell.value);
+                self.sample(self.first.len() - 1, value);
             } else {
                 self.first.push(bits);
                 self.samples += 1;
@@ -409,5 +414,42 @@ mod tests {
         drop(ctx);
         assert_eq!(table.is_nonnegative(seconds), Some(true));
         assert_eq!(table.is_nonnegative(percent), Some(false));
+    }
+
+    /// Batches of rows declare what their rows one at a time would.
+    #[test]
+    fn batches_of_rows_as_rows_one_at_a_time() {
+        let units = [Unit::Count, Unit::Seconds, Unit::Seconds];
+        let cells: Vec<Cell<'_>> = ["hit", "time", "avg"]
+            .iter()
+            .zip(&units)
+            .map(|(&suffix, unit)| Cell {
+                suffix,
+                unit,
+                direction: Direction::LowerIsBetter,
+                value: 0.0,
+            })
+            .collect();
+        let mut table = SeriesTable::new();
+        let mut ds = Dataset::new();
+        // A series of a later row declared alone first.
+        let single = SeriesSpec::count(SeriesKey::new("f3.time").scope("cpu1"));
+        table.series_sample(&single, 9.0);
+        ds.series_sample(&single, 9.0);
+        for round in 0..3 {
+            for scope in ["cpu0", "cpu1"] {
+                for n in [1, 3, 2] {
+                    let mut batch = crate::model::RowBatch::default();
+                    for f in 0..6 {
+                        let v = (round * 100 + f) as f64;
+                        batch.push(&[&format!("f{f}"), "."], &[v, v + 0.5, v + 0.25][..n]);
+                    }
+                    let mut spec = SeriesSpec::count(SeriesKey::new("").scope(scope));
+                    table.series_sample_rows(&mut spec.clone(), &cells[..n], &batch);
+                    ds.series_sample_rows(&mut spec, &cells[..n], &batch);
+                }
+            }
+        }
+        assert_eq!(table.to_dataset().series, ds.series);
     }
 }
