@@ -304,8 +304,9 @@ pub trait Sink {
     }
     /// [`Sink::series_sample_row`] for each row of a batch, all with `spec`'s scope, label,
     /// statistic and params and the suffixes, units and directions of `cells` (whose values
-    /// are not used: row r's are in the batch). Each row's metric stem replaces `spec`'s
-    /// metric. The values are valid in any series.
+    /// are not used: row r's are in the batch). The metric of a row's cell is the row's stem
+    /// followed by the cell's suffix; `spec`'s metric is a buffer. The values are valid in any
+    /// series.
     fn series_sample_rows(&mut self, spec: &mut SeriesSpec, cells: &[Cell<'_>], rows: &RowBatch) {
         let mut row = [Cell {
             suffix: "",
@@ -666,7 +667,7 @@ impl<'a> Ctx<'a> {
     /// `spec`'s scope and label and with the cells' suffixes, units and directions. Every value
     /// must be finite and not negative: an error would name the line the batch is pushed on,
     /// not its row's, so a row with any other value goes to [`Ctx::push_row`] instead. `spec`'s
-    /// metric is left holding a series of the batch.
+    /// metric is left unspecified.
     pub fn push_rows(
         &mut self,
         spec: &mut SeriesSpec,

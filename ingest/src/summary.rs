@@ -113,6 +113,8 @@ pub struct SeriesTable {
     first: Vec<u64>,
     /// The samples of the series that have more than one.
     more: Vec<Vec<f64>>,
+    /// Where a row's metric names are made when they are needed.
+    name: String,
     samples: u64,
     pub meta: BTreeMap<String, String>,
     pub warnings: Vec<Warning>,
@@ -145,6 +147,7 @@ impl Default for SeriesTable {
             hasher: foldhash::fast::RandomState::default(),
             first: Vec::new(),
             more: Vec::new(),
+            name: String::new(),
             samples: 0,
             meta: BTreeMap::new(),
             warnings: Vec::new(),
@@ -519,24 +522,21 @@ struct RowOf<'a, 'c> {
 }
 
 impl SeriesTable {
-    /// Declares the series of a row of at most [`MAX_ROW`] cells whose metrics are the first
-    /// `stem` bytes of `spec`'s followed by each cell's suffix, and stores `values`; their ids
-    /// go to `ids`.
+    /// Declares the series of a row of at most [`MAX_ROW`] cells whose metrics are `stem`
+    /// followed by each cell's suffix, and stores `values`; their ids go to `ids`.
     fn row_values(
         &mut self,
         row: &RowOf<'_, '_>,
-        spec: &mut SeriesSpec,
-        stem: usize,
+        stem: &str,
         values: &[f64],
         ids: &mut [SeriesId],
     ) {
         let (context, kinds) = (row.context, row.kinds);
         // A row seen before (under another context) is found by its stem and suffixes, with
         // no metric names to make.
-        let named = match (row.suffixes, spec.key.metric.get(..stem)) {
-            (Some(suffixes), Some(s)) => Some((self.rows.stem(s), suffixes)),
-            _ => None,
-        };
+        let named = row
+            .suffixes
+            .map(|suffixes| (self.rows.stem(stem), suffixes));
         if let Some(start) = self.named_row(context, named, kinds, values) {
             for (k, out) in ids.iter_mut().enumerate() {
                 *out = start + k;
@@ -545,10 +545,10 @@ impl SeriesTable {
         }
         let mut metrics = [0; MAX_ROW];
         for (k, c) in row.cells.iter().enumerate() {
-            let metric = &mut spec.key.metric;
-            metric.truncate(stem);
-            metric.push_str(c.suffix);
-            metrics[k] = self.metrics.id(metric);
+            self.name.clear();
+            self.name.push_str(stem);
+            self.name.push_str(c.suffix);
+            metrics[k] = self.metrics.id(&self.name);
         }
         let n = row.cells.len();
         if let Some(start) = self.row(context, &metrics[..n], kinds, values, named) {
@@ -619,7 +619,7 @@ impl Sink for SeriesTable {
             kinds: &kinds[..n],
             suffixes,
         };
-        self.row_values(&row, spec, stem, &values[..n], ids);
+        self.row_values(&row, &spec.key.metric[..stem], &values[..n], ids);
     }
 
     fn series_sample_rows(&mut self, spec: &mut SeriesSpec, cells: &[Cell<'_>], rows: &RowBatch) {
@@ -656,9 +656,7 @@ impl Sink for SeriesTable {
             suffixes,
         };
         for (stem, values) in rows.rows(n) {
-            spec.key.metric.clear();
-            spec.key.metric.push_str(stem);
-            self.row_values(&row, spec, stem.len(), values, &mut ids[..n]);
+            self.row_values(&row, stem, values, &mut ids[..n]);
         }
     }
 
