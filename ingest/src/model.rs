@@ -233,7 +233,11 @@ impl RowBatch {
             self.stems.push_str(piece);
         }
         self.ends.push(self.stems.len());
-        self.values.extend_from_slice(values);
+        // A value at a time: a row has a few, fewer than a copy by call is worth.
+        self.values.reserve(values.len());
+        for &v in values {
+            self.values.push(v);
+        }
     }
 
     pub fn len(&self) -> usize {
