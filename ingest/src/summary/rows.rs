@@ -7,7 +7,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use super::{CompactKey, EMPTY, HAS_ROWS, HAS_SINGLES, NONE, SeriesTable, marked};
+use super::{CompactKey, EMPTY, HAS_ROWS, HAS_SINGLES, NONE, SINGLE, SeriesTable, marked};
 use crate::intern::{Interner, same};
 use crate::model::{Cell, MAX_ROW, SeriesId, Sink};
 
@@ -40,13 +40,19 @@ pub(super) struct Rows {
     of_stem: Vec<u32>,
     suffix_sets: Vec<Vec<String>>,
     last_suffixes: usize,
-    /// The first series of each run, by context and shape: a direct index for the common case of the same rows
-    /// under every context (functions x CPUs). Bounded; runs that do not fit go to `index`.
+    /// The first series of each run, by context and shape: a direct index for the common
+    /// case of the same rows under every context (functions x CPUs). Bounded; runs that do
+    /// not fit go to `index`. A context's runs are indexed only once a lookup needs it.
     dense: Vec<Vec<u32>>,
     slots: usize,
     /// (context, shape, first series)
     index: HashTable<(u32, u32, u32)>,
     hasher: foldhash::fast::RandomState,
+    /// Per context: whether its runs are indexed, and the greatest shape among them (NONE
+    /// for none). A table's rows come in the order of their shapes: a row of a greater
+    /// shape is new to the context without a look in an index.
+    indexed: Vec<bool>,
+    greatest: Vec<u32>,
 }
 
 /// The kinds of a row's cells a byte each, if each fits in one.
@@ -63,8 +69,17 @@ fn pack(kinds: &[u16]) -> Option<u64> {
 
 impl Rows {
     pub(super) fn add_context(&mut self) {
-        let room = self.dense.last().map_or(0, Vec::len);
-        self.dense.push(Vec::with_capacity(room));
+        self.dense.push(Vec::new());
+        self.indexed.push(false);
+        self.greatest.push(NONE);
+    }
+
+    /// Whether `context` certainly has no run of `shape`, without its index.
+    #[inline]
+    fn surely_new(&self, context: u32, shape: u32) -> bool {
+        let c = context as usize;
+        let g = self.greatest[c];
+        !self.indexed[c] && (g == NONE || shape > g)
     }
 
     /// The metric id and kind of cell `k` of a shape's rows.
@@ -206,6 +221,16 @@ impl Rows {
     /// Records the run of `shape` in `context`, from series `run` on; `runs` is how many runs
     /// there are.
     fn set_run(&mut self, context: u32, shape: u32, run: u32, runs: usize) {
+        let g = &mut self.greatest[context as usize];
+        if *g == NONE || shape > *g {
+            *g = shape;
+        }
+        if self.indexed[context as usize] {
+            self.insert(context, shape, run, runs);
+        }
+    }
+
+    fn insert(&mut self, context: u32, shape: u32, run: u32, runs: usize) {
         let v = &mut self.dense[context as usize];
         let s = shape as usize;
         let grow = (s + 1).saturating_sub(v.len());
@@ -225,6 +250,38 @@ impl Rows {
 }
 
 impl SeriesTable {
+    /// Indexes the runs of `context`, if they are not.
+    #[inline(never)]
+    fn index_runs(&mut self, context: u32) {
+        if self.rows.indexed[context as usize] {
+            return;
+        }
+        self.rows.indexed[context as usize] = true;
+        let runs = self.runs.len();
+        for (i, s) in self.segments.iter().enumerate() {
+            if s.context != context {
+                continue;
+            }
+            let end = self.segments.get(i + 1).map_or(runs, |n| n.run as usize);
+            for (k, &shape) in self.runs[s.run as usize..end].iter().enumerate() {
+                if shape & SINGLE == 0 {
+                    let start = s.start + k as u32 * s.len;
+                    self.rows.insert(context, shape, start, runs);
+                }
+            }
+        }
+    }
+
+    /// The first series of the run of `shape` in `context`.
+    #[inline]
+    fn run_at(&mut self, context: u32, shape: u32) -> Option<u32> {
+        if self.rows.surely_new(context, shape) {
+            return None;
+        }
+        self.index_runs(context);
+        self.rows.run_at(context, shape)
+    }
+
     /// [`SeriesTable::row`] of a row found by its stem and suffixes: None when it was not seen.
     #[inline]
     pub(super) fn named_row(
@@ -271,7 +328,7 @@ impl SeriesTable {
     /// The run of `shape` in `context`, with the cells' values stored, made if none of its
     /// series exists.
     fn row_run(&mut self, context: u32, shape: u32, values: &[f64]) -> Option<SeriesId> {
-        if let Some(start) = self.rows.run_at(context, shape) {
+        if let Some(start) = self.run_at(context, shape) {
             let start = start as usize;
             for (k, &value) in values.iter().enumerate() {
                 self.sample(start + k, value);
@@ -309,10 +366,11 @@ impl SeriesTable {
     }
 
     /// The series of `key` in a row's run.
-    pub(super) fn find_in_rows(&self, key: CompactKey) -> Option<SeriesId> {
+    pub(super) fn find_in_rows(&mut self, key: CompactKey) -> Option<SeriesId> {
         if self.context_flags[key.context as usize] & HAS_ROWS == 0 {
             return None;
         }
+        self.index_runs(key.context);
         let mut found = None;
         self.rows.covering(key.metric, |s| {
             if found.is_none()
