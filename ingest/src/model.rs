@@ -358,6 +358,12 @@ pub trait Sink {
     fn is_nonnegative(&self, _id: SeriesId) -> Option<bool> {
         None
     }
+    /// Whether [`Sink::metric_name`] and [`Sink::is_nonnegative`] answer for every declared
+    /// series: then [`Ctx`] knows from the start that it keeps neither, and the first rows
+    /// take the same path as the rest. Otherwise it asks them at the first series.
+    fn keeps_names_and_units(&self) -> bool {
+        false
+    }
 }
 
 /// Sets `key` to `value`, in place when the key is there already.
@@ -465,6 +471,10 @@ impl Sink for Dataset {
     fn is_nonnegative(&self, id: SeriesId) -> Option<bool> {
         self.series.get(id).map(|s| s.spec.unit.is_nonnegative())
     }
+
+    fn keeps_names_and_units(&self) -> bool {
+        true
+    }
 }
 
 /// Flags by id, a bit each: a profile declares millions of series.
@@ -530,12 +540,13 @@ pub const MAX_WARNINGS: usize = 10_000;
 
 impl<'a> Ctx<'a> {
     pub fn new(sink: &'a mut dyn Sink, file_name: Option<String>) -> Self {
+        let keeps = sink.keeps_names_and_units();
         Ctx {
             sink,
             nonneg: Bits::default(),
             names: Vec::new(),
-            sink_names: None,
-            sink_units: false,
+            sink_names: keeps.then_some(true),
+            sink_units: keeps,
             line: 0,
             file_name,
             samples: 0,

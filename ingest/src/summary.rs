@@ -695,6 +695,10 @@ impl Sink for SeriesTable {
         self.extra.insert(key.to_string(), value);
     }
 
+    fn keeps_names_and_units(&self) -> bool {
+        true
+    }
+
     fn is_nonnegative(&self, id: SeriesId) -> Option<bool> {
         if id >= self.first.len() {
             return None;
