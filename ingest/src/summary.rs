@@ -1,6 +1,6 @@
 //! A compact in-memory [`Sink`] for large inputs: series keys interned into a few integers,
 //! samples kept in flat arrays. A 64-CPU trace_stat profile declares 4.9 M series; as a
-//! [`Dataset`](crate::Dataset) that is about 400 bytes per series, here about 13: the series
+//! [`Dataset`](crate::Dataset) that is about 400 bytes per series, here about 12: the series
 //! of a table row are declared as one run of consecutive ids (one entry for the row), and a
 //! series itself holds only its sample.
 
