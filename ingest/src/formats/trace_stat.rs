@@ -550,17 +550,27 @@ static CELLS: [Cell<'static>; 4] = [
 
 /// The `all` series of one round of tables.
 fn emit_totals(g: &Group, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+    // One spec reused for every total: a profile has three per function.
+    let mut spec = SeriesSpec::count(SeriesKey::new(String::new()).label(g.label.clone()));
+    let mut push = |name: &str, what: &str, duration: bool, value: f64| {
+        spec.key.metric.clear();
+        spec.key.metric.push_str(name);
+        spec.key.metric.push('.');
+        spec.key.metric.push_str(what);
+        (spec.unit, spec.direction) = if duration {
+            (Unit::Seconds, Direction::LowerIsBetter)
+        } else {
+            (Unit::Count, Direction::Neutral)
+        };
+        ctx.push_ref(&spec, value).map(|_| ())
+    };
     for (i, (hit, time_us, timed)) in g.sums.iter().enumerate() {
         let name = g.names.get(i as u32);
-        let key = |what: &str| SeriesKey::new(format!("{name}.{what}")).label(g.label.clone());
-        ctx.push(SeriesSpec::count(key("hit")), *hit)?;
+        push(name, "hit", false, *hit)?;
         if *timed {
-            ctx.push(SeriesSpec::duration(key("time")), lines::us_to_s(*time_us))?;
+            push(name, "time", true, lines::us_to_s(*time_us))?;
             if *hit > 0.0 {
-                ctx.push(
-                    SeriesSpec::duration(key("avg")),
-                    lines::us_to_s(time_us / hit),
-                )?;
+                push(name, "avg", true, lines::us_to_s(time_us / hit))?;
             }
         }
     }
