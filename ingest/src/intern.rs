@@ -96,6 +96,23 @@ impl Interner {
         self.find_or_add(s)
     }
 
+    /// [`Interner::id`] for strings that mostly come in the order they were first seen (the
+    /// rows of one table after another): the string after the last one is tried first.
+    #[inline(always)]
+    pub fn id_in_order(&mut self, s: &str) -> u32 {
+        let b = s.as_bytes();
+        if let Some(l) = self.last {
+            if (l as usize + 1) < self.len() && same(self.bytes(l + 1), b) {
+                self.last = Some(l + 1);
+                return l + 1;
+            }
+            if same(self.bytes(l), b) {
+                return l;
+            }
+        }
+        self.find_or_add(s)
+    }
+
     #[inline(never)]
     fn find_or_add(&mut self, s: &str) -> u32 {
         let b = s.as_bytes();
@@ -185,5 +202,12 @@ mod tests {
         let again: Vec<u32> = (0..10_000).rev().map(|n| i.id(&format!("s{n}"))).collect();
         assert!(many.iter().eq(again.iter().rev()));
         assert_eq!(i.len(), 10_004);
+        // In order or not, a string keeps its id.
+        let in_order: Vec<u32> = (0..10_000)
+            .chain([5, 5, 3, 10_001])
+            .map(|n| i.id_in_order(&format!("s{n}")))
+            .collect();
+        assert!(in_order[..10_000].iter().eq(many.iter()));
+        assert_eq!(in_order[10_000..], [many[5], many[5], many[3], 10_004]);
     }
 }

@@ -438,7 +438,7 @@ impl Parser {
             ctx.push_row(spec, stem, &cells[..n])?;
         }
         let g = &mut self.group;
-        let i = g.names.id(row.name) as usize;
+        let i = g.names.id_in_order(row.name) as usize;
         if i == g.sums.len() {
             g.sums.push((0.0, 0.0, false));
         }

@@ -91,7 +91,7 @@ impl Rows {
     /// The id of a row's stem.
     #[inline]
     pub(super) fn stem(&mut self, stem: &str) -> u32 {
-        self.stems.id(stem)
+        self.stems.id_in_order(stem)
     }
 
     /// The id of the list of a row's cells' suffixes.
