@@ -12,8 +12,9 @@ pub struct Interner {
     text: String,
     /// Where each string starts in `text`, and one more entry for where the last one ends.
     starts: Vec<usize>,
-    /// Ids, hashed by their string.
-    index: HashTable<u32>,
+    /// Ids, hashed by their string, each with its hash: growing the table moves entries
+    /// without reading their strings again.
+    index: HashTable<(u32, u32)>,
     hasher: foldhash::fast::RandomState,
     /// The last string looked up: consecutive series mostly share scope and label.
     last: Option<u32>,
@@ -29,6 +30,12 @@ impl Default for Interner {
             last: None,
         }
     }
+}
+
+/// The table hash of a kept 32-bit hash.
+#[inline]
+fn spread(kept: u32) -> u64 {
+    u64::from(kept) * 0x1_0000_0001
 }
 
 /// `a == b` for the short strings of series keys, compared 8 bytes at a time inline: the
@@ -55,6 +62,16 @@ pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 impl Interner {
+    /// A string's hash as kept in the index (32 bits), and as given to the table: the same
+    /// bits in both halves, so that the table's bucket (low bits) and tag (high bits) both
+    /// come from the kept hash.
+    #[inline]
+    fn hash(&self, s: &str) -> (u32, u64) {
+        let h = self.hasher.hash_one(s);
+        let kept = h as u32 ^ (h >> 32) as u32;
+        (kept, spread(kept))
+    }
+
     #[inline]
     fn bytes(&self, id: u32) -> &[u8] {
         let i = id as usize;
@@ -79,27 +96,43 @@ impl Interner {
         self.find_or_add(s)
     }
 
+    /// [`Interner::id`] for strings that mostly come in the order they were first seen (the
+    /// rows of one table after another): the string after the last one is tried first.
+    #[inline(always)]
+    pub fn id_in_order(&mut self, s: &str) -> u32 {
+        let b = s.as_bytes();
+        if let Some(l) = self.last {
+            if (l as usize + 1) < self.len() && same(self.bytes(l + 1), b) {
+                self.last = Some(l + 1);
+                return l + 1;
+            }
+            if same(self.bytes(l), b) {
+                return l;
+            }
+        }
+        self.find_or_add(s)
+    }
+
     #[inline(never)]
     fn find_or_add(&mut self, s: &str) -> u32 {
         let b = s.as_bytes();
-        let hash = self.hasher.hash_one(s);
+        let (kept, hash) = self.hash(s);
         let (text, starts) = (&self.text, &self.starts);
-        let found = self.index.find(hash, |&i| {
-            same(
-                &text.as_bytes()[starts[i as usize]..starts[i as usize + 1]],
-                b,
-            )
+        let found = self.index.find(hash, |&(i, h)| {
+            h == kept
+                && same(
+                    &text.as_bytes()[starts[i as usize]..starts[i as usize + 1]],
+                    b,
+                )
         });
         let id = match found {
-            Some(&id) => id,
+            Some(&(id, _)) => id,
             None => {
                 let id = self.len() as u32;
                 self.text.push_str(s);
                 self.starts.push(self.text.len());
-                let (text, starts, hasher) = (&self.text, &self.starts, &self.hasher);
-                self.index.insert_unique(hash, id, |&i| {
-                    hasher.hash_one(&text[starts[i as usize]..starts[i as usize + 1]])
-                });
+                self.index
+                    .insert_unique(hash, (id, kept), |&(_, h)| spread(h));
                 id
             }
         };
@@ -109,10 +142,12 @@ impl Interner {
 
     /// The id of `s` if it was seen.
     pub fn lookup(&self, s: &str) -> Option<u32> {
-        let hash = self.hasher.hash_one(s);
+        let (kept, hash) = self.hash(s);
         self.index
-            .find(hash, |&i| same(self.bytes(i), s.as_bytes()))
-            .copied()
+            .find(hash, |&(i, h)| {
+                h == kept && same(self.bytes(i), s.as_bytes())
+            })
+            .map(|&(i, _)| i)
     }
 
     /// The string of `id`.
@@ -167,5 +202,12 @@ mod tests {
         let again: Vec<u32> = (0..10_000).rev().map(|n| i.id(&format!("s{n}"))).collect();
         assert!(many.iter().eq(again.iter().rev()));
         assert_eq!(i.len(), 10_004);
+        // In order or not, a string keeps its id.
+        let in_order: Vec<u32> = (0..10_000)
+            .chain([5, 5, 3, 10_001])
+            .map(|n| i.id_in_order(&format!("s{n}")))
+            .collect();
+        assert!(in_order[..10_000].iter().eq(many.iter()));
+        assert_eq!(in_order[10_000..], [many[5], many[5], many[3], 10_004]);
     }
 }

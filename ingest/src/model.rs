@@ -215,6 +215,61 @@ pub struct Cell<'a> {
 /// Most cells of a row that [`Ctx::push_row`] passes to the sink in one call.
 pub const MAX_ROW: usize = 8;
 
+/// Rows of one table for [`Ctx::push_rows`]: each row's metric stem and its values, one per
+/// cell of the table. Kept by the parser and reused, so that collecting rows allocates nothing
+/// once the buffers have grown.
+#[derive(Debug, Default)]
+pub struct RowBatch {
+    stems: String,
+    ends: Vec<usize>,
+    values: Vec<f64>,
+}
+
+impl RowBatch {
+    /// Adds a row: its stem (the metric before each cell's suffix), made of the pieces of
+    /// `stem`, and its values.
+    pub fn push(&mut self, stem: &[&str], values: &[f64]) {
+        for piece in stem {
+            self.stems.push_str(piece);
+        }
+        self.ends.push(self.stems.len());
+        // A value at a time: a row has a few, fewer than a copy by call is worth.
+        self.values.reserve(values.len());
+        for &v in values {
+            self.values.push(v);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.stems.clear();
+        self.ends.clear();
+        self.values.clear();
+    }
+
+    /// The rows as (stem, values), with `cells` values per row.
+    pub fn rows(&self, cells: usize) -> impl Iterator<Item = (&str, &[f64])> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        self.ends
+            .iter()
+            .zip(starts)
+            .zip(self.values.chunks(cells.max(1)))
+            .map(|((&end, start), values)| (&self.stems[start..end], values))
+    }
+
+    /// All values, row after row.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+}
+
 /// Receives what a parser finds. Parsers stream into a sink so that storing a large file needs
 /// memory proportional to the number of series, not samples.
 pub trait Sink {
@@ -251,6 +306,39 @@ pub trait Sink {
             *id = self.series_sample(spec, c.value);
         }
     }
+    /// [`Sink::series_sample_row`] for each row of a batch, all with `spec`'s scope, label,
+    /// statistic and params and the suffixes, units and directions of `cells` (whose values
+    /// are not used: row r's are in the batch). The metric of a row's cell is the row's stem
+    /// followed by the cell's suffix; `spec`'s metric is a buffer. The values are valid in any
+    /// series.
+    fn series_sample_rows(&mut self, spec: &mut SeriesSpec, cells: &[Cell<'_>], rows: &RowBatch) {
+        let mut row = [Cell {
+            suffix: "",
+            unit: &Unit::Count,
+            direction: Direction::Neutral,
+            value: 0.0,
+        }; MAX_ROW];
+        let mut ids = [0; MAX_ROW];
+        let n = cells.len();
+        for (stem, values) in rows.rows(n) {
+            spec.key.metric.clear();
+            spec.key.metric.push_str(stem);
+            if n <= MAX_ROW {
+                for ((r, c), &v) in row.iter_mut().zip(cells).zip(values) {
+                    *r = Cell { value: v, ..*c };
+                }
+                self.series_sample_row(spec, stem.len(), &row[..n], &mut ids[..n]);
+            } else {
+                let row: Vec<Cell<'_>> = cells
+                    .iter()
+                    .zip(values)
+                    .map(|(c, &value)| Cell { value, ..*c })
+                    .collect();
+                let mut ids = vec![0; n];
+                self.series_sample_row(spec, stem.len(), &row, &mut ids);
+            }
+        }
+    }
     fn meta(&mut self, key: &str, value: String);
     /// [`Sink::meta`] of a borrowed value: a sink that holds the key already can update it in
     /// place (a console log repeats its per-block facts on many lines).
@@ -264,6 +352,17 @@ pub trait Sink {
     /// that answers `None` makes [`Ctx`] keep a copy of every metric name itself.
     fn metric_name(&self, _id: SeriesId) -> Option<&str> {
         None
+    }
+    /// Whether a declared series' unit forbids negative values, when the sink keeps units; a
+    /// sink that answers `None` makes [`Ctx`] keep a flag for every series itself.
+    fn is_nonnegative(&self, _id: SeriesId) -> Option<bool> {
+        None
+    }
+    /// Whether [`Sink::metric_name`] and [`Sink::is_nonnegative`] answer for every declared
+    /// series: then [`Ctx`] knows from the start that it keeps neither, and the first rows
+    /// take the same path as the rest. Otherwise it asks them at the first series.
+    fn keeps_names_and_units(&self) -> bool {
+        false
     }
 }
 
@@ -368,17 +467,60 @@ impl Sink for Dataset {
     fn metric_name(&self, id: SeriesId) -> Option<&str> {
         self.series.get(id).map(|s| s.spec.key.metric.as_str())
     }
+
+    fn is_nonnegative(&self, id: SeriesId) -> Option<bool> {
+        self.series.get(id).map(|s| s.spec.unit.is_nonnegative())
+    }
+
+    fn keeps_names_and_units(&self) -> bool {
+        true
+    }
+}
+
+/// Flags by id, a bit each: a profile declares millions of series.
+#[derive(Default)]
+struct Bits {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Bits {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Sets flag `i`, making the flags up to it (false) if there are fewer.
+    #[inline]
+    fn set(&mut self, i: usize, on: bool) {
+        let w = i / 64;
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        let bit = 1 << (i % 64);
+        if on {
+            self.words[w] |= bit;
+        } else {
+            self.words[w] &= !bit;
+        }
+        self.len = self.len.max(i + 1);
+    }
+
+    fn get(&self, i: usize) -> bool {
+        i < self.len && self.words[i / 64] >> (i % 64) & 1 == 1
+    }
 }
 
 /// What a parser writes through: validates every sample (finite; not negative where the unit
 /// forbids it) and stamps warnings and errors with the current line.
 pub struct Ctx<'a> {
     sink: &'a mut dyn Sink,
-    /// Non-negative flags of declared series, by id.
-    nonneg: Vec<bool>,
+    /// Non-negative flags of declared series, by id, unless the sink keeps units.
+    nonneg: Bits,
     /// Metric names of declared series, by id, unless the sink keeps them (`sink_names`).
     names: Vec<String>,
     sink_names: Option<bool>,
+    /// Whether the sink keeps units (then `nonneg` stays empty); asked with `sink_names`.
+    sink_units: bool,
     /// The line the parser is on (1-based), for errors and warnings.
     pub line: u64,
     /// File name of the input (e.g. `function3`), which some formats read the CPU from.
@@ -398,11 +540,13 @@ pub const MAX_WARNINGS: usize = 10_000;
 
 impl<'a> Ctx<'a> {
     pub fn new(sink: &'a mut dyn Sink, file_name: Option<String>) -> Self {
+        let keeps = sink.keeps_names_and_units();
         Ctx {
             sink,
-            nonneg: Vec::new(),
+            nonneg: Bits::default(),
             names: Vec::new(),
-            sink_names: None,
+            sink_names: keeps.then_some(true),
+            sink_units: keeps,
             line: 0,
             file_name,
             samples: 0,
@@ -427,26 +571,33 @@ impl<'a> Ctx<'a> {
     /// Keeps what the checks of a sample need of a series the sink just returned.
     #[inline]
     fn declared(&mut self, id: SeriesId, spec: &SeriesSpec) {
-        if id >= self.nonneg.len() {
-            self.add_nonneg(id, spec.unit.is_nonnegative());
-            // Whether the sink keeps names is asked once: a profile declares millions.
-            let sink_names = *self
-                .sink_names
-                .get_or_insert_with(|| self.sink.metric_name(id).is_some());
-            if !sink_names {
-                self.names.resize(id + 1, String::new());
-                self.names[id].clone_from(&spec.key.metric);
+        // Whether the sink keeps names and units is asked once: a profile declares millions.
+        let sink_names = match self.sink_names {
+            Some(n) => n,
+            None => {
+                self.sink_units = self.sink.is_nonnegative(id).is_some();
+                *self.sink_names.insert(self.sink.metric_name(id).is_some())
             }
+        };
+        if !self.sink_units && id >= self.nonneg.len() {
+            self.add_nonneg(id, spec.unit.is_nonnegative());
+        }
+        if !sink_names && id >= self.names.len() {
+            self.names.resize(id + 1, String::new());
+            self.names[id].clone_from(&spec.key.metric);
         }
     }
 
     #[inline]
     fn add_nonneg(&mut self, id: SeriesId, nonneg: bool) {
-        if id == self.nonneg.len() {
-            self.nonneg.push(nonneg);
+        self.nonneg.set(id, nonneg);
+    }
+
+    fn nonnegative(&self, id: SeriesId) -> bool {
+        if self.sink_units {
+            self.sink.is_nonnegative(id).unwrap_or(false)
         } else {
-            self.nonneg.resize(id + 1, false);
-            self.nonneg[id] = nonneg;
+            self.nonneg.get(id)
         }
     }
 
@@ -459,7 +610,7 @@ impl<'a> Ctx<'a> {
 
     /// Adds a sample after checking it; the error names the current line.
     pub fn sample(&mut self, id: SeriesId, value: f64) -> Result<(), ParseError> {
-        if !value.is_finite() || (value < 0.0 && self.nonneg[id]) {
+        if !value.is_finite() || (value < 0.0 && self.nonnegative(id)) {
             let why = if value.is_finite() {
                 "expected a value that is not negative"
             } else {
@@ -506,9 +657,11 @@ impl<'a> Ctx<'a> {
             let ids = &mut ids[..cells.len()];
             self.sink.series_sample_row(spec, stem, cells, ids);
             self.samples += cells.len() as u64;
-            for (c, &id) in cells.iter().zip(ids.iter()) {
-                if id >= self.nonneg.len() {
-                    self.add_nonneg(id, c.unit.is_nonnegative());
+            if !self.sink_units {
+                for (c, &id) in cells.iter().zip(ids.iter()) {
+                    if id >= self.nonneg.len() {
+                        self.add_nonneg(id, c.unit.is_nonnegative());
+                    }
                 }
             }
             return Ok(());
@@ -521,6 +674,39 @@ impl<'a> Ctx<'a> {
             }
             spec.direction = c.direction;
             self.push_ref(spec, c.value)?;
+        }
+        Ok(())
+    }
+
+    /// [`Ctx::push_row`] for each row of a batch (see [`Sink::series_sample_rows`]), all under
+    /// `spec`'s scope and label and with the cells' suffixes, units and directions. Every value
+    /// must be finite and not negative: an error would name the line the batch is pushed on,
+    /// not its row's, so a row with any other value goes to [`Ctx::push_row`] instead. `spec`'s
+    /// metric is left unspecified.
+    pub fn push_rows(
+        &mut self,
+        spec: &mut SeriesSpec,
+        cells: &[Cell<'_>],
+        rows: &RowBatch,
+    ) -> Result<(), ParseError> {
+        let fine = |v: &f64| v.to_bits() < f64::INFINITY.to_bits();
+        if self.sink_names == Some(true) && self.sink_units && rows.values().iter().all(fine) {
+            self.sink.series_sample_rows(spec, cells, rows);
+            self.samples += rows.values().len() as u64;
+            return Ok(());
+        }
+        let mut row = Vec::with_capacity(cells.len());
+        for (stem, values) in rows.rows(cells.len()) {
+            spec.key.metric.clear();
+            spec.key.metric.push_str(stem);
+            row.clear();
+            row.extend(
+                cells
+                    .iter()
+                    .zip(values)
+                    .map(|(c, &value)| Cell { value, ..*c }),
+            );
+            self.push_row(spec, stem.len(), &row)?;
         }
         Ok(())
     }

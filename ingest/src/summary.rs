@@ -1,6 +1,8 @@
 //! A compact in-memory [`Sink`] for large inputs: series keys interned into a few integers,
 //! samples kept in flat arrays. A 64-CPU trace_stat profile declares 4.9 M series; as a
-//! [`Dataset`](crate::Dataset) that is about 400 bytes per series, here about 50.
+//! [`Dataset`](crate::Dataset) that is about 400 bytes per series, here about 12: the series
+//! of a table row are declared as one run of consecutive ids (one entry for the row), and a
+//! series itself holds only its sample.
 
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
@@ -10,8 +12,11 @@ use serde::ser::{SerializeMap, SerializeSeq};
 
 use crate::intern::Interner;
 use crate::model::{
-    Cell, Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Sink, Unit, Warning,
+    Cell, Direction, FastMap, MAX_ROW, RowBatch, SeriesId, SeriesKey, SeriesSpec, Sink, Unit,
+    Warning,
 };
+
+mod rows;
 
 /// A series key as ids: the metric and its context, [`Context`]. As in a
 /// [`Dataset`](crate::Dataset), unit and direction are not part of the identity: the first
@@ -38,6 +43,39 @@ fn marked(bits: u64) -> bool {
     bits >> 32 == MARK
 }
 
+/// Series declared together: ids `start..start + len` of one context. A series declared
+/// alone is a run of one whose `shape` is its index in `singles` with [`SINGLE`] set; the
+/// run of a row names its [`rows::Shape`], which holds its metrics and kinds. Only the shape
+/// is stored (`runs`); the rest comes from the run's [`Segment`].
+#[derive(Clone, Copy)]
+struct Run {
+    start: u32,
+    context: u32,
+    shape: u32,
+}
+
+/// Consecutive runs of one context and one length (a table of rows under one CPU): runs
+/// `run..` hold the series from `start` on, `len` each, up to the next segment.
+struct Segment {
+    start: u32,
+    run: u32,
+    context: u32,
+    len: u32,
+}
+
+/// The metric id and kind of a series declared alone.
+#[derive(Clone, Copy)]
+struct Single {
+    metric: u32,
+    kind: u16,
+}
+
+const SINGLE: u32 = 1 << 31;
+
+/// Bits of `context_flags`: the context holds series declared alone, runs of rows.
+const HAS_SINGLES: u8 = 1;
+const HAS_ROWS: u8 = 2;
+
 /// Series as interned keys and their samples: what `quiescent parse` holds per file.
 pub struct SeriesTable {
     metrics: Interner,
@@ -47,24 +85,27 @@ pub struct SeriesTable {
     params: Vec<BTreeMap<String, String>>,
     params_ids: FastMap<BTreeMap<String, String>, u32>,
     units: Vec<Unit>,
-    keys: Vec<CompactKey>,
     /// Context ids, and the context of each id.
     contexts: FastMap<Context, u32>,
     context_keys: Vec<Context>,
+    context_flags: Vec<u8>,
     last_context: Option<(Context, u32)>,
-    /// Series ids by context and metric id: a direct index for the common shape of many
-    /// metrics under few contexts (functions x CPUs). Bounded; series that do not fit go to
-    /// the hash index.
+    /// Every series, in runs ordered by id: the shape of each run, and the segments of runs.
+    runs: Vec<u32>,
+    segments: Vec<Segment>,
+    singles: Vec<Single>,
+    /// Series declared alone, by context and metric id: a direct index for the common shape
+    /// of many metrics under few contexts. Bounded; series that do not fit go to `index`.
     dense: Vec<Vec<u32>>,
     dense_slots: usize,
-    /// Per series: index into `kind_list`.
-    kinds: Vec<u16>,
+    index: HashTable<(CompactKey, u32)>,
+    /// The runs of rows: their shapes and where they are.
+    rows: rows::Rows,
     /// (index into `units`, direction) pairs.
     kind_list: Vec<(u16, u8)>,
     /// The kind of each unit without a name of its own and direction, `u16::MAX` until seen:
     /// found without a search.
     fixed_kinds: [u16; 15],
-    index: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
     /// Per series: the bits of its only sample, or a [`MARK`]ed NaN (no sample yet, or
     /// where in `more` its samples are). Most series of a large input have one sample:
@@ -72,6 +113,8 @@ pub struct SeriesTable {
     first: Vec<u64>,
     /// The samples of the series that have more than one.
     more: Vec<Vec<f64>>,
+    /// Where a row's metric names are made when they are needed.
+    name: String,
     samples: u64,
     pub meta: BTreeMap<String, String>,
     pub warnings: Vec<Warning>,
@@ -88,19 +131,23 @@ impl Default for SeriesTable {
             params: vec![BTreeMap::new()],
             params_ids: FastMap::default(),
             units: Vec::new(),
-            keys: Vec::new(),
             contexts: FastMap::default(),
             context_keys: Vec::new(),
+            context_flags: Vec::new(),
             last_context: None,
+            runs: Vec::new(),
+            segments: Vec::new(),
+            singles: Vec::new(),
             dense: Vec::new(),
             dense_slots: 0,
-            kinds: Vec::new(),
+            index: HashTable::new(),
+            rows: rows::Rows::default(),
             kind_list: Vec::new(),
             fixed_kinds: [u16::MAX; 15],
-            index: HashTable::new(),
             hasher: foldhash::fast::RandomState::default(),
             first: Vec::new(),
             more: Vec::new(),
+            name: String::new(),
             samples: 0,
             meta: BTreeMap::new(),
             warnings: Vec::new(),
@@ -143,27 +190,70 @@ impl SeriesTable {
     }
 
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.first.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.first.is_empty()
     }
 
     pub fn sample_count(&self) -> u64 {
         self.samples
     }
 
+    /// The run that holds series `id`.
+    fn run_of(&self, id: SeriesId) -> Run {
+        let s = &self.segments[self.segments.partition_point(|s| s.start as usize <= id) - 1];
+        let k = (id as u32 - s.start) / s.len;
+        Run {
+            start: s.start + k * s.len,
+            context: s.context,
+            shape: self.runs[(s.run + k) as usize],
+        }
+    }
+
+    /// Appends a run of `len` series from the next id on (the caller adds its series).
+    fn push_run(&mut self, context: u32, len: usize, shape: u32) {
+        let len = len as u32;
+        match self.segments.last() {
+            Some(s) if s.context == context && s.len == len => {}
+            _ => self.segments.push(Segment {
+                start: self.first.len() as u32,
+                run: self.runs.len() as u32,
+                context,
+                len,
+            }),
+        }
+        self.runs.push(shape);
+    }
+
     pub fn get(&self, id: SeriesId) -> SeriesView<'_> {
-        let k = self.keys[id];
-        let [scope, label, statistic, params] = self.context_keys[k.context as usize];
-        let (unit, direction) = self.kind_list[self.kinds[id] as usize];
+        let r = self.run_of(id);
+        self.view(&r, id)
+    }
+
+    /// The metric id and kind of series `k` of run `r`.
+    fn metric_kind(&self, r: &Run, k: usize) -> (u32, u16) {
+        if r.shape & SINGLE != 0 {
+            let s = self.singles[(r.shape & !SINGLE) as usize];
+            (s.metric, s.kind)
+        } else {
+            self.rows.metric_kind(r.shape, k)
+        }
+    }
+
+    /// Series `id` of run `r`.
+    fn view(&self, r: &Run, id: SeriesId) -> SeriesView<'_> {
+        let k = id - r.start as usize;
+        let [scope, label, statistic, params] = self.context_keys[r.context as usize];
+        let (metric, kind) = self.metric_kind(r, k);
+        let (unit, direction) = self.kind_list[kind as usize];
         let bits = self.first[id];
         fn opt(i: &Interner, v: u32) -> Option<&str> {
             v.checked_sub(1).map(|v| i.get(v))
         }
         SeriesView {
-            metric: self.metrics.get(k.metric),
+            metric: self.metrics.get(metric),
             scope: self.scopes.get(scope),
             label: opt(&self.labels, label),
             statistic: opt(&self.statistics, statistic),
@@ -185,7 +275,23 @@ impl SeriesTable {
 
     /// The series in the order they were declared.
     pub fn iter(&self) -> impl Iterator<Item = SeriesView<'_>> + '_ {
-        (0..self.keys.len()).map(|i| self.get(i))
+        self.segments.iter().enumerate().flat_map(move |(i, s)| {
+            let end = self
+                .segments
+                .get(i + 1)
+                .map_or(self.runs.len(), |n| n.run as usize);
+            self.runs[s.run as usize..end]
+                .iter()
+                .zip((s.start..).step_by(s.len as usize))
+                .flat_map(move |(&shape, start)| {
+                    let r = Run {
+                        start,
+                        context: s.context,
+                        shape,
+                    };
+                    (start as usize..(start + s.len) as usize).map(move |id| self.view(&r, id))
+                })
+        })
     }
 
     /// The context id of a key: its scope, label, statistic and params.
@@ -215,7 +321,7 @@ impl SeriesTable {
         self.context_id(context)
     }
 
-    /// The id of a context, given a new one (and a row of the direct index) if it is new.
+    /// The id of a context, given a new one (and a row of the direct indexes) if it is new.
     fn context_id(&mut self, ck: Context) -> u32 {
         match self.last_context {
             Some((k, c)) if k == ck => c,
@@ -224,10 +330,12 @@ impl SeriesTable {
                 let c = *self.contexts.entry(ck).or_insert(next);
                 if c == next {
                     self.context_keys.push(ck);
+                    self.context_flags.push(0);
                     // Contexts mostly hold the metrics of the one before (functions x CPUs):
                     // room for as many spares growing the row one copy at a time.
                     let room = self.dense.last().map_or(0, Vec::len);
                     self.dense.push(Vec::with_capacity(room));
+                    self.rows.add_context();
                 }
                 self.last_context = Some((ck, c));
                 c
@@ -242,7 +350,7 @@ impl SeriesTable {
         let m = key.metric as usize;
         let have = self.dense[c as usize].len();
         let grow = (m + 1).saturating_sub(have);
-        (grow == 0 || self.dense_slots + grow <= 4 * self.keys.len() + (1 << 16))
+        (grow == 0 || self.dense_slots + grow <= 4 * self.first.len() + (1 << 16))
             .then_some((c as usize, m))
     }
 
@@ -329,7 +437,8 @@ impl SeriesTable {
             metric: self.metrics.id(&spec.key.metric),
             context,
         };
-        self.declare_key(key, &spec.unit, spec.direction)
+        let kind = self.kind(&spec.unit, spec.direction);
+        self.declare_key(key, kind)
     }
 
     /// A sample of a series `declare` just returned: a new series' only sample goes where
@@ -344,37 +453,41 @@ impl SeriesTable {
         }
     }
 
-    /// [`SeriesTable::declare`] of a key already made of ids.
+    /// The series declared alone with this key.
     #[inline(always)]
-    fn declare_key(
-        &mut self,
-        key: CompactKey,
-        unit: &Unit,
-        direction: Direction,
-    ) -> (SeriesId, bool) {
-        let slot = self.dense_slot(key);
-        if let Some((c, m)) = slot
-            && let Some(&id) = self.dense[c].get(m)
+    fn find_single(&self, key: CompactKey) -> Option<u32> {
+        if let Some(&id) = self.dense[key.context as usize].get(key.metric as usize)
             && id != NONE
         {
+            return Some(id);
+        }
+        if self.index.is_empty() {
+            return None;
+        }
+        let hash = self.hasher.hash_one(key);
+        self.index.find(hash, |e| e.0 == key).map(|e| e.1)
+    }
+
+    /// [`SeriesTable::declare`] of a key already made of ids: the series declared alone or in
+    /// a row's run, or a new one declared alone.
+    #[inline(always)]
+    fn declare_key(&mut self, key: CompactKey, kind: u16) -> (SeriesId, bool) {
+        if let Some(id) = self.find_single(key) {
             return (id as usize, false);
         }
-        // The hash index holds the series without a direct slot: none in the common case.
-        let hash = (slot.is_none() || !self.index.is_empty()).then(|| self.hasher.hash_one(key));
-        if let Some(hash) = hash
-            && !self.index.is_empty()
-        {
-            let keys = &self.keys;
-            if let Some(&id) = self.index.find(hash, |&i| keys[i as usize] == key) {
-                return (id as usize, false);
-            }
+        if let Some(id) = self.find_in_rows(key) {
+            return (id, false);
         }
-        let id = self.keys.len() as u32;
-        let kind = self.kind(unit, direction);
-        self.keys.push(key);
-        self.kinds.push(kind);
+        let id = self.first.len() as u32;
+        let c = key.context as usize;
+        self.push_run(key.context, 1, SINGLE | self.singles.len() as u32);
+        self.singles.push(Single {
+            metric: key.metric,
+            kind,
+        });
         self.first.push(EMPTY);
-        match slot {
+        self.context_flags[c] |= HAS_SINGLES;
+        match self.dense_slot(key) {
             Some((c, m)) => {
                 let v = &mut self.dense[c];
                 if v.len() == m {
@@ -389,13 +502,70 @@ impl SeriesTable {
                 }
             }
             None => {
-                let hash = hash.unwrap_or_else(|| self.hasher.hash_one(key));
-                let (keys, hasher) = (&self.keys, &self.hasher);
+                let hash = self.hasher.hash_one(key);
+                let hasher = &self.hasher;
                 self.index
-                    .insert_unique(hash, id, |&i| hasher.hash_one(keys[i as usize]));
+                    .insert_unique(hash, (key, id), |e| hasher.hash_one(e.0));
             }
         }
         (id as usize, true)
+    }
+}
+
+/// What the rows of [`SeriesTable::row_values`] share: their context and cells (suffixes,
+/// units and directions), the cells' kinds and the id of their suffixes (None for one cell).
+struct RowOf<'a, 'c> {
+    context: u32,
+    cells: &'a [Cell<'c>],
+    kinds: &'a [u16],
+    suffixes: Option<u32>,
+}
+
+impl SeriesTable {
+    /// Declares the series of a row of at most [`MAX_ROW`] cells whose metrics are `stem`
+    /// followed by each cell's suffix, and stores `values`; their ids go to `ids`.
+    fn row_values(
+        &mut self,
+        row: &RowOf<'_, '_>,
+        stem: &str,
+        values: &[f64],
+        ids: &mut [SeriesId],
+    ) {
+        let (context, kinds) = (row.context, row.kinds);
+        // A row seen before (under another context) is found by its stem and suffixes, with
+        // no metric names to make.
+        let named = row
+            .suffixes
+            .map(|suffixes| (self.rows.stem(stem), suffixes));
+        if let Some(start) = self.named_row(context, named, kinds, values) {
+            for (k, out) in ids.iter_mut().enumerate() {
+                *out = start + k;
+            }
+            return;
+        }
+        let mut metrics = [0; MAX_ROW];
+        for (k, c) in row.cells.iter().enumerate() {
+            self.name.clear();
+            self.name.push_str(stem);
+            self.name.push_str(c.suffix);
+            metrics[k] = self.metrics.id(&self.name);
+        }
+        let n = row.cells.len();
+        if let Some(start) = self.row(context, &metrics[..n], kinds, values, named) {
+            for (k, out) in ids.iter_mut().enumerate() {
+                *out = start + k;
+            }
+            return;
+        }
+        for (k, (&value, out)) in values.iter().zip(ids).enumerate() {
+            let key = CompactKey {
+                metric: metrics[k],
+                context,
+            };
+            let (id, new) = self.declare_key(key, kinds[k]);
+            self.store(id, new, value);
+            *out = id;
+        }
     }
 }
 
@@ -419,17 +589,74 @@ impl Sink for SeriesTable {
     ) {
         // The cells share their context: it is found once.
         let context = self.context_of(&spec.key);
-        for (c, out) in cells.iter().zip(ids) {
-            let metric = &mut spec.key.metric;
-            metric.truncate(stem);
-            metric.push_str(c.suffix);
-            let key = CompactKey {
-                metric: self.metrics.id(metric),
-                context,
-            };
-            let (id, new) = self.declare_key(key, c.unit, c.direction);
-            self.store(id, new, c.value);
-            *out = id;
+        let n = cells.len();
+        if n > MAX_ROW {
+            for (c, out) in cells.iter().zip(ids) {
+                let metric = &mut spec.key.metric;
+                metric.truncate(stem);
+                metric.push_str(c.suffix);
+                let key = CompactKey {
+                    metric: self.metrics.id(metric),
+                    context,
+                };
+                let kind = self.kind(c.unit, c.direction);
+                let (id, new) = self.declare_key(key, kind);
+                self.store(id, new, c.value);
+                *out = id;
+            }
+            return;
+        }
+        let mut kinds = [0; MAX_ROW];
+        let mut values = [0.0; MAX_ROW];
+        for (k, c) in cells.iter().enumerate() {
+            kinds[k] = self.kind(c.unit, c.direction);
+            values[k] = c.value;
+        }
+        let suffixes = (n >= 2).then(|| self.rows.suffix_set(cells));
+        let row = RowOf {
+            context,
+            cells,
+            kinds: &kinds[..n],
+            suffixes,
+        };
+        self.row_values(&row, &spec.key.metric[..stem], &values[..n], ids);
+    }
+
+    fn series_sample_rows(&mut self, spec: &mut SeriesSpec, cells: &[Cell<'_>], rows: &RowBatch) {
+        // What the rows share (context, kinds, suffixes) is found once for the batch.
+        let context = self.context_of(&spec.key);
+        let n = cells.len();
+        let mut kinds = [0; MAX_ROW];
+        let mut ids = [0; MAX_ROW];
+        if n > MAX_ROW || n == 0 {
+            let mut row = Vec::with_capacity(n);
+            let mut ids = vec![0; n];
+            for (stem, values) in rows.rows(n) {
+                spec.key.metric.clear();
+                spec.key.metric.push_str(stem);
+                row.clear();
+                row.extend(
+                    cells
+                        .iter()
+                        .zip(values)
+                        .map(|(c, &value)| Cell { value, ..*c }),
+                );
+                self.series_sample_row(spec, stem.len(), &row, &mut ids);
+            }
+            return;
+        }
+        for (k, c) in cells.iter().enumerate() {
+            kinds[k] = self.kind(c.unit, c.direction);
+        }
+        let suffixes = (n >= 2).then(|| self.rows.suffix_set(cells));
+        let row = RowOf {
+            context,
+            cells,
+            kinds: &kinds[..n],
+            suffixes,
+        };
+        for (stem, values) in rows.rows(n) {
+            self.row_values(&row, stem, values, &mut ids[..n]);
         }
     }
 
@@ -468,8 +695,27 @@ impl Sink for SeriesTable {
         self.extra.insert(key.to_string(), value);
     }
 
+    fn keeps_names_and_units(&self) -> bool {
+        true
+    }
+
+    fn is_nonnegative(&self, id: SeriesId) -> Option<bool> {
+        if id >= self.first.len() {
+            return None;
+        }
+        let r = self.run_of(id);
+        let (_, kind) = self.metric_kind(&r, id - r.start as usize);
+        let (unit, _) = self.kind_list[kind as usize];
+        Some(self.units[unit as usize].is_nonnegative())
+    }
+
     fn metric_name(&self, id: SeriesId) -> Option<&str> {
-        self.keys.get(id).map(|k| self.metrics.get(k.metric))
+        if id >= self.first.len() {
+            return None;
+        }
+        let r = self.run_of(id);
+        let (metric, _) = self.metric_kind(&r, id - r.start as usize);
+        Some(self.metrics.get(metric))
     }
 }
 
@@ -521,91 +767,4 @@ impl serde::Serialize for AllSeries<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sparse_contexts_fall_back_to_the_hash_index_and_stay_unique() {
-        let mut t = SeriesTable::new();
-        let spec = |m: usize, scope: usize| {
-            SeriesSpec::count(SeriesKey::new(format!("m{m}")).scope(format!("s{scope}")))
-        };
-        for m in 0..100_000 {
-            t.series(&spec(m, 0));
-        }
-        // Each further scope holds only the last metric: a direct slot would cost 100,000.
-        let ids: Vec<SeriesId> = (1..200).map(|s| t.series(&spec(99_999, s))).collect();
-        assert!(
-            t.dense_slots <= 4 * t.len() + (1 << 16),
-            "{}",
-            t.dense_slots
-        );
-        assert!(!t.index.is_empty());
-        for (s, id) in (1..200).zip(&ids) {
-            assert_eq!(t.series(&spec(99_999, s)), *id);
-        }
-        assert_eq!(t.series(&spec(5, 0)), 5);
-        assert_eq!(t.len(), 100_000 + 199);
-        assert_eq!(t.get(ids[3]).scope, "s4");
-    }
-
-    #[test]
-    fn samples_with_the_marker_bits_are_kept() {
-        let mut t = SeriesTable::new();
-        let odd = [
-            f64::from_bits(EMPTY),
-            f64::from_bits(MARK << 32 | 7),
-            f64::NAN,
-        ];
-        let mut ids = Vec::new();
-        for (n, v) in odd.iter().enumerate() {
-            let id = t.series(&SeriesSpec::count(SeriesKey::new(format!("m{n}"))));
-            t.sample(id, *v);
-            ids.push(id);
-        }
-        let two = t.series(&SeriesSpec::count(SeriesKey::new("two")));
-        t.sample(two, 1.5);
-        t.sample(two, odd[0]);
-        t.sample(two, 2.5);
-        for (id, v) in ids.iter().zip(odd) {
-            let got: Vec<u64> = t.get(*id).samples().map(f64::to_bits).collect();
-            assert_eq!(got, [v.to_bits()]);
-        }
-        let got: Vec<u64> = t.get(two).samples().map(f64::to_bits).collect();
-        assert_eq!(got, [1.5f64.to_bits(), odd[0].to_bits(), 2.5f64.to_bits()]);
-        let empty = t.series(&SeriesSpec::count(SeriesKey::new("none")));
-        assert!(t.get(empty).is_empty() && !t.get(two).is_empty());
-        assert_eq!(t.get(two).len(), 3);
-    }
-
-    #[test]
-    fn same_key_same_id_and_samples_in_order() {
-        let mut t = SeriesTable::new();
-        let a = SeriesSpec::duration(SeriesKey::new("f.time").scope("cpu1"));
-        let b = SeriesSpec::duration(SeriesKey::new("f.time").scope("cpu2"));
-        let c = SeriesSpec::count(SeriesKey::new("f.hit").scope("cpu1"));
-        let ia = t.series(&a);
-        let ib = t.series(&b);
-        let ic = t.series(&c);
-        assert_eq!(t.series(&a), ia);
-        assert!(ia != ib && ib != ic && ia != ic);
-        // As in a Dataset, the key alone is the identity: the first unit stays.
-        let a_count = SeriesSpec::count(SeriesKey::new("f.time").scope("cpu1"));
-        assert_eq!(t.series(&a_count), ia);
-        assert_eq!(t.get(ia).unit, &Unit::Seconds);
-        t.sample(ia, 1.0);
-        t.sample(ia, 3.0);
-        t.sample(ib, 2.0);
-        let v = t.get(ia);
-        assert_eq!(v.samples().collect::<Vec<_>>(), vec![1.0, 3.0]);
-        assert_eq!(t.get(ic).len(), 0);
-        assert_eq!(t.sample_count(), 3);
-        let ds = t.to_dataset();
-        assert_eq!(ds.series.len(), 3);
-        assert_eq!(ds.get("f.time", "cpu2").unwrap().samples, vec![2.0]);
-        // The JSON of a view is the JSON of the equivalent `Series`.
-        let from_ds = serde_json::to_value(&ds.series).unwrap();
-        let from_table = serde_json::to_value(AllSeries(&t)).unwrap();
-        assert_eq!(from_ds, from_table);
-    }
-}
+mod tests;

@@ -44,7 +44,7 @@ mod row;
 
 use row::{Row, parse_row, parse_row_fast};
 
-use crate::model::{Cell, Ctx, Direction, SeriesKey, SeriesSpec, Unit};
+use crate::model::{Cell, Ctx, Direction, RowBatch, SeriesKey, SeriesSpec, Unit};
 
 pub struct TraceStat;
 
@@ -74,9 +74,19 @@ impl Format for TraceStat {
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let file_cpu = ctx.file_name.as_deref().and_then(cpu_from_path);
         let mut p = Parser::new(file_cpu);
-        while let Some((line_no, line)) = lines.next_numbered()? {
-            ctx.line = line_no;
-            p.line(line, ctx)?;
+        loop {
+            match lines.next_numbered() {
+                Ok(Some((line_no, line))) => {
+                    ctx.line = line_no;
+                    p.line(line, ctx)?;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    // The rows read so far reach the sink, as they would unbatched.
+                    p.flush(ctx)?;
+                    return Err(e);
+                }
+            }
         }
         p.finish(ctx)
     }
@@ -209,7 +219,15 @@ struct Parser {
     /// The spec of the value being stored, reused, and the CPU its scope names.
     spec: SeriesSpec,
     spec_cpu: Option<u32>,
+    /// Rows of the current table not yet given to the sink, and their number of cells: a
+    /// table's rows reach the sink in batches, which share the work of finding what they
+    /// have in common. Pushed before anything else reaches the sink.
+    batch: RowBatch,
+    batch_cells: usize,
 }
+
+/// Rows given to the sink at a time.
+const BATCH: usize = 256;
 
 impl Parser {
     fn new(file_cpu: Option<u32>) -> Self {
@@ -228,6 +246,8 @@ impl Parser {
             first_line: None,
             spec: SeriesSpec::count(SeriesKey::new(String::new())),
             spec_cpu: None,
+            batch: RowBatch::default(),
+            batch_cells: 0,
         }
     }
 
@@ -242,6 +262,7 @@ impl Parser {
             let cpu = table.cpu;
             return self.row(&row, cpu, ctx);
         }
+        self.flush(ctx)?;
         let line = lines::trim_end(lines::strip_mail(raw));
         if line.is_empty() {
             self.end_table(ctx);
@@ -368,6 +389,15 @@ impl Parser {
             return Ok(());
         }
         self.rows += 1;
+        let n = match row.n {
+            0 => 1,
+            2 => 3,
+            _ => 4,
+        };
+        if self.spec_cpu != Some(cpu) || self.batch_cells != n {
+            self.flush(ctx)?;
+            self.batch_cells = n;
+        }
         // One spec reused for every value: only a new series costs an allocation (in the sink).
         let spec = &mut self.spec;
         if self.spec_cpu != Some(cpu) {
@@ -376,39 +406,39 @@ impl Parser {
             self.spec_cpu = Some(cpu);
         }
         if spec.key.label != self.label {
+            // Labels change between tables, with the batch pushed.
             spec.key.label.clone_from(&self.label);
         }
-        spec.key.metric.clear();
-        spec.key.metric.push_str(row.name);
-        spec.key.metric.push('.');
-        let stem = spec.key.metric.len();
-        let lower = |suffix, unit, value| Cell {
-            suffix,
-            unit,
-            direction: Direction::LowerIsBetter,
-            value,
-        };
         let d = &row.durations;
-        let cells = [
-            Cell {
-                suffix: "hit",
-                unit: &COUNT,
-                direction: Direction::Neutral,
-                value: row.hit,
-            },
-            lower("time", &SECONDS, lines::us_to_s(d[0])),
-            lower("avg", &SECONDS, lines::us_to_s(d[1])),
+        let values = [
+            row.hit,
+            lines::us_to_s(d[0]),
+            lines::us_to_s(d[1]),
             // Printed as `us` but the kernel computes it in µs²: 1 µs² = 1e-12 s².
-            lower("s2", &SECONDS_SQUARED, d[2] * 1e-12),
+            d[2] * 1e-12,
         ];
-        let n = match row.n {
-            0 => 1,
-            2 => 3,
-            _ => 4,
-        };
-        ctx.push_row(spec, stem, &cells[..n])?;
+        let values = &values[..n];
+        if values.iter().all(|v| v.to_bits() < f64::INFINITY.to_bits()) {
+            self.batch.push(&[row.name, "."], values);
+            if self.batch.len() == BATCH {
+                self.flush(ctx)?;
+            }
+        } else {
+            // A value the sink may refuse: pushed alone, so that the error names its line.
+            self.flush(ctx)?;
+            let spec = &mut self.spec;
+            spec.key.metric.clear();
+            spec.key.metric.push_str(row.name);
+            spec.key.metric.push('.');
+            let stem = spec.key.metric.len();
+            let mut cells = CELLS;
+            for (c, &v) in cells.iter_mut().zip(values) {
+                c.value = v;
+            }
+            ctx.push_row(spec, stem, &cells[..n])?;
+        }
         let g = &mut self.group;
-        let i = g.names.id(row.name) as usize;
+        let i = g.names.id_in_order(row.name) as usize;
         if i == g.sums.len() {
             g.sums.push((0.0, 0.0, false));
         }
@@ -418,6 +448,16 @@ impl Parser {
             s.1 += row.durations[0];
             s.2 = true;
         }
+        Ok(())
+    }
+
+    /// Gives the batched rows to the sink.
+    fn flush(&mut self, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        ctx.push_rows(&mut self.spec, &CELLS[..self.batch_cells], &self.batch)?;
+        self.batch.clear();
         Ok(())
     }
 
@@ -435,6 +475,7 @@ impl Parser {
     }
 
     fn finish(mut self, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+        self.flush(ctx)?;
         self.end_table(ctx);
         self.flush_group(ctx)?;
         if self.tables == 0 {
@@ -479,19 +520,57 @@ static COUNT: Unit = Unit::Count;
 static SECONDS: Unit = Unit::Seconds;
 static SECONDS_SQUARED: Unit = Unit::SecondsSquared;
 
+/// The cells of a row (the first 1, 3 or 4), without their values.
+static CELLS: [Cell<'static>; 4] = [
+    Cell {
+        suffix: "hit",
+        unit: &COUNT,
+        direction: Direction::Neutral,
+        value: 0.0,
+    },
+    Cell {
+        suffix: "time",
+        unit: &SECONDS,
+        direction: Direction::LowerIsBetter,
+        value: 0.0,
+    },
+    Cell {
+        suffix: "avg",
+        unit: &SECONDS,
+        direction: Direction::LowerIsBetter,
+        value: 0.0,
+    },
+    Cell {
+        suffix: "s2",
+        unit: &SECONDS_SQUARED,
+        direction: Direction::LowerIsBetter,
+        value: 0.0,
+    },
+];
+
 /// The `all` series of one round of tables.
 fn emit_totals(g: &Group, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+    // One spec reused for every total: a profile has three per function.
+    let mut spec = SeriesSpec::count(SeriesKey::new(String::new()).label(g.label.clone()));
+    let mut push = |name: &str, what: &str, duration: bool, value: f64| {
+        spec.key.metric.clear();
+        spec.key.metric.push_str(name);
+        spec.key.metric.push('.');
+        spec.key.metric.push_str(what);
+        (spec.unit, spec.direction) = if duration {
+            (Unit::Seconds, Direction::LowerIsBetter)
+        } else {
+            (Unit::Count, Direction::Neutral)
+        };
+        ctx.push_ref(&spec, value).map(|_| ())
+    };
     for (i, (hit, time_us, timed)) in g.sums.iter().enumerate() {
         let name = g.names.get(i as u32);
-        let key = |what: &str| SeriesKey::new(format!("{name}.{what}")).label(g.label.clone());
-        ctx.push(SeriesSpec::count(key("hit")), *hit)?;
+        push(name, "hit", false, *hit)?;
         if *timed {
-            ctx.push(SeriesSpec::duration(key("time")), lines::us_to_s(*time_us))?;
+            push(name, "time", true, lines::us_to_s(*time_us))?;
             if *hit > 0.0 {
-                ctx.push(
-                    SeriesSpec::duration(key("avg")),
-                    lines::us_to_s(time_us / hit),
-                )?;
+                push(name, "avg", true, lines::us_to_s(time_us / hit))?;
             }
         }
     }

@@ -1,0 +1,86 @@
+use super::*;
+
+#[test]
+fn sparse_contexts_fall_back_to_the_hash_index_and_stay_unique() {
+    let mut t = SeriesTable::new();
+    let spec = |m: usize, scope: usize| {
+        SeriesSpec::count(SeriesKey::new(format!("m{m}")).scope(format!("s{scope}")))
+    };
+    for m in 0..100_000 {
+        t.series(&spec(m, 0));
+    }
+    // Each further scope holds only the last metric: a direct slot would cost 100,000.
+    let ids: Vec<SeriesId> = (1..200).map(|s| t.series(&spec(99_999, s))).collect();
+    assert!(
+        t.dense_slots <= 4 * t.len() + (1 << 16),
+        "{}",
+        t.dense_slots
+    );
+    assert!(!t.index.is_empty());
+    for (s, id) in (1..200).zip(&ids) {
+        assert_eq!(t.series(&spec(99_999, s)), *id);
+    }
+    assert_eq!(t.series(&spec(5, 0)), 5);
+    assert_eq!(t.len(), 100_000 + 199);
+    assert_eq!(t.get(ids[3]).scope, "s4");
+}
+
+#[test]
+fn samples_with_the_marker_bits_are_kept() {
+    let mut t = SeriesTable::new();
+    let odd = [
+        f64::from_bits(EMPTY),
+        f64::from_bits(MARK << 32 | 7),
+        f64::NAN,
+    ];
+    let mut ids = Vec::new();
+    for (n, v) in odd.iter().enumerate() {
+        let id = t.series(&SeriesSpec::count(SeriesKey::new(format!("m{n}"))));
+        t.sample(id, *v);
+        ids.push(id);
+    }
+    let two = t.series(&SeriesSpec::count(SeriesKey::new("two")));
+    t.sample(two, 1.5);
+    t.sample(two, odd[0]);
+    t.sample(two, 2.5);
+    for (id, v) in ids.iter().zip(odd) {
+        let got: Vec<u64> = t.get(*id).samples().map(f64::to_bits).collect();
+        assert_eq!(got, [v.to_bits()]);
+    }
+    let got: Vec<u64> = t.get(two).samples().map(f64::to_bits).collect();
+    assert_eq!(got, [1.5f64.to_bits(), odd[0].to_bits(), 2.5f64.to_bits()]);
+    let empty = t.series(&SeriesSpec::count(SeriesKey::new("none")));
+    assert!(t.get(empty).is_empty() && !t.get(two).is_empty());
+    assert_eq!(t.get(two).len(), 3);
+}
+
+#[test]
+fn same_key_same_id_and_samples_in_order() {
+    let mut t = SeriesTable::new();
+    let a = SeriesSpec::duration(SeriesKey::new("f.time").scope("cpu1"));
+    let b = SeriesSpec::duration(SeriesKey::new("f.time").scope("cpu2"));
+    let c = SeriesSpec::count(SeriesKey::new("f.hit").scope("cpu1"));
+    let ia = t.series(&a);
+    let ib = t.series(&b);
+    let ic = t.series(&c);
+    assert_eq!(t.series(&a), ia);
+    assert!(ia != ib && ib != ic && ia != ic);
+    // As in a Dataset, the key alone is the identity: the first unit stays.
+    let a_count = SeriesSpec::count(SeriesKey::new("f.time").scope("cpu1"));
+    assert_eq!(t.series(&a_count), ia);
+    assert_eq!(t.get(ia).unit, &Unit::Seconds);
+    t.sample(ia, 1.0);
+    t.sample(ia, 3.0);
+    t.sample(ib, 2.0);
+    let v = t.get(ia);
+    assert_eq!(v.samples().collect::<Vec<_>>(), vec![1.0, 3.0]);
+    assert_eq!(t.get(ic).len(), 0);
+    assert_eq!(t.sample_count(), 3);
+    let ds = t.to_dataset();
+    assert_eq!(ds.series.len(), 3);
+    assert_eq!(ds.get("f.time", "cpu2").unwrap().samples, vec![2.0]);
+    // The JSON of a view is the JSON of the equivalent `Series`.
+    let from_ds = serde_json::to_value(&ds.series).unwrap();
+    let from_table = serde_json::to_value(AllSeries(&t)).unwrap();
+    assert_eq!(from_ds, from_table);
+}
