@@ -355,30 +355,3 @@ mod tests {
         assert!(parse_row_fast("  f 123456789012345 1234567.12345678 us 1 us ", 2).is_some());
     }
 }
-
-#[cfg(test)]
-mod bench {
-    /// Times the row reader over a file's lines: `ROWS_FILE=... cargo test --release -p
-    /// quiescent-ingest --lib rows_bench -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn rows_bench() {
-        let Some(path) = std::env::var_os("ROWS_FILE") else {
-            return;
-        };
-        let text = std::fs::read_to_string(path).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        let mut best = f64::MAX;
-        let mut sum = 0.0;
-        for _ in 0..7 {
-            let t = std::time::Instant::now();
-            for l in &lines {
-                if let Some(r) = super::parse_row_fast(l, 3) {
-                    sum += r.hit + r.durations[0] + r.durations[1] + r.durations[2];
-                }
-            }
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        eprintln!("rows: best {best:.4} s ({sum})");
-    }
-}
