@@ -4,7 +4,7 @@
 //! temporary database, measures `/healthz` requests/s with 16 clients, then sustained uploads/s
 //! and latency percentiles of a typical 4-CPU `trace_stat` set (function0..3, 200 functions
 //! each, distinct numbers per upload) with 16 clients, and prints the ratio uploads/healthz
-//! (the design's target is at least 1/4). A second upload phase sends the smallest useful set
+//! (the design's target is at least 1/16). A second upload phase sends the smallest useful set
 //! (function0..3 with one function each, as in the mailing-list reports) to show the fixed cost
 //! of an upload apart from the per-sample cost.
 //!
