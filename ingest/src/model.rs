@@ -268,6 +268,30 @@ impl RowBatch {
     pub fn values(&self) -> &[f64] {
         &self.values
     }
+
+    /// Calls `f` with each row as `spec` (its metric set to the row's stem), the stem's length
+    /// and the row's cells: `cells` with the row's values. Stops at the first error.
+    pub fn try_each_row<'c, E>(
+        &self,
+        spec: &mut SeriesSpec,
+        cells: &[Cell<'c>],
+        mut f: impl FnMut(&mut SeriesSpec, usize, &[Cell<'c>]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut row = Vec::with_capacity(cells.len());
+        for (stem, values) in self.rows(cells.len()) {
+            spec.key.metric.clear();
+            spec.key.metric.push_str(stem);
+            row.clear();
+            row.extend(
+                cells
+                    .iter()
+                    .zip(values)
+                    .map(|(c, &value)| Cell { value, ..*c }),
+            );
+            f(spec, stem.len(), &row)?;
+        }
+        Ok(())
+    }
 }
 
 /// Receives what a parser finds. Parsers stream into a sink so that storing a large file needs
@@ -312,32 +336,11 @@ pub trait Sink {
     /// followed by the cell's suffix; `spec`'s metric is a buffer. The values are valid in any
     /// series.
     fn series_sample_rows(&mut self, spec: &mut SeriesSpec, cells: &[Cell<'_>], rows: &RowBatch) {
-        let mut row = [Cell {
-            suffix: "",
-            unit: &Unit::Count,
-            direction: Direction::Neutral,
-            value: 0.0,
-        }; MAX_ROW];
-        let mut ids = [0; MAX_ROW];
-        let n = cells.len();
-        for (stem, values) in rows.rows(n) {
-            spec.key.metric.clear();
-            spec.key.metric.push_str(stem);
-            if n <= MAX_ROW {
-                for ((r, c), &v) in row.iter_mut().zip(cells).zip(values) {
-                    *r = Cell { value: v, ..*c };
-                }
-                self.series_sample_row(spec, stem.len(), &row[..n], &mut ids[..n]);
-            } else {
-                let row: Vec<Cell<'_>> = cells
-                    .iter()
-                    .zip(values)
-                    .map(|(c, &value)| Cell { value, ..*c })
-                    .collect();
-                let mut ids = vec![0; n];
-                self.series_sample_row(spec, stem.len(), &row, &mut ids);
-            }
-        }
+        let mut ids = vec![0; cells.len()];
+        let _ = rows.try_each_row(spec, cells, |spec, stem, row| {
+            self.series_sample_row(spec, stem, row, &mut ids);
+            Ok::<(), std::convert::Infallible>(())
+        });
     }
     fn meta(&mut self, key: &str, value: String);
     /// [`Sink::meta`] of a borrowed value: a sink that holds the key already can update it in
@@ -695,20 +698,9 @@ impl<'a> Ctx<'a> {
             self.samples += rows.values().len() as u64;
             return Ok(());
         }
-        let mut row = Vec::with_capacity(cells.len());
-        for (stem, values) in rows.rows(cells.len()) {
-            spec.key.metric.clear();
-            spec.key.metric.push_str(stem);
-            row.clear();
-            row.extend(
-                cells
-                    .iter()
-                    .zip(values)
-                    .map(|(c, &value)| Cell { value, ..*c }),
-            );
-            self.push_row(spec, stem.len(), &row)?;
-        }
-        Ok(())
+        rows.try_each_row(spec, cells, |spec, stem, row| {
+            self.push_row(spec, stem, row)
+        })
     }
 
     /// Declares the series and adds one sample in one call.

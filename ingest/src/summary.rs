@@ -629,20 +629,11 @@ impl Sink for SeriesTable {
         let mut kinds = [0; MAX_ROW];
         let mut ids = [0; MAX_ROW];
         if n > MAX_ROW || n == 0 {
-            let mut row = Vec::with_capacity(n);
             let mut ids = vec![0; n];
-            for (stem, values) in rows.rows(n) {
-                spec.key.metric.clear();
-                spec.key.metric.push_str(stem);
-                row.clear();
-                row.extend(
-                    cells
-                        .iter()
-                        .zip(values)
-                        .map(|(c, &value)| Cell { value, ..*c }),
-                );
-                self.series_sample_row(spec, stem.len(), &row, &mut ids);
-            }
+            let _ = rows.try_each_row(spec, cells, |spec, stem, row| {
+                self.series_sample_row(spec, stem, row, &mut ids);
+                Ok::<(), std::convert::Infallible>(())
+            });
             return;
         }
         for (k, c) in cells.iter().enumerate() {

@@ -37,10 +37,7 @@ pub(crate) fn hash_file(file: &InputFile) -> Result<(String, u64), Error> {
     let mut r = file.open()?;
     let mut buf = vec![0u8; HASH_READ];
     loop {
-        let n = read_full(&mut r, &mut buf).map_err(|source| Error::Io {
-            path: file.display_path(),
-            source,
-        })?;
+        let n = read_piece(file, &mut r, &mut buf)?;
         if n == 0 {
             break;
         }
@@ -181,10 +178,7 @@ async fn write_chunks(tx: &mut Tx, file: &InputFile, id: i64) -> Result<(), Erro
     let mut buf = vec![0u8; CHUNK];
     let mut seq = 0i64;
     loop {
-        let n = read_full(&mut r, &mut buf).map_err(|source| Error::Io {
-            path: file.display_path(),
-            source,
-        })?;
+        let n = read_piece(file, &mut r, &mut buf)?;
         if n == 0 {
             return Ok(());
         }
@@ -198,6 +192,14 @@ async fn write_chunks(tx: &mut Tx, file: &InputFile, id: i64) -> Result<(), Erro
         });
         seq += 1;
     }
+}
+
+/// [`read_full`] of `file`'s reader, an error naming the file.
+fn read_piece(file: &InputFile, r: &mut dyn Read, buf: &mut [u8]) -> Result<usize, Error> {
+    read_full(r, buf).map_err(|source| Error::Io {
+        path: file.display_path(),
+        source,
+    })
 }
 
 fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
