@@ -320,15 +320,7 @@ pub trait Sink {
         cells: &[Cell<'_>],
         ids: &mut [SeriesId],
     ) {
-        for (c, id) in cells.iter().zip(ids) {
-            spec.key.metric.truncate(stem);
-            spec.key.metric.push_str(c.suffix);
-            if spec.unit != *c.unit {
-                spec.unit = c.unit.clone();
-            }
-            spec.direction = c.direction;
-            *id = self.series_sample(spec, c.value);
-        }
+        sample_cells(self, spec, stem, cells, ids);
     }
     /// [`Sink::series_sample_row`] for each row of a batch, all with `spec`'s scope, label,
     /// statistic and params and the suffixes, units and directions of `cells` (whose values
@@ -366,6 +358,26 @@ pub trait Sink {
     /// take the same path as the rest. Otherwise it asks them at the first series.
     fn keeps_names_and_units(&self) -> bool {
         false
+    }
+}
+
+/// [`Sink::series_sample_row`] one cell at a time through [`Sink::series_sample`]: what a
+/// sink without a row path does, and what one with a bounded row path does past its bound.
+pub fn sample_cells<S: Sink + ?Sized>(
+    sink: &mut S,
+    spec: &mut SeriesSpec,
+    stem: usize,
+    cells: &[Cell<'_>],
+    ids: &mut [SeriesId],
+) {
+    for (c, id) in cells.iter().zip(ids) {
+        spec.key.metric.truncate(stem);
+        spec.key.metric.push_str(c.suffix);
+        if spec.unit != *c.unit {
+            spec.unit = c.unit.clone();
+        }
+        spec.direction = c.direction;
+        *id = sink.series_sample(spec, c.value);
     }
 }
 

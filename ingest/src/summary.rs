@@ -522,6 +522,15 @@ struct RowOf<'a, 'c> {
 }
 
 impl SeriesTable {
+    /// What the cells of a row of at most [`MAX_ROW`] share, whatever their values: each
+    /// cell's kind (into `kinds`) and the set of their suffixes.
+    fn row_shape(&mut self, cells: &[Cell<'_>], kinds: &mut [u16; MAX_ROW]) -> Option<u32> {
+        for (k, c) in kinds.iter_mut().zip(cells) {
+            *k = self.kind(c.unit, c.direction);
+        }
+        (cells.len() >= 2).then(|| self.rows.suffix_set(cells))
+    }
+
     /// Declares the series of a row of at most [`MAX_ROW`] cells whose metrics are `stem`
     /// followed by each cell's suffix, and stores `values`; their ids go to `ids`.
     fn row_values(
@@ -587,32 +596,18 @@ impl Sink for SeriesTable {
         cells: &[Cell<'_>],
         ids: &mut [SeriesId],
     ) {
-        // The cells share their context: it is found once.
-        let context = self.context_of(&spec.key);
         let n = cells.len();
         if n > MAX_ROW {
-            for (c, out) in cells.iter().zip(ids) {
-                let metric = &mut spec.key.metric;
-                metric.truncate(stem);
-                metric.push_str(c.suffix);
-                let key = CompactKey {
-                    metric: self.metrics.id(metric),
-                    context,
-                };
-                let kind = self.kind(c.unit, c.direction);
-                let (id, new) = self.declare_key(key, kind);
-                self.store(id, new, c.value);
-                *out = id;
-            }
-            return;
+            return crate::model::sample_cells(self, spec, stem, cells, ids);
         }
+        // The cells share their context: it is found once.
+        let context = self.context_of(&spec.key);
         let mut kinds = [0; MAX_ROW];
         let mut values = [0.0; MAX_ROW];
-        for (k, c) in cells.iter().enumerate() {
-            kinds[k] = self.kind(c.unit, c.direction);
-            values[k] = c.value;
+        for (v, c) in values.iter_mut().zip(cells) {
+            *v = c.value;
         }
-        let suffixes = (n >= 2).then(|| self.rows.suffix_set(cells));
+        let suffixes = self.row_shape(cells, &mut kinds);
         let row = RowOf {
             context,
             cells,
@@ -623,11 +618,7 @@ impl Sink for SeriesTable {
     }
 
     fn series_sample_rows(&mut self, spec: &mut SeriesSpec, cells: &[Cell<'_>], rows: &RowBatch) {
-        // What the rows share (context, kinds, suffixes) is found once for the batch.
-        let context = self.context_of(&spec.key);
         let n = cells.len();
-        let mut kinds = [0; MAX_ROW];
-        let mut ids = [0; MAX_ROW];
         if n > MAX_ROW || n == 0 {
             let mut ids = vec![0; n];
             let _ = rows.try_each_row(spec, cells, |spec, stem, row| {
@@ -636,10 +627,11 @@ impl Sink for SeriesTable {
             });
             return;
         }
-        for (k, c) in cells.iter().enumerate() {
-            kinds[k] = self.kind(c.unit, c.direction);
-        }
-        let suffixes = (n >= 2).then(|| self.rows.suffix_set(cells));
+        // What the rows share (context, kinds, suffixes) is found once for the batch.
+        let context = self.context_of(&spec.key);
+        let mut kinds = [0; MAX_ROW];
+        let mut ids = [0; MAX_ROW];
+        let suffixes = self.row_shape(cells, &mut kinds);
         let row = RowOf {
             context,
             cells,
