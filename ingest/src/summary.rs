@@ -522,13 +522,24 @@ struct RowOf<'a, 'c> {
 }
 
 impl SeriesTable {
-    /// What the cells of a row of at most [`MAX_ROW`] share, whatever their values: each
-    /// cell's kind (into `kinds`) and the set of their suffixes.
-    fn row_shape(&mut self, cells: &[Cell<'_>], kinds: &mut [u16; MAX_ROW]) -> Option<u32> {
+    /// What the cells of a row of at most [`MAX_ROW`] under `key`'s context share, whatever
+    /// their values: the context, each cell's kind (written into `kinds`) and their suffixes.
+    fn row_of<'a, 'c>(
+        &mut self,
+        key: &SeriesKey,
+        cells: &'a [Cell<'c>],
+        kinds: &'a mut [u16; MAX_ROW],
+    ) -> RowOf<'a, 'c> {
+        let context = self.context_of(key);
         for (k, c) in kinds.iter_mut().zip(cells) {
             *k = self.kind(c.unit, c.direction);
         }
-        (cells.len() >= 2).then(|| self.rows.suffix_set(cells))
+        RowOf {
+            context,
+            cells,
+            kinds: &kinds[..cells.len()],
+            suffixes: (cells.len() >= 2).then(|| self.rows.suffix_set(cells)),
+        }
     }
 
     /// Declares the series of a row of at most [`MAX_ROW`] cells whose metrics are `stem`
@@ -601,19 +612,12 @@ impl Sink for SeriesTable {
             return crate::model::sample_cells(self, spec, stem, cells, ids);
         }
         // The cells share their context: it is found once.
-        let context = self.context_of(&spec.key);
         let mut kinds = [0; MAX_ROW];
+        let row = self.row_of(&spec.key, cells, &mut kinds);
         let mut values = [0.0; MAX_ROW];
         for (v, c) in values.iter_mut().zip(cells) {
             *v = c.value;
         }
-        let suffixes = self.row_shape(cells, &mut kinds);
-        let row = RowOf {
-            context,
-            cells,
-            kinds: &kinds[..n],
-            suffixes,
-        };
         self.row_values(&row, &spec.key.metric[..stem], &values[..n], ids);
     }
 
@@ -628,16 +632,9 @@ impl Sink for SeriesTable {
             return;
         }
         // What the rows share (context, kinds, suffixes) is found once for the batch.
-        let context = self.context_of(&spec.key);
         let mut kinds = [0; MAX_ROW];
+        let row = self.row_of(&spec.key, cells, &mut kinds);
         let mut ids = [0; MAX_ROW];
-        let suffixes = self.row_shape(cells, &mut kinds);
-        let row = RowOf {
-            context,
-            cells,
-            kinds: &kinds[..n],
-            suffixes,
-        };
         for (stem, values) in rows.rows(n) {
             self.row_values(&row, stem, values, &mut ids[..n]);
         }
