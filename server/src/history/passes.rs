@@ -7,10 +7,16 @@
 //! turn unless one is waiting already; the task runs the pass for everything queued by then. A pass that is missed (the
 //! server stopped before it ran) costs no alert for good: every pass re-analyses a history
 //! whole, so the next upload to the same history finds its change points.
+//!
+//! A pass rests after itself, [`REST_PER_PASS`] times as long as it took, before the next one
+//! starts: detection is background work, and under a stream of uploads back-to-back passes
+//! (each re-reading whole histories) took as much of the machine as the uploads themselves.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use store::{ImportOutcome, Placement, Store};
 
@@ -27,7 +33,16 @@ pub struct Passes {
     /// A task is waiting to run the next pass.
     scheduled: AtomicBool,
     turn: Arc<tokio::sync::Mutex<()>>,
+    /// When the next pass may start, after the last one's rest.
+    next_at: Mutex<Option<Instant>>,
 }
+
+/// A pass is followed by a rest of this many times its duration (so passes take at most a
+/// quarter of the time of one core while uploads keep coming)...
+const REST_PER_PASS: u32 = 3;
+/// ...but never longer than this: an alert comes at most this long plus two passes after the
+/// upload that showed it.
+const MAX_REST: Duration = Duration::from_secs(2);
 
 impl Passes {
     /// Places the runs of `outcome` on their branch, then queues their histories for the next
@@ -64,6 +79,10 @@ impl Passes {
         }
         let (passes, store) = (self.clone(), store.clone());
         tokio::spawn(async move {
+            let rest_until = *passes.next_at.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(at) = rest_until {
+                tokio::time::sleep_until(at).await;
+            }
             let turn = passes.turn.clone().lock_owned().await;
             // One pass at a time on the whole database: servers sharing one would otherwise
             // read and re-analyse the same histories side by side, and each waits here while
@@ -75,7 +94,11 @@ impl Passes {
             let group =
                 std::mem::take(&mut *passes.queue.lock().unwrap_or_else(|e| e.into_inner()));
             if !group.is_empty() {
+                let start = Instant::now();
                 pass(&store, group, webhook).await;
+                let rest = (start.elapsed() * REST_PER_PASS).min(MAX_REST);
+                *passes.next_at.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(Instant::now() + rest);
             }
             if let Ok(lock) = shared {
                 lock.release().await;
