@@ -137,11 +137,15 @@ impl Names {
     /// Inside the write transaction: the names other writers stored since the snapshot. New
     /// names of ours they also stored take their ids, the others get ids after theirs; the
     /// returned map (old id -> new id) is what the import's series must be renumbered by,
-    /// `None` when nothing was stored in between (the usual case).
+    /// `None` when nothing was stored in between (the usual case), or when the import has no
+    /// new names (its ids are all of stored names, which never change).
     pub(crate) async fn reconcile(
         &mut self,
         tx: &mut Tx,
     ) -> Result<Option<FastMap<u32, u32>>, Error> {
+        if self.new.is_empty() {
+            return Ok(None);
+        }
         let fresh: Vec<(i64, String)> = with_tx!(tx, |t| {
             sqlx::query_as("SELECT id, name FROM names WHERE id >= $1")
                 .bind(i64::from(self.loaded_next))
@@ -176,6 +180,11 @@ impl Names {
         self.new = still_new;
         self.next = next;
         Ok(Some(map))
+    }
+
+    /// Whether the import allocated names not stored yet.
+    pub(crate) fn has_new(&self) -> bool {
+        !self.new.is_empty()
     }
 
     /// The id of `name`, allocated if new (ids are never 0: 0 stands for "none").
