@@ -19,7 +19,7 @@ const CHUNK: usize = 1 << 20;
 pub(crate) async fn store_artifact(tx: &mut Tx, file: &InputFile) -> Result<i64, Error> {
     // Hash first so that a file already stored is not written again.
     let hashed = hash_file(file)?;
-    let ids = store_hashed_many(tx, std::slice::from_ref(file), &[hashed]).await?;
+    let ids = store_hashed_many(tx, &[(file, &hashed)]).await?;
     Ok(ids[0])
 }
 
@@ -65,15 +65,16 @@ const FILES_PER_STATEMENT: usize = 500;
 /// Bytes of chunk data per statement, at most (beyond one chunk).
 const STATEMENT_BYTES: usize = 4 << 20;
 
-/// Stores the bytes of an import's already hashed files (those not stored already), in a few statements whatever their number: one
-/// lookup of the hashes, one insert of the new ones, one insert of the chunks of those held in
-/// memory (a spooled file's chunks are read and inserted one at a time). The artifact ids, in
-/// the order of `files`; a file given twice is stored once.
+/// Stores the bytes of already hashed files (those not stored already), each with its
+/// (sha256, size), in a few statements whatever their number: one lookup of the hashes, one
+/// insert of the new ones, one insert of the chunks of those held in memory (a spooled file's
+/// chunks are read and inserted one at a time). The artifact ids, in the order of `files`; a
+/// file given twice is stored once.
 pub(crate) async fn store_hashed_many(
     tx: &mut Tx,
-    files: &[InputFile],
-    hashes: &[(String, u64)],
+    files: &[(&InputFile, &(String, u64))],
 ) -> Result<Vec<i64>, Error> {
+    let hashes: Vec<&(String, u64)> = files.iter().map(|&(_, h)| h).collect();
     let mut ids: HashMap<&str, i64> = HashMap::with_capacity(files.len());
     let mut distinct: Vec<&str> = hashes.iter().map(|(sha, _)| sha.as_str()).collect();
     distinct.sort_unstable();
@@ -130,7 +131,7 @@ pub(crate) async fn store_hashed_many(
     let mut in_memory: Vec<(i64, i64, &[u8])> = Vec::new();
     for &i in &new {
         let id = ids[hashes[i].0.as_str()];
-        match &files[i].source {
+        match &files[i].0.source {
             Source::Bytes(b) => {
                 in_memory.extend(
                     b.chunks(CHUNK)
@@ -138,7 +139,7 @@ pub(crate) async fn store_hashed_many(
                         .map(|(seq, data)| (id, seq as i64, data)),
                 );
             }
-            Source::Path(_) => write_chunks(tx, &files[i], id).await?,
+            Source::Path(_) => write_chunks(tx, files[i].0, id).await?,
         }
     }
     // Statements of at most FILES_PER_STATEMENT chunks and a few MiB.

@@ -9,9 +9,11 @@
 //! left queued without a writer to come.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::{OwnedMutexGuard, oneshot};
 
+use crate::group_batch;
 use crate::import::{Finished, Prepared, Written, finish_in, stored_outcome};
 use crate::import_rows::Known;
 use crate::{Error, Store, Tx, with_tx};
@@ -22,9 +24,10 @@ struct Pending {
     reply: oneshot::Sender<Result<Finished, Error>>,
 }
 
-/// The imports of this process waiting for the write turn.
+/// The imports of this process waiting for the write turn, and how many groups were written
+/// together ([`group_batch`]).
 #[derive(Default)]
-pub(crate) struct Queue(Mutex<Vec<Pending>>);
+pub(crate) struct Queue(Mutex<Vec<Pending>>, AtomicU64);
 
 impl std::fmt::Debug for Queue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -84,8 +87,20 @@ impl Store {
             Ok(tx) => tx,
             Err(e) => return fail_all(group, &e),
         };
-        let mut done: Vec<(Pending, Result<Written, Error>)> = Vec::with_capacity(group.len());
         let mut known = Known::default();
+        match write_together(&mut tx, &group, &mut known).await {
+            Ok(Some(runs)) => {
+                self.queue.1.fetch_add(1, Ordering::Relaxed);
+                let done = group
+                    .into_iter()
+                    .zip(runs)
+                    .map(|(p, ids)| (p, Ok(Written::Runs(ids))));
+                return answer_after_commit(tx, done.collect()).await;
+            }
+            Ok(None) => known = Known::default(),
+            Err(e) => return fail_all(group, &e),
+        }
+        let mut done: Vec<(Pending, Result<Written, Error>)> = Vec::with_capacity(group.len());
         let mut rest = group.into_iter();
         while let Some(mut p) = rest.next() {
             let written = match run(&mut tx, SAVEPOINT).await {
@@ -111,17 +126,50 @@ impl Store {
             }
             done.push((p, written));
         }
-        if let Err(e) = tx.commit().await {
-            return fail_all(done.into_iter().map(|(p, _)| p), &e);
+        answer_after_commit(tx, done).await;
+    }
+}
+
+/// Writes the whole group in one set of statements when it can ([`group_batch`]): the run ids
+/// of each import, or `None` when the group is to be written import by import (what the
+/// attempt wrote is undone). `Err`: the transaction itself is broken.
+async fn write_together(
+    tx: &mut Tx,
+    group: &[Pending],
+    known: &mut Known,
+) -> Result<Option<Vec<Vec<i64>>>, Error> {
+    let jobs: Vec<&Prepared> = group.iter().map(|p| &p.job).collect();
+    if !group_batch::batchable(&jobs) {
+        return Ok(None);
+    }
+    run(tx, SAVEPOINT).await?;
+    match group_batch::write_batch(tx, &jobs, known).await {
+        Ok(Some(runs)) => {
+            run(tx, RELEASE).await?;
+            Ok(Some(runs))
         }
-        for (Pending { job, reply }, written) in done {
-            let answer = written.map(|w| match w {
-                Written::Runs(ids) => Finished::Stored(stored_outcome(job, &ids)),
-                Written::Existing(ids) => Finished::Existing(ids),
-            });
-            // A caller that went away needs no answer; its import is stored all the same.
-            let _ = reply.send(answer);
+        // A failure here is left to the import-by-import writing, which tells whose it is.
+        Ok(None) | Err(_) => {
+            run(tx, UNDO).await?;
+            run(tx, RELEASE).await?;
+            Ok(None)
         }
+    }
+}
+
+/// Commits `tx` and answers each import with what was written for it, or all of them with
+/// the failure of the commit.
+async fn answer_after_commit(tx: Tx, done: Vec<(Pending, Result<Written, Error>)>) {
+    if let Err(e) = tx.commit().await {
+        return fail_all(done.into_iter().map(|(p, _)| p), &e);
+    }
+    for (Pending { job, reply }, written) in done {
+        let answer = written.map(|w| match w {
+            Written::Runs(ids) => Finished::Stored(stored_outcome(job, &ids)),
+            Written::Existing(ids) => Finished::Existing(ids),
+        });
+        // A caller that went away needs no answer; its import is stored all the same.
+        let _ = reply.send(answer);
     }
 }
 
@@ -156,5 +204,10 @@ impl Store {
     /// Imports queued for the write turn.
     pub fn queued_imports(&self) -> usize {
         self.queue.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Groups of imports written together in one set of statements so far.
+    pub fn groups_written_together(&self) -> u64 {
+        self.queue.1.load(Ordering::Relaxed)
     }
 }

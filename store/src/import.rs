@@ -26,7 +26,7 @@ use ingest::model::FastMap;
 use crate::artifacts::{artifact_by_sha, hash_file, store_hashed_many};
 use crate::blocks::{Blocks, Encoded, insert_sql};
 use crate::idempotency::IdempotencyKey;
-use crate::import_rows::{Known, insert_run};
+use crate::import_rows::{Known, NewRun, insert_runs};
 use crate::meta::{import_hash, refuse_nul, validate_meta};
 use crate::sink::{ImportNames, Interner, Msg, NONE, Parsing, spawn_parse};
 use crate::write::{Names, TotalRole, Totals, total_role};
@@ -538,14 +538,14 @@ pub(crate) struct Prepared {
     pub(crate) hashes: Vec<(String, u64)>,
     pub(crate) new_runs: Vec<(BTreeMap<String, String>, String)>,
     attachments: Vec<Attachment>,
-    names: Names,
-    blocks: Encoded,
+    pub(crate) names: Names,
+    pub(crate) blocks: Encoded,
     /// The key its blocks were staged under, when they were.
-    staged: Option<String>,
-    created_at: i64,
+    pub(crate) staged: Option<String>,
+    pub(crate) created_at: i64,
     outcome: ImportOutcome,
     /// The upload's idempotency key, remembered with its runs.
-    remember: Option<IdempotencyKey>,
+    pub(crate) remember: Option<IdempotencyKey>,
 }
 
 /// What [`finish_in`] wrote: the run ids, in the order of `Prepared::new_runs`.
@@ -562,7 +562,8 @@ pub(crate) async fn finish_in(
     known: &mut Known,
 ) -> Result<Written, Error> {
     let (meta, files) = (&job.meta, &job.files);
-    let artifacts = store_hashed_many(tx, files, &job.hashes).await?;
+    let hashed: Vec<_> = files.iter().zip(&job.hashes).collect();
+    let artifacts = store_hashed_many(tx, &hashed).await?;
     let import_hash = import_hash(meta, files, &artifacts);
     let existing: Vec<i64> = with_tx!(tx, |t| {
         sqlx::query_scalar(RUNS_OF_IMPORT)
@@ -578,37 +579,54 @@ pub(crate) async fn finish_in(
     let machine_id = known
         .machine(tx, &meta.machine, &meta.machine_facts)
         .await?;
-    let mut run_ids = Vec::with_capacity(job.new_runs.len());
-    for (params, pkey) in &job.new_runs {
-        run_ids.push(
-            insert_run(
-                tx,
-                build_id,
-                machine_id,
-                meta,
-                params,
-                pkey,
-                &import_hash,
-                job.created_at,
-            )
-            .await?,
-        );
-    }
+    let runs: Vec<NewRun<'_>> = job
+        .new_runs
+        .iter()
+        .map(|(params, params_key)| NewRun {
+            build_id,
+            machine_id,
+            meta,
+            params,
+            params_key,
+            import_hash: &import_hash,
+            created_at: job.created_at,
+        })
+        .collect();
+    let run_ids = insert_runs(tx, &runs).await?;
     match &job.staged {
-        Some(key) => Encoded::move_staged(tx, key, &run_ids).await?,
+        Some(key) => {
+            Encoded::move_staged(tx, key, &run_ids).await?;
+            known.next_block = None;
+        }
         None => {
             let renamed = job.names.reconcile(tx).await?;
             job.names.flush(tx).await?;
             job.blocks.renumber(&run_ids, renamed.as_ref());
-            job.blocks.write(tx).await?;
+            known.next_block = Some(job.blocks.write(tx, known.next_block).await?);
         }
     }
-    // Each file goes to every run it fed: a few multi-row inserts.
-    let ids = &run_ids;
-    let links: Vec<(&Attachment, i64)> = job
-        .attachments
+    link_files(tx, &[(&*job, &artifacts, &run_ids)]).await?;
+    if let (Some(key), Some(&first)) = (&job.remember, run_ids.first()) {
+        crate::idempotency::remember_in(tx, key, first).await?;
+    }
+    Ok(Written::Runs(run_ids))
+}
+
+/// Links each file of each import to every run it fed: (import, the stored ids of its files,
+/// of its runs) for each; a few multi-row inserts for them all.
+pub(crate) async fn link_files(
+    tx: &mut Tx,
+    imports: &[(&Prepared, &[i64], &[i64])],
+) -> Result<(), Error> {
+    let links: Vec<(&Prepared, &Attachment, i64, i64)> = imports
         .iter()
-        .flat_map(|a| a.fed.iter().map(move |&run| (a, ids[run as usize])))
+        .flat_map(|&(job, artifacts, runs)| {
+            job.attachments.iter().flat_map(move |a| {
+                a.fed
+                    .iter()
+                    .map(move |&run| (job, a, runs[run as usize], artifacts[a.seq]))
+            })
+        })
         .collect();
     for part in links.chunks(LINKS_PER_STATEMENT) {
         let sql = insert_sql(
@@ -619,12 +637,12 @@ pub(crate) async fn finish_in(
         );
         with_tx!(tx, |t| {
             let mut q = sqlx::query(AssertSqlSafe(sql));
-            for &(a, run_id) in part {
+            for &(job, a, run_id, artifact_id) in part {
                 q = q
                     .bind(run_id)
-                    .bind(artifacts[a.seq])
+                    .bind(artifact_id)
                     .bind(a.seq as i64)
-                    .bind(&files[a.seq].name)
+                    .bind(&job.files[a.seq].name)
                     .bind(&a.format)
                     .bind(&a.meta_json)
                     .bind(&a.warnings_json)
@@ -634,10 +652,7 @@ pub(crate) async fn finish_in(
             q.execute(&mut **t).await?;
         });
     }
-    if let (Some(key), Some(&first)) = (&job.remember, run_ids.first()) {
-        crate::idempotency::remember_in(tx, key, first).await?;
-    }
-    Ok(Written::Runs(run_ids))
+    Ok(())
 }
 
 /// The outcome of a committed import, its run numbers replaced by the stored ids.

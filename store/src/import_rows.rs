@@ -8,13 +8,16 @@ use sqlx::{AssertSqlSafe, Row as _};
 use crate::blocks::insert_sql;
 use crate::{BuildMeta, Error, RunMeta, Tx, now, with_tx};
 
-/// The builds and machines a group transaction has stored or checked: the group's later
-/// imports of the same build (same metadata) and machine (same facts) skip their statements.
+/// The builds and machines a group transaction has stored or checked, and where its series
+/// block ids are: the group's later imports of the same build (same metadata) and machine
+/// (same facts) skip their statements.
 /// It is emptied when an import is undone, as the rows that import wrote are gone.
 #[derive(Default)]
 pub(crate) struct Known {
     builds: Vec<(BuildMeta, i64)>,
     machines: Vec<(String, BTreeMap<String, String>, i64)>,
+    /// The id the next series block gets, once an import of the group has written blocks.
+    pub(crate) next_block: Option<i64>,
 }
 
 impl Known {
@@ -160,48 +163,78 @@ async fn upsert_machine(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn insert_run(
-    tx: &mut Tx,
-    build_id: i64,
-    machine_id: i64,
-    meta: &RunMeta,
-    params: &BTreeMap<String, String>,
-    pkey: &str,
-    import_hash: &str,
-    created_at: i64,
-) -> Result<i64, Error> {
+/// A run to insert: its build, machine, import and parameters.
+pub(crate) struct NewRun<'a> {
+    pub(crate) build_id: i64,
+    pub(crate) machine_id: i64,
+    pub(crate) meta: &'a RunMeta,
+    pub(crate) params: &'a BTreeMap<String, String>,
+    pub(crate) params_key: &'a str,
+    pub(crate) import_hash: &'a str,
+    pub(crate) created_at: i64,
+}
+
+/// Runs per multi-row insert (eight values each).
+const RUNS_PER_STATEMENT: usize = 200;
+
+/// Inserts `runs` and their parameters in multi-row statements; their ids, in order.
+pub(crate) async fn insert_runs(tx: &mut Tx, runs: &[NewRun<'_>]) -> Result<Vec<i64>, Error> {
     let postgres = tx.is_postgres();
-    with_tx!(tx, |tx| {
-        let content_hash = hex::encode(Sha256::digest(format!("{import_hash}\0{pkey}").as_bytes()));
-        let run_id: i64 = sqlx::query_scalar(
-            "INSERT INTO runs (build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-        )
-        .bind(build_id)
-        .bind(machine_id)
-        .bind(&meta.benchmark)
-        .bind(pkey)
-        .bind(content_hash)
-        .bind(import_hash)
-        .bind(meta.token_id)
-        .bind(created_at)
-        .fetch_one(&mut **tx)
-        .await?;
-        let params: Vec<_> = params.iter().collect();
-        for part in params.chunks(ROWS_PER_STATEMENT) {
-            let sql = insert_sql(
-                "INSERT INTO run_params (run_id, key, value) VALUES ",
-                part.len(),
-                3,
-                postgres,
-            );
-            let mut q = sqlx::query(AssertSqlSafe(sql));
-            for (k, v) in part {
-                q = q.bind(run_id).bind(*k).bind(*v);
+    let mut ids = Vec::with_capacity(runs.len());
+    for part in runs.chunks(RUNS_PER_STATEMENT) {
+        let mut sql = insert_sql(
+            "INSERT INTO runs (build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) VALUES ",
+            part.len(),
+            8,
+            postgres,
+        );
+        sql.push_str(" RETURNING id, import_hash, params_key");
+        let mut made: Vec<(i64, String, String)> = with_tx!(tx, |t| {
+            let mut q = sqlx::query_as(AssertSqlSafe(sql));
+            for r in part {
+                let content = format!("{}\0{}", r.import_hash, r.params_key);
+                q = q
+                    .bind(r.build_id)
+                    .bind(r.machine_id)
+                    .bind(&r.meta.benchmark)
+                    .bind(r.params_key)
+                    .bind(hex::encode(Sha256::digest(content.as_bytes())))
+                    .bind(r.import_hash)
+                    .bind(r.meta.token_id)
+                    .bind(r.created_at);
             }
-            q.execute(&mut **tx).await?;
+            q.fetch_all(&mut **t).await?
+        });
+        // Neither engine promises RETURNING's row order: rows are matched by (import, params)
+        // and, for a pair given twice, by id (ids are handed out in the order of VALUES).
+        made.sort_unstable();
+        for r in part {
+            let at = made
+                .iter()
+                .position(|(_, h, k)| h == r.import_hash && k == r.params_key)
+                .ok_or_else(|| Error::Write("an inserted run was not returned".into()))?;
+            ids.push(made.remove(at).0);
         }
-        Ok(run_id)
-    })
+    }
+    let params: Vec<(i64, &String, &String)> = runs
+        .iter()
+        .zip(&ids)
+        .flat_map(|(r, &id)| r.params.iter().map(move |(k, v)| (id, k, v)))
+        .collect();
+    for part in params.chunks(ROWS_PER_STATEMENT) {
+        let sql = insert_sql(
+            "INSERT INTO run_params (run_id, key, value) VALUES ",
+            part.len(),
+            3,
+            postgres,
+        );
+        with_tx!(tx, |t| {
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for &(id, k, v) in part {
+                q = q.bind(id).bind(k).bind(v);
+            }
+            q.execute(&mut **t).await?;
+        });
+    }
+    Ok(ids)
 }

@@ -15,6 +15,7 @@ mod copy;
 mod engine;
 mod error;
 mod group;
+mod group_batch;
 mod hardening;
 mod history;
 mod history_batch;

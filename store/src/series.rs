@@ -55,7 +55,7 @@ impl Store {
             blocks.add_alone(i, &row);
         }
         names.flush(&mut tx).await?;
-        blocks.encode().write(&mut tx).await?;
+        blocks.encode().write(&mut tx, None).await?;
         tx.commit().await?;
         Ok((0..series.len() as i64)
             .map(|i| (first + i) << 16)

@@ -100,3 +100,86 @@ both!(
         assert_eq!(v1.build.commit.as_deref(), Some("aaa"));
     }
 );
+
+both!(
+    a_group_with_nothing_new_to_name_is_written_together_and_reads_back_as_uploaded,
+    |st| {
+        // The names the uploads use are stored first: the group then has nothing new to name.
+        st.import_run(&meta("v1", "hackbench"), &[hb("first.txt", &[1.0])], None)
+            .await
+            .unwrap();
+        let turn = st.hold_write_turn().await;
+        // Two builds (one new, with a commit), two parameter sets, two files in one upload.
+        let mut jobs = Vec::new();
+        for i in 0..6u32 {
+            let st = st.clone();
+            jobs.push(tokio::spawn(async move {
+                let mut m = if i % 2 == 0 {
+                    meta("v1", "hackbench")
+                } else {
+                    with_commit("v2", "ccc")
+                };
+                m.params
+                    .insert("threads".into(), (4 * (i % 3 + 1)).to_string());
+                let mut files = vec![hb(&format!("up{i}.txt"), &[10.0 + f64::from(i), 20.5])];
+                if i == 5 {
+                    files.push(hb("second.txt", &[30.0]));
+                }
+                let out = st.import_upload(&m, &files, None).await;
+                (i, m, files, out)
+            }));
+        }
+        wait_queued(&st, 6).await;
+        let before = st.groups_written_together();
+        drop(turn);
+        let mut seen = Vec::new();
+        for j in jobs {
+            let (i, m, files, out) = j.await.unwrap();
+            let out = out.unwrap();
+            assert!(out.created, "upload {i} not stored");
+            assert_eq!(out.run_ids.len(), 1, "upload {i}: {out:?}");
+            let id = out.run_ids[0];
+            seen.push(id);
+            let run = st.run(id).await.unwrap().unwrap();
+            assert_eq!(run.build.label, m.build.label, "upload {i}");
+            assert_eq!(run.params, m.params, "upload {i}");
+            // Every sample of the upload, in its run.
+            let mut values: Vec<f64> = st
+                .run_values(id)
+                .await
+                .unwrap()
+                .into_iter()
+                .flat_map(|(_, v)| v)
+                .collect();
+            values.sort_by(f64::total_cmp);
+            let mut want = vec![10.0 + f64::from(i), 20.5];
+            if i == 5 {
+                want.push(30.0);
+            }
+            assert_eq!(values, want, "upload {i}");
+            // Its files, byte for byte, under their names.
+            let stored = st.run_artifacts(id, None).await.unwrap();
+            assert_eq!(stored.len(), files.len(), "upload {i}");
+            for (a, f) in stored.iter().zip(&files) {
+                assert_eq!(a.file_name, f.name);
+                let mut bytes = Vec::new();
+                st.read_artifact(a.artifact_id, &mut bytes).await.unwrap();
+                let store::Source::Bytes(want) = &f.source else {
+                    unreachable!()
+                };
+                assert_eq!(bytes.as_slice(), &want[..], "upload {i}, {}", f.name);
+            }
+        }
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 6, "six distinct runs");
+        assert_eq!(
+            st.groups_written_together(),
+            before + 1,
+            "the six uploads were not written as one group"
+        );
+        let v2 = st.build_by_label("v2").await.unwrap().unwrap();
+        assert_eq!(v2.build.commit.as_deref(), Some("ccc"));
+        assert_eq!(st.total_samples().await.unwrap(), 1 + 6 * 2 + 1);
+    }
+);

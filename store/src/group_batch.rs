@@ -1,0 +1,117 @@
+//! A group's imports written together: one multi-row statement per table for all of them,
+//! where each import alone would cost a dozen statements (each a hand-off to the database's
+//! connection and back, which is most of a small upload's time in the writer).
+//!
+//! Only the common group is written this way: imports whose names are all stored and whose
+//! blocks are not staged. Anything unusual (an import that is stored already, twice in the
+//! group, or a failing statement) makes [`write_batch`] give up; the caller undoes what it
+//! wrote and writes the group import by import, which isolates a failing import. Nothing
+//! here changes the imports, so that they can be written again that way.
+
+use sqlx::AssertSqlSafe;
+
+use crate::artifacts::store_hashed_many;
+use crate::blocks::{EncodedBlock, write_blocks};
+use crate::engine::placeholders;
+use crate::import::{Prepared, link_files};
+use crate::import_rows::{Known, NewRun, insert_runs};
+use crate::meta::import_hash;
+use crate::{Error, Tx, with_tx};
+
+/// Whether [`write_batch`] can write these imports: more than one, all of them with their
+/// names stored and their blocks in memory.
+pub(crate) fn batchable(jobs: &[&Prepared]) -> bool {
+    jobs.len() > 1
+        && jobs
+            .iter()
+            .all(|j| j.staged.is_none() && !j.names.has_new())
+}
+
+/// Writes every import of `jobs` (see [`batchable`]): the run ids of each, in order. `None`
+/// when one of them is stored already or comes twice; the caller then undoes what was written.
+pub(crate) async fn write_batch(
+    tx: &mut Tx,
+    jobs: &[&Prepared],
+    known: &mut Known,
+) -> Result<Option<Vec<Vec<i64>>>, Error> {
+    let files: Vec<_> = jobs
+        .iter()
+        .flat_map(|j| j.files.iter().zip(&j.hashes))
+        .collect();
+    let stored = store_hashed_many(tx, &files).await?;
+    let mut artifacts = Vec::with_capacity(jobs.len());
+    let mut at = 0;
+    for j in jobs {
+        artifacts.push(&stored[at..at + j.files.len()]);
+        at += j.files.len();
+    }
+    let hashes: Vec<String> = jobs
+        .iter()
+        .zip(&artifacts)
+        .map(|(j, a)| import_hash(&j.meta, &j.files, a))
+        .collect();
+    let mut distinct: Vec<&str> = hashes.iter().map(String::as_str).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() < hashes.len() || any_stored(tx, &distinct).await? {
+        return Ok(None);
+    }
+    let mut runs: Vec<NewRun<'_>> = Vec::new();
+    for (j, hash) in jobs.iter().zip(&hashes) {
+        let build_id = known.build(tx, &j.meta.build).await?;
+        let machine_id = known
+            .machine(tx, &j.meta.machine, &j.meta.machine_facts)
+            .await?;
+        runs.extend(j.new_runs.iter().map(|(params, params_key)| NewRun {
+            build_id,
+            machine_id,
+            meta: &j.meta,
+            params,
+            params_key,
+            import_hash: hash,
+            created_at: j.created_at,
+        }));
+    }
+    let stored_runs = insert_runs(tx, &runs).await?;
+    let mut run_ids = Vec::with_capacity(jobs.len());
+    let mut at = 0;
+    for j in jobs {
+        run_ids.push(stored_runs[at..at + j.new_runs.len()].to_vec());
+        at += j.new_runs.len();
+    }
+    let blocks: Vec<(i64, &EncodedBlock)> = jobs
+        .iter()
+        .zip(&run_ids)
+        .flat_map(|(j, ids)| j.blocks.with_runs(ids))
+        .collect();
+    known.next_block = Some(write_blocks(tx, known.next_block, &blocks).await?);
+    let links: Vec<(&Prepared, &[i64], &[i64])> = jobs
+        .iter()
+        .zip(&artifacts)
+        .zip(&run_ids)
+        .map(|((j, a), ids)| (*j, *a, ids.as_slice()))
+        .collect();
+    link_files(tx, &links).await?;
+    for (j, ids) in jobs.iter().zip(&run_ids) {
+        if let (Some(key), Some(&first)) = (&j.remember, ids.first()) {
+            crate::idempotency::remember_in(tx, key, first).await?;
+        }
+    }
+    Ok(Some(run_ids))
+}
+
+/// Whether any of the imports `hashes` has stored runs.
+async fn any_stored(tx: &mut Tx, hashes: &[&str]) -> Result<bool, Error> {
+    let sql = format!(
+        "SELECT COUNT(*) FROM runs WHERE import_hash IN ({})",
+        placeholders(1, hashes.len())
+    );
+    let n: i64 = with_tx!(tx, |t| {
+        let mut q = sqlx::query_scalar(AssertSqlSafe(sql));
+        for h in hashes {
+            q = q.bind(*h);
+        }
+        q.fetch_one(&mut **t).await?
+    });
+    Ok(n > 0)
+}
