@@ -157,6 +157,40 @@ pub fn prepare_spool(dir: &Path) -> std::io::Result<()> {
 /// The name prefix of one upload's spool directory.
 pub const SPOOL_PREFIX: &str = "quiescent-upload-";
 
+/// One upload's spool directory under `parent`, made when the upload's first file spills to
+/// disk and removed with this: most uploads are small and kept in memory, and a directory made
+/// and removed for each one cost a handful of blocking file-system calls on its request's thread.
+pub struct Spool<'a> {
+    parent: &'a Path,
+    dir: Option<tempfile::TempDir>,
+}
+
+impl<'a> Spool<'a> {
+    pub fn new(parent: &'a Path) -> Self {
+        Spool { parent, dir: None }
+    }
+
+    /// The directory, made on first use.
+    pub fn path(&mut self) -> anyhow::Result<&Path> {
+        let dir = match self.dir.take() {
+            Some(dir) => dir,
+            None => std::fs::create_dir_all(self.parent)
+                .and_then(|()| {
+                    tempfile::Builder::new()
+                        .prefix(SPOOL_PREFIX)
+                        .tempdir_in(self.parent)
+                })
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "creating a spool directory under {}: {e}",
+                        self.parent.display()
+                    )
+                })?,
+        };
+        Ok(self.dir.insert(dir).path())
+    }
+}
+
 /// The name prefix of a server's own spool directory in the temporary directory
 /// (`quiescent-spool-PID`), when several servers share a database and maybe a machine.
 pub const PROCESS_SPOOL_PREFIX: &str = "quiescent-spool-";

@@ -163,18 +163,7 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
     })?;
 
     // Temporary files live until the import is done.
-    let spool = std::fs::create_dir_all(&state.spool_dir)
-        .and_then(|()| {
-            tempfile::Builder::new()
-                .prefix(super::limits::SPOOL_PREFIX)
-                .tempdir_in(&state.spool_dir)
-        })
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "creating a spool directory under {}: {e}",
-                state.spool_dir.display()
-            )
-        })?;
+    let mut spool = super::limits::Spool::new(&state.spool_dir);
     let mut form = UploadForm::default();
     let read = async {
         while let Some(field) = multipart
@@ -182,7 +171,7 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
             .await
             .map_err(|e| multipart_error(e, limit))?
         {
-            read_field(field, &mut form, spool.path(), limit).await?;
+            read_field(field, &mut form, &mut spool, limit).await?;
         }
         Ok::<(), AppError>(())
     };
@@ -362,7 +351,7 @@ fn content_hash(meta: &RunMeta, format: Option<&str>, files_hash: &str) -> Strin
 async fn read_field(
     mut field: Field<'_>,
     form: &mut UploadForm,
-    spool: &std::path::Path,
+    spool: &mut super::limits::Spool<'_>,
     limit: u64,
 ) -> Result<(), AppError> {
     let name = field.name().unwrap_or("").to_string();
@@ -487,7 +476,7 @@ async fn read_text(
 async fn read_file(
     mut field: Field<'_>,
     form: &mut UploadForm,
-    spool: &std::path::Path,
+    spool: &mut super::limits::Spool<'_>,
     file_name: Option<String>,
     limit: u64,
 ) -> Result<(), AppError> {
@@ -533,7 +522,7 @@ async fn read_file(
         if let Some((_, f)) = &mut file {
             write_chunk(f, &chunk).await?;
         } else if mem.len() + chunk.len() > SPILL_BYTES {
-            let path = spool.join(format!("{index}"));
+            let path = spool.path()?.join(format!("{index}"));
             let mut f = tokio::fs::File::create(&path)
                 .await
                 .map_err(|e| anyhow::anyhow!("creating a spool file: {e}"))?;
