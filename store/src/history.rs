@@ -273,20 +273,24 @@ impl Store {
         })
     }
 
-    /// The build of each run, for placing what an import created.
-    pub async fn builds_of_runs(&self, run_ids: &[i64]) -> Result<Vec<i64>, Error> {
+    /// The builds of the runs `run_ids` that are not on `branch` yet, in id order: one read,
+    /// as most uploads are of a build placed before.
+    pub async fn builds_to_place(&self, run_ids: &[i64], branch: &str) -> Result<Vec<i64>, Error> {
+        if run_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT DISTINCT r.build_id FROM runs r WHERE r.id IN ({}) AND NOT EXISTS \
+             (SELECT 1 FROM build_branches bb JOIN branches br ON br.id = bb.branch_id \
+              WHERE bb.build_id = r.build_id AND br.name = $1) ORDER BY r.build_id",
+            crate::engine::placeholders(2, run_ids.len())
+        );
         with_pool!(self, |pool| {
-            let mut out = Vec::new();
+            let mut q = sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(branch);
             for id in run_ids {
-                let b: Option<i64> = sqlx::query_scalar("SELECT build_id FROM runs WHERE id = $1")
-                    .bind(id)
-                    .fetch_optional(pool)
-                    .await?;
-                out.extend(b);
+                q = q.bind(*id);
             }
-            out.sort_unstable();
-            out.dedup();
-            Ok(out)
+            Ok(q.fetch_all(pool).await?)
         })
     }
 

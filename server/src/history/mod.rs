@@ -149,7 +149,7 @@ pub async fn after_stored(
 
 /// Places the builds of `run_ids` on the branch.
 async fn place(store: &Store, run_ids: &[i64], placement: &Placement) -> anyhow::Result<()> {
-    for build in store.builds_of_runs(run_ids).await? {
+    for build in store.builds_to_place(run_ids, &placement.branch).await? {
         store.place_build(build, placement).await?;
     }
     Ok(())

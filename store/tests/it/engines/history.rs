@@ -50,7 +50,9 @@ both!(builds_are_placed_on_branches_in_order, |st| {
     let r3 = run_at(&st, 2, "rig", &[3.0]).await;
     let (b1, b3) = (build_id(&st, "b1").await, build_id(&st, "b3").await);
     assert_eq!(
-        st.builds_of_runs(&[r3, r1, r1, r3 + 1000]).await.unwrap(),
+        st.builds_to_place(&[r3, r1, r1, r3 + 1000], "main")
+            .await
+            .unwrap(),
         [b1, b3],
         "sorted, each once, unknown runs left out"
     );
@@ -82,6 +84,16 @@ both!(builds_are_placed_on_branches_in_order, |st| {
 
     // Upload order, then a parent: right after it.
     let main = st.place_build(b1, &Placement::main()).await.unwrap();
+    assert_eq!(
+        st.builds_to_place(&[r3, r1], "main").await.unwrap(),
+        [b3],
+        "a build on the branch is not placed again"
+    );
+    assert_eq!(
+        st.builds_to_place(&[r3, r1], "elsewhere").await.unwrap(),
+        [b1, b3],
+        "a build is placed on each branch"
+    );
     st.place_build(b3, &Placement::main()).await.unwrap();
     assert_eq!(
         order(&st, "main").await,
@@ -408,7 +420,7 @@ both!(an_import_names_the_histories_its_runs_add_to, |st| {
     let mut keys = Vec::new();
     for (m, files) in imports {
         let outcome = st.import_run(&m, &files, None).await.unwrap();
-        for b in st.builds_of_runs(&outcome.run_ids).await.unwrap() {
+        for b in st.builds_to_place(&outcome.run_ids, "main").await.unwrap() {
             st.place_build(b, &Placement::main()).await.unwrap();
         }
         let named = outcome.history_metrics.as_deref().expect("a stored import");
