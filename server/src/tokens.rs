@@ -209,11 +209,10 @@ pub async fn authenticate(store: &Store, authorization: Option<&str>) -> Result<
             "token {name:?} was revoked; ask for a new one (`quiescent token create`)"
         )));
     }
-    let scopes = store.token_scopes(row.id).await?;
     Ok(Token {
         id: row.id,
         name,
-        scopes,
+        scopes: row.scopes,
     })
 }
 

@@ -11,6 +11,8 @@ pub struct StoredToken {
     pub name: String,
     pub hash: String,
     pub revoked_at: Option<i64>,
+    /// What it may write, read with it: every upload checks both.
+    pub scopes: crate::TokenScopes,
 }
 
 /// A token in the list, with the number of runs it uploaded.
@@ -104,17 +106,29 @@ impl Store {
     /// The token whose hash is `hash`, if any.
     pub async fn token_by_hash(&self, hash: &str) -> Result<Option<StoredToken>, Error> {
         with_pool!(self, |pool| {
-            let row: Option<(i64, String, String, Option<i64>)> =
-                sqlx::query_as("SELECT id, name, hash, revoked_at FROM tokens WHERE hash = $1")
-                    .bind(hash)
-                    .fetch_optional(pool)
-                    .await?;
-            Ok(row.map(|(id, name, hash, revoked_at)| StoredToken {
-                id,
-                name,
-                hash,
-                revoked_at,
-            }))
+            type Row = (
+                i64,
+                String,
+                String,
+                Option<i64>,
+                Option<String>,
+                Option<String>,
+            );
+            let row: Option<Row> = sqlx::query_as(
+                "SELECT id, name, hash, revoked_at, machines_glob, builds_glob FROM tokens WHERE hash = $1",
+            )
+            .bind(hash)
+            .fetch_optional(pool)
+            .await?;
+            Ok(row.map(
+                |(id, name, hash, revoked_at, machines, builds)| StoredToken {
+                    id,
+                    name,
+                    hash,
+                    revoked_at,
+                    scopes: crate::TokenScopes { machines, builds },
+                },
+            ))
         })
     }
 

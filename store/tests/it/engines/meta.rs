@@ -34,7 +34,8 @@ both!(tokens_are_created_listed_revoked_and_found_by_hash, |st| {
             id: t1,
             name: "rig-1".into(),
             hash: "h1".into(),
-            revoked_at: None
+            revoked_at: None,
+            scopes: TokenScopes::default(),
         })
     );
     assert_eq!(st.token_by_hash("H1").await.unwrap(), None);
@@ -83,6 +84,11 @@ both!(tokens_are_created_listed_revoked_and_found_by_hash, |st| {
     };
     assert!(st.set_token_scopes("rig-2", &scopes).await.unwrap());
     assert_eq!(st.token_scopes(t2).await.unwrap(), scopes);
+    assert_eq!(
+        st.token_by_hash("h2").await.unwrap().unwrap().scopes,
+        scopes,
+        "the token found by its hash carries its scopes"
+    );
     assert_eq!(st.token_scopes(t1).await.unwrap(), TokenScopes::default());
     assert!(!st.set_token_scopes("ghost", &scopes).await.unwrap());
     assert_eq!(
