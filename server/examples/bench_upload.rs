@@ -329,6 +329,14 @@ fn ingest_rate(dir: &std::path::Path, sets: u64) -> anyhow::Result<Option<f64>> 
     else {
         return Ok(None);
     };
+    // `cargo run --example` does not rebuild the command: an older one measures older code.
+    let built = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if built(&bin) < built(&exe) {
+        println!(
+            "note: {} is older than this example; `cargo build --release -p quiescent` first to measure this code",
+            bin.display()
+        );
+    }
     let db = dir.join("ingest.db").display().to_string();
     let mut runs = Vec::new();
     for set in 0..sets {
