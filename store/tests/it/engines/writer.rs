@@ -163,8 +163,23 @@ both!(a_large_import_is_staged_in_batches_and_moved_whole, |st| {
         assert!(Instant::now() < deadline, "no batch staged in 120 s");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let small = InputFile::bytes("trace_stat/function0", profile(functions(3, 1)), None);
-    st.import_run(&meta("small"), &[small], None).await.unwrap();
+    // The writer is held while the small import queues for it, so that the large one, with
+    // batches still to stage, cannot finish before it (on a busy machine it could otherwise
+    // stage every batch while the small one is parsed).
+    let turn = st.hold_write_turn().await;
+    let small = {
+        let st = st.clone();
+        tokio::spawn(async move {
+            let small = InputFile::bytes("trace_stat/function0", profile(functions(3, 1)), None);
+            st.import_run(&meta("small"), &[small], None).await
+        })
+    };
+    while st.queued_imports() == 0 {
+        assert!(Instant::now() < deadline, "the small import did not queue");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    drop(turn);
+    small.await.unwrap().unwrap();
     assert!(
         !large.is_finished(),
         "the small import committed only after the large one"
