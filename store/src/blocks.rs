@@ -347,7 +347,7 @@ pub(crate) async fn write_blocks(
 /// go in one round trip instead of 64 statements of 25 rows.
 const ROWS_PER_UNNEST: usize = 5000;
 
-/// [`Encoded::write`] on PostgreSQL: the blocks as columns of arrays, `UNNEST`ed into rows.
+/// [`write_blocks`] on PostgreSQL: the blocks as columns of arrays, `UNNEST`ed into rows.
 async fn write_unnest(
     rows: &[(i64, &EncodedBlock)],
     mut next: i64,

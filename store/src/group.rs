@@ -24,10 +24,13 @@ struct Pending {
     reply: oneshot::Sender<Result<Finished, Error>>,
 }
 
-/// The imports of this process waiting for the write turn, and how many groups were written
-/// together ([`group_batch`]).
+/// The imports of this process waiting for the write turn.
 #[derive(Default)]
-pub(crate) struct Queue(Mutex<Vec<Pending>>, AtomicU64);
+pub(crate) struct Queue {
+    waiting: Mutex<Vec<Pending>>,
+    /// Groups written together so far ([`group_batch`]), for tests.
+    together: AtomicU64,
+}
 
 impl std::fmt::Debug for Queue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -37,11 +40,14 @@ impl std::fmt::Debug for Queue {
 
 impl Queue {
     fn push(&self, p: Pending) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(p);
+        self.waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(p);
     }
 
     fn take(&self) -> Vec<Pending> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *self.waiting.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -87,19 +93,19 @@ impl Store {
             Ok(tx) => tx,
             Err(e) => return fail_all(group, &e),
         };
-        let mut known = Known::default();
-        match write_together(&mut tx, &group, &mut known).await {
+        match write_together(&mut tx, &group).await {
             Ok(Some(runs)) => {
-                self.queue.1.fetch_add(1, Ordering::Relaxed);
+                self.queue.together.fetch_add(1, Ordering::Relaxed);
                 let done = group
                     .into_iter()
                     .zip(runs)
                     .map(|(p, ids)| (p, Ok(Written::Runs(ids))));
                 return answer_after_commit(tx, done.collect()).await;
             }
-            Ok(None) => known = Known::default(),
+            Ok(None) => {}
             Err(e) => return fail_all(group, &e),
         }
+        let mut known = Known::default();
         let mut done: Vec<(Pending, Result<Written, Error>)> = Vec::with_capacity(group.len());
         let mut rest = group.into_iter();
         while let Some(mut p) = rest.next() {
@@ -133,17 +139,13 @@ impl Store {
 /// Writes the whole group in one set of statements when it can ([`group_batch`]): the run ids
 /// of each import, or `None` when the group is to be written import by import (what the
 /// attempt wrote is undone). `Err`: the transaction itself is broken.
-async fn write_together(
-    tx: &mut Tx,
-    group: &[Pending],
-    known: &mut Known,
-) -> Result<Option<Vec<Vec<i64>>>, Error> {
+async fn write_together(tx: &mut Tx, group: &[Pending]) -> Result<Option<Vec<Vec<i64>>>, Error> {
     let jobs: Vec<&Prepared> = group.iter().map(|p| &p.job).collect();
     if !group_batch::batchable(&jobs) {
         return Ok(None);
     }
     run(tx, SAVEPOINT).await?;
-    match group_batch::write_batch(tx, &jobs, known).await {
+    match group_batch::write_batch(tx, &jobs).await {
         Ok(Some(runs)) => {
             run(tx, RELEASE).await?;
             Ok(Some(runs))
@@ -203,11 +205,15 @@ impl Store {
 
     /// Imports queued for the write turn.
     pub fn queued_imports(&self) -> usize {
-        self.queue.0.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.queue
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
     }
 
     /// Groups of imports written together in one set of statements so far.
     pub fn groups_written_together(&self) -> u64 {
-        self.queue.1.load(Ordering::Relaxed)
+        self.queue.together.load(Ordering::Relaxed)
     }
 }

@@ -32,19 +32,14 @@ pub(crate) fn batchable(jobs: &[&Prepared]) -> bool {
 pub(crate) async fn write_batch(
     tx: &mut Tx,
     jobs: &[&Prepared],
-    known: &mut Known,
 ) -> Result<Option<Vec<Vec<i64>>>, Error> {
+    let mut known = Known::default();
     let files: Vec<_> = jobs
         .iter()
         .flat_map(|j| j.files.iter().zip(&j.hashes))
         .collect();
     let stored = store_hashed_many(tx, &files).await?;
-    let mut artifacts = Vec::with_capacity(jobs.len());
-    let mut at = 0;
-    for j in jobs {
-        artifacts.push(&stored[at..at + j.files.len()]);
-        at += j.files.len();
-    }
+    let artifacts = split(&stored, jobs.iter().map(|j| j.files.len()));
     let hashes: Vec<String> = jobs
         .iter()
         .zip(&artifacts)
@@ -58,46 +53,38 @@ pub(crate) async fn write_batch(
     }
     let mut runs: Vec<NewRun<'_>> = Vec::new();
     for (j, hash) in jobs.iter().zip(&hashes) {
-        let build_id = known.build(tx, &j.meta.build).await?;
-        let machine_id = known
-            .machine(tx, &j.meta.machine, &j.meta.machine_facts)
-            .await?;
-        runs.extend(j.new_runs.iter().map(|(params, params_key)| NewRun {
-            build_id,
-            machine_id,
-            meta: &j.meta,
-            params,
-            params_key,
-            import_hash: hash,
-            created_at: j.created_at,
-        }));
+        let (build_id, machine_id) = known.build_and_machine(tx, &j.meta).await?;
+        runs.extend(j.run_rows(build_id, machine_id, hash));
     }
     let stored_runs = insert_runs(tx, &runs).await?;
-    let mut run_ids = Vec::with_capacity(jobs.len());
-    let mut at = 0;
-    for j in jobs {
-        run_ids.push(stored_runs[at..at + j.new_runs.len()].to_vec());
-        at += j.new_runs.len();
-    }
+    let run_ids = split(&stored_runs, jobs.iter().map(|j| j.new_runs.len()));
     let blocks: Vec<(i64, &EncodedBlock)> = jobs
         .iter()
         .zip(&run_ids)
         .flat_map(|(j, ids)| j.blocks.with_runs(ids))
         .collect();
-    known.next_block = Some(write_blocks(tx, known.next_block, &blocks).await?);
+    write_blocks(tx, None, &blocks).await?;
     let links: Vec<(&Prepared, &[i64], &[i64])> = jobs
         .iter()
         .zip(&artifacts)
         .zip(&run_ids)
-        .map(|((j, a), ids)| (*j, *a, ids.as_slice()))
+        .map(|((j, a), ids)| (*j, *a, *ids))
         .collect();
     link_files(tx, &links).await?;
     for (j, ids) in jobs.iter().zip(&run_ids) {
-        if let (Some(key), Some(&first)) = (&j.remember, ids.first()) {
-            crate::idempotency::remember_in(tx, key, first).await?;
-        }
+        j.remember_key(tx, ids).await?;
     }
-    Ok(Some(run_ids))
+    Ok(Some(run_ids.iter().map(|ids| ids.to_vec()).collect()))
+}
+
+/// `all` cut into consecutive pieces of the lengths `lens`.
+fn split<T>(all: &[T], lens: impl Iterator<Item = usize>) -> Vec<&[T]> {
+    let mut at = 0;
+    lens.map(|n| {
+        at += n;
+        &all[at - n..at]
+    })
+    .collect()
 }
 
 /// Whether any of the imports `hashes` has stored runs.

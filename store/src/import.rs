@@ -542,10 +542,10 @@ pub(crate) struct Prepared {
     pub(crate) blocks: Encoded,
     /// The key its blocks were staged under, when they were.
     pub(crate) staged: Option<String>,
-    pub(crate) created_at: i64,
+    created_at: i64,
     outcome: ImportOutcome,
     /// The upload's idempotency key, remembered with its runs.
-    pub(crate) remember: Option<IdempotencyKey>,
+    remember: Option<IdempotencyKey>,
 }
 
 /// What [`finish_in`] wrote: the run ids, in the order of `Prepared::new_runs`.
@@ -575,23 +575,8 @@ pub(crate) async fn finish_in(
         // The same import, stored while this one was parsed.
         return Ok(Written::Existing(existing));
     }
-    let build_id = known.build(tx, &meta.build).await?;
-    let machine_id = known
-        .machine(tx, &meta.machine, &meta.machine_facts)
-        .await?;
-    let runs: Vec<NewRun<'_>> = job
-        .new_runs
-        .iter()
-        .map(|(params, params_key)| NewRun {
-            build_id,
-            machine_id,
-            meta,
-            params,
-            params_key,
-            import_hash: &import_hash,
-            created_at: job.created_at,
-        })
-        .collect();
+    let (build_id, machine_id) = known.build_and_machine(tx, meta).await?;
+    let runs: Vec<NewRun<'_>> = job.run_rows(build_id, machine_id, &import_hash).collect();
     let run_ids = insert_runs(tx, &runs).await?;
     match &job.staged {
         Some(key) => {
@@ -606,10 +591,39 @@ pub(crate) async fn finish_in(
         }
     }
     link_files(tx, &[(&*job, &artifacts, &run_ids)]).await?;
-    if let (Some(key), Some(&first)) = (&job.remember, run_ids.first()) {
-        crate::idempotency::remember_in(tx, key, first).await?;
-    }
+    job.remember_key(tx, &run_ids).await?;
     Ok(Written::Runs(run_ids))
+}
+
+impl Prepared {
+    /// The rows of the import's runs, of build `build_id` on machine `machine_id`.
+    pub(crate) fn run_rows<'a>(
+        &'a self,
+        build_id: i64,
+        machine_id: i64,
+        import_hash: &'a str,
+    ) -> impl Iterator<Item = NewRun<'a>> + 'a {
+        self.new_runs
+            .iter()
+            .map(move |(params, params_key)| NewRun {
+                build_id,
+                machine_id,
+                meta: &self.meta,
+                params,
+                params_key,
+                import_hash,
+                created_at: self.created_at,
+            })
+    }
+
+    /// Remembers the upload's idempotency key, if it has one, with the first of its runs
+    /// `run_ids`.
+    pub(crate) async fn remember_key(&self, tx: &mut Tx, run_ids: &[i64]) -> Result<(), Error> {
+        if let (Some(key), Some(&first)) = (&self.remember, run_ids.first()) {
+            crate::idempotency::remember_in(tx, key, first).await?;
+        }
+        Ok(())
+    }
 }
 
 /// Links each file of each import to every run it fed: (import, the stored ids of its files,

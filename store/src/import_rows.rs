@@ -21,7 +21,7 @@ pub(crate) struct Known {
 }
 
 impl Known {
-    pub(crate) async fn build(&mut self, tx: &mut Tx, b: &BuildMeta) -> Result<i64, Error> {
+    async fn build(&mut self, tx: &mut Tx, b: &BuildMeta) -> Result<i64, Error> {
         if let Some((_, id)) = self.builds.iter().find(|(k, _)| k == b) {
             return Ok(*id);
         }
@@ -30,7 +30,18 @@ impl Known {
         Ok(id)
     }
 
-    pub(crate) async fn machine(
+    /// The ids of the build and the machine of a run's metadata.
+    pub(crate) async fn build_and_machine(
+        &mut self,
+        tx: &mut Tx,
+        meta: &RunMeta,
+    ) -> Result<(i64, i64), Error> {
+        let build = self.build(tx, &meta.build).await?;
+        let machine = self.machine(tx, &meta.machine, &meta.machine_facts).await?;
+        Ok((build, machine))
+    }
+
+    async fn machine(
         &mut self,
         tx: &mut Tx,
         name: &str,
@@ -126,9 +137,8 @@ async fn upsert_machine(
     name: &str,
     facts: &BTreeMap<String, String>,
 ) -> Result<i64, Error> {
-    let postgres = tx.is_postgres();
-    with_tx!(tx, |tx| {
-        let id: i64 = match sqlx::query_scalar::<_, i64>("SELECT id FROM machines WHERE name = $1")
+    let id: i64 = with_tx!(tx, |tx| {
+        match sqlx::query_scalar::<_, i64>("SELECT id FROM machines WHERE name = $1")
             .bind(name)
             .fetch_optional(&mut **tx)
             .await?
@@ -143,24 +153,38 @@ async fn upsert_machine(
                 .fetch_one(&mut **tx)
                 .await?
             }
-        };
-        let facts: Vec<_> = facts.iter().collect();
-        for part in facts.chunks(ROWS_PER_STATEMENT) {
-            let mut sql = insert_sql(
-                "INSERT INTO machine_facts (machine_id, key, value) VALUES ",
-                part.len(),
-                3,
-                postgres,
-            );
-            sql.push_str(" ON CONFLICT (machine_id, key) DO UPDATE SET value = excluded.value");
-            let mut q = sqlx::query(AssertSqlSafe(sql));
-            for (k, v) in part {
-                q = q.bind(id).bind(*k).bind(*v);
-            }
-            q.execute(&mut **tx).await?;
         }
-        Ok(id)
-    })
+    });
+    let rows: Vec<_> = facts.iter().map(|(k, v)| (id, k, v)).collect();
+    insert_pairs(
+        tx,
+        "INSERT INTO machine_facts (machine_id, key, value) VALUES ",
+        " ON CONFLICT (machine_id, key) DO UPDATE SET value = excluded.value",
+        &rows,
+    )
+    .await?;
+    Ok(id)
+}
+
+/// Inserts (id, key, value) rows in multi-row statements: `head`, the rows, then `tail`.
+async fn insert_pairs(
+    tx: &mut Tx,
+    head: &str,
+    tail: &str,
+    rows: &[(i64, &String, &String)],
+) -> Result<(), Error> {
+    for part in rows.chunks(ROWS_PER_STATEMENT) {
+        let mut sql = insert_sql(head, part.len(), 3, tx.is_postgres());
+        sql.push_str(tail);
+        with_tx!(tx, |t| {
+            let mut q = sqlx::query(AssertSqlSafe(sql));
+            for &(id, k, v) in part {
+                q = q.bind(id).bind(k).bind(v);
+            }
+            q.execute(&mut **t).await?;
+        });
+    }
+    Ok(())
 }
 
 /// A run to insert: its build, machine, import and parameters.
@@ -221,20 +245,12 @@ pub(crate) async fn insert_runs(tx: &mut Tx, runs: &[NewRun<'_>]) -> Result<Vec<
         .zip(&ids)
         .flat_map(|(r, &id)| r.params.iter().map(move |(k, v)| (id, k, v)))
         .collect();
-    for part in params.chunks(ROWS_PER_STATEMENT) {
-        let sql = insert_sql(
-            "INSERT INTO run_params (run_id, key, value) VALUES ",
-            part.len(),
-            3,
-            postgres,
-        );
-        with_tx!(tx, |t| {
-            let mut q = sqlx::query(AssertSqlSafe(sql));
-            for &(id, k, v) in part {
-                q = q.bind(id).bind(k).bind(v);
-            }
-            q.execute(&mut **t).await?;
-        });
-    }
+    insert_pairs(
+        tx,
+        "INSERT INTO run_params (run_id, key, value) VALUES ",
+        "",
+        &params,
+    )
+    .await?;
     Ok(ids)
 }

@@ -86,6 +86,9 @@ impl Upload {
     }
 
     fn starts_with_gzip_magic(&self) -> std::io::Result<bool> {
+        if let Spooled::Mem(v) = &self.data {
+            return Ok(v.starts_with(&GZIP_MAGIC));
+        }
         let mut head = [0u8; 2];
         let mut r = self.reader()?;
         let mut got = 0;
@@ -648,11 +651,8 @@ fn check_sizes(files: &[Upload], limit: u64) -> Result<String, AppError> {
         hash.update(f.name.as_bytes());
         hash.update([0u8]);
         hash.update(f.size.to_le_bytes());
-        let gzip = match &f.data {
-            Spooled::Mem(v) => {
-                hash.update(v);
-                v.starts_with(&GZIP_MAGIC)
-            }
+        match &f.data {
+            Spooled::Mem(v) => hash.update(v),
             Spooled::File(_) => {
                 buf.resize(64 * 1024, 0);
                 let mut raw = f.reader().map_err(|e| io(&f.name, e))?;
@@ -663,9 +663,9 @@ fn check_sizes(files: &[Upload], limit: u64) -> Result<String, AppError> {
                     }
                     hash.update(&buf[..n]);
                 }
-                f.starts_with_gzip_magic().map_err(|e| io(&f.name, e))?
             }
-        };
+        }
+        let gzip = f.starts_with_gzip_magic().map_err(|e| io(&f.name, e))?;
         if f.declared_gzip && !gzip {
             return Err(AppError::Unprocessable {
                 detail: format!(
