@@ -43,36 +43,59 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Parses a reader into `sink`. `name` names the input in errors and gives parsers the file
 /// name (`function3` -> CPU 3). `format` forces a format; otherwise the content is sniffed.
 /// Gzip input is decompressed transparently.
+///
+/// The head is read into its own buffer, grown as bytes come, and the rest goes straight to
+/// the line reader: a buffered reader of a fixed size in between zeroed (and, at this size,
+/// mapped) its whole buffer for every file, which for an upload's small files cost more than
+/// parsing them.
 pub fn parse_reader(
     name: &Path,
-    reader: impl Read + Send,
+    mut reader: impl Read + Send,
     format: Option<&str>,
     sink: &mut dyn Sink,
 ) -> Result<ParseSummary, Error> {
-    let mut reader = BufReader::with_capacity(256 * 1024, reader);
-    let head = reader.fill_buf().map_err(|source| Error::Io {
-        path: name.to_path_buf(),
-        source,
-    })?;
+    let head = read_head(name, &mut reader)?;
     if head.starts_with(&GZIP_MAGIC) {
-        let gz = flate2::read::MultiGzDecoder::new(reader);
+        let gz = flate2::read::MultiGzDecoder::new(std::io::Cursor::new(head).chain(reader));
         return parse_plain(name, gz, format, sink, true);
     }
-    parse_plain(name, reader, format, sink, true)
+    parse_head(name, head, reader, format, sink, true)
+}
+
+/// Up to [`formats::SNIFF_BYTES`] from the start of `reader`.
+fn read_head(name: &Path, reader: &mut impl Read) -> Result<Vec<u8>, Error> {
+    let mut head = Vec::new();
+    reader
+        .take(formats::SNIFF_BYTES as u64)
+        .read_to_end(&mut head)
+        .map_err(|source| Error::Io {
+            path: name.to_path_buf(),
+            source,
+        })?;
+    Ok(head)
 }
 
 fn parse_plain(
     name: &Path,
-    reader: impl Read + Send,
+    mut reader: impl Read + Send,
     format: Option<&str>,
     sink: &mut dyn Sink,
     undo_mail: bool,
 ) -> Result<ParseSummary, Error> {
-    let mut reader = BufReader::with_capacity(256 * 1024, reader);
-    let head = fill_head(&mut reader).map_err(|source| Error::Io {
-        path: name.to_path_buf(),
-        source,
-    })?;
+    let head = read_head(name, &mut reader)?;
+    parse_head(name, head, reader, format, sink, undo_mail)
+}
+
+/// Parses `head` (the first [`formats::SNIFF_BYTES`] of the input, fewer only when that is
+/// all of it) followed by the rest in `reader`.
+fn parse_head(
+    name: &Path,
+    head: Vec<u8>,
+    mut reader: impl Read + Send,
+    format: Option<&str>,
+    sink: &mut dyn Sink,
+    undo_mail: bool,
+) -> Result<ParseSummary, Error> {
     let parse_err = |format: &'static str, source: ParseError| Error::Parse {
         path: name.to_path_buf(),
         format,
@@ -137,10 +160,12 @@ fn parse_plain(
                     // Nothing recognised in a head that is one unfinished line: say that
                     // rather than blame the content.
                     if let Some((line, length)) =
-                        long_last_line(&head, &mut reader).map_err(|source| Error::Io {
-                            path: name.to_path_buf(),
-                            source,
-                        })?
+                        long_last_line(&head, &mut BufReader::new(&mut reader)).map_err(
+                            |source| Error::Io {
+                                path: name.to_path_buf(),
+                                source,
+                            },
+                        )?
                     {
                         return Err(parse_err(
                             "unknown",
@@ -196,21 +221,6 @@ fn long_last_line(head: &[u8], rest: &mut impl BufRead) -> std::io::Result<Optio
         rest.consume(n);
     }
     Ok((length > lines::MAX_LINE as u64).then_some((newlines + 1, length)))
-}
-
-/// Reads up to [`formats::SNIFF_BYTES`] from the start without consuming the rest.
-fn fill_head(reader: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
-    let mut head = Vec::with_capacity(formats::SNIFF_BYTES);
-    while head.len() < formats::SNIFF_BYTES {
-        let buf = reader.fill_buf()?;
-        if buf.is_empty() {
-            break;
-        }
-        let take = buf.len().min(formats::SNIFF_BYTES - head.len());
-        head.extend_from_slice(&buf[..take]);
-        reader.consume(take);
-    }
-    Ok(head)
 }
 
 /// Parses bytes into a [`Dataset`].

@@ -14,7 +14,7 @@ pub(super) const READ_CHUNK: usize = 256 * 1024;
 
 /// Bytes asked of the reader first: each read asks twice the one before, up to [`READ_CHUNK`],
 /// so a small input (an upload's file) zeroes a few KiB of buffer rather than a whole chunk.
-const FIRST_READ: usize = 16 * 1024;
+const FIRST_READ: usize = 4 * 1024;
 
 /// Chunks cut ahead of the parser: enough to keep both threads busy, few enough that memory
 /// stays a few MiB whatever the input.
