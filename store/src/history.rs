@@ -294,6 +294,20 @@ impl Store {
         })
     }
 
+    /// Where each build of the branch `branch_id` stands on it: (build id, position).
+    pub async fn branch_positions(&self, branch_id: i64) -> Result<Vec<(i64, i64)>, Error> {
+        with_pool!(self, |pool| {
+            Ok(
+                sqlx::query_as(
+                    "SELECT build_id, position FROM build_branches WHERE branch_id = $1",
+                )
+                .bind(branch_id)
+                .fetch_all(pool)
+                .await?,
+            )
+        })
+    }
+
     /// A branch's builds in order, newest first, at most `limit` (all when negative).
     pub async fn branch_builds(&self, branch: &str, limit: i64) -> Result<Vec<BranchBuild>, Error> {
         with_pool!(self, |pool| {

@@ -113,7 +113,7 @@ impl Store {
         keys: &[HistoryKey],
     ) -> Result<Vec<Vec<HistoryPoint>>, Error> {
         Ok(self
-            .history_read(keys, false)
+            .history_read(keys, false, None)
             .await?
             .into_iter()
             .map(|h| h.into_iter().map(|(p, _)| p).collect())
@@ -126,47 +126,67 @@ impl Store {
         &self,
         keys: &[HistoryKey],
     ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
-        self.history_read(keys, true).await
+        self.history_read(keys, true, None).await
     }
 
-    /// The points of every key, with their samples when `values` (otherwise empty).
+    /// [`Store::history_samples_many`] of the runs after a run id only: `after[i]` for
+    /// `keys[i]` (0 reads the whole history). Points of runs at or before it may come back
+    /// too (a history is read once for all its keys, from the lowest of theirs); the caller
+    /// drops them. A caller keeping what it read before reads only what was stored since,
+    /// which is exact where run ids grow in the order runs become visible (one writer: SQLite).
+    pub async fn history_samples_after(
+        &self,
+        keys: &[HistoryKey],
+        after: &[i64],
+    ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
+        self.history_read(keys, true, Some(after)).await
+    }
+
+    /// The points of every key, with their samples when `values` (otherwise empty), of the
+    /// runs after `after` of each key when given.
     async fn history_read(
         &self,
         keys: &[HistoryKey],
         values: bool,
+        after: Option<&[i64]>,
     ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
         let mut out: Vec<Vec<(HistoryPoint, Vec<f64>)>> = vec![Vec::new(); keys.len()];
         // (branch, machine, benchmark, params) -> metric -> indexes into `keys`.
         let mut groups: HashMap<HistoryOf<'_>, HashMap<&str, Vec<usize>>> = HashMap::new();
+        // The lowest run id each history is read after.
+        let mut from: HashMap<HistoryOf<'_>, i64> = HashMap::new();
         for (i, k) in keys.iter().enumerate() {
+            let of = (
+                k.branch_id,
+                k.machine_id,
+                k.benchmark.as_str(),
+                k.params_key.as_str(),
+            );
             groups
-                .entry((k.branch_id, k.machine_id, &k.benchmark, &k.params_key))
+                .entry(of)
                 .or_default()
                 .entry(&k.metric)
                 .or_default()
                 .push(i);
+            let a = after.and_then(|a| a.get(i)).copied().unwrap_or(0);
+            from.entry(of).and_modify(|f| *f = (*f).min(a)).or_insert(a);
         }
         // Blocks are read whole rather than through the `series` view, whose JSON expansion
         // PostgreSQL's planner cannot estimate; the `all` scope is found in each block here.
         let Some(all) = self.name_id("all").await? else {
             return Ok(out);
         };
-        for ((branch_id, machine_id, benchmark, params_key), metrics) in groups {
-            self.file_history(
-                (branch_id, machine_id, benchmark, params_key),
-                all,
-                &metrics,
-                values,
-                &mut out,
-            )
-            .await?;
+        for (of, metrics) in groups {
+            let after = from.get(&of).copied().unwrap_or(0);
+            self.file_history(of, all, &metrics, values, after, &mut out)
+                .await?;
         }
         Ok(out)
     }
 
     /// Files the points of the whole-run blocks of the history `of` under the keys of their
     /// metric in `metrics` (indexes into `out`), with their samples when `values`, in branch
-    /// order. Rows are filed as they arrive: a profile's history is tens of thousands of
+    /// order; only of runs with an id above `after`. Rows are filed as they arrive: a profile's history is tens of thousands of
     /// blocks, and holding them all before filing doubled the pass's memory.
     async fn file_history(
         &self,
@@ -174,6 +194,7 @@ impl Store {
         all: i64,
         metrics: &HashMap<&str, Vec<usize>>,
         values: bool,
+        after: i64,
         out: &mut [Vec<(HistoryPoint, Vec<f64>)>],
     ) -> Result<(), Error> {
         let (branch_id, machine_id, benchmark, params_key) = of;
@@ -210,7 +231,7 @@ impl Store {
             (
                 "sb.metric_id, NULL",
                 "",
-                format!("AND sb.metric_id IN ({})", placeholders(6, ids.len())),
+                format!("AND sb.metric_id IN ({})", placeholders(7, ids.len())),
             )
         } else {
             (
@@ -231,7 +252,7 @@ impl Store {
              JOIN series_block sb ON sb.run_id = r.id {join} \
              WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
                AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
-               AND {has_scope} \
+               AND {has_scope} AND r.id > $6 \
                {filter} \
              ORDER BY bb.position, r.id",
             has_scope = has_scope(self.is_postgres(), "$5"),
@@ -244,7 +265,8 @@ impl Store {
                 .bind(machine_id)
                 .bind(benchmark)
                 .bind(params_key)
-                .bind(scope_entry(all));
+                .bind(scope_entry(all))
+                .bind(after);
             for id in &ids {
                 q = q.bind(*id);
             }

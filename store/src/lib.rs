@@ -77,6 +77,8 @@ pub struct Store {
     named: std::sync::Arc<Vec<std::sync::Arc<tokio::sync::Mutex<()>>>>,
     /// Whether large imports write their blocks in batches first (see `import`).
     stage_large: bool,
+    /// Which store this is in the process ([`Store::instance`]).
+    instance: u64,
 }
 
 impl Store {
@@ -108,7 +110,9 @@ impl Store {
 
     /// A store over a new pool: writers of this process take turns on it.
     pub(crate) fn over(backend: Backend) -> Store {
+        static OPENED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Store {
+            instance: OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             backend,
             writer: Default::default(),
             queue: Default::default(),
@@ -129,6 +133,13 @@ impl Store {
     pub fn staging_large_imports(mut self) -> Store {
         self.stage_large = true;
         self
+    }
+
+    /// A number naming this store among those the process opened (its clones share it): what
+    /// a cache of the store's contents is kept under, so that no other database is served
+    /// from it.
+    pub fn instance(&self) -> u64 {
+        self.instance
     }
 
     /// Closes every connection (checkpointing SQLite's WAL on the last one).

@@ -3,6 +3,7 @@
 //! read what this stored; nothing is detected on page load.
 
 pub mod aggregate;
+pub mod kept;
 pub mod notify;
 pub mod passes;
 
@@ -161,7 +162,7 @@ type Analysed = (i64, Loaded, SeriesAnalysis);
 /// Re-analyses `keys` and records new alerts, with q-values across every series of each
 /// benchmark on the branch.
 pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<i64>> {
-    let loaded = load_many(store, keys).await?;
+    let loaded = kept::load_many(store, keys).await?;
     let settings = DetectSettings::default();
     let mut groups = Vec::new();
     // Per (branch, benchmark): the analyses of the keys re-analysed.
@@ -296,9 +297,11 @@ pub async fn after_upload(
         .map_err(crate::AppError::BadRequest)
 }
 
-/// Drops the detector state kept between imports (the next analysis of each series is whole).
+/// Drops the detector state and the histories kept between imports (the next analysis of
+/// each series reads and analyses it whole).
 pub fn forget_state() {
     if let Ok(mut c) = cache().lock() {
         c.clear();
     }
+    kept::forget();
 }

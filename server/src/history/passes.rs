@@ -6,8 +6,8 @@
 //! not hold the answer. Each upload queues its part, and starts a task that waits for the
 //! turn unless one is waiting already; the task runs the pass for everything queued by then.
 //! A pass that is missed (the server stopped before it ran) costs no alert for good: every
-//! pass re-analyses a history whole, so the next upload to the same history finds its change
-//! points.
+//! pass analyses a history up to its last run (reading only the runs since the pass before
+//! where it can, see `kept`), so the next upload to the same history finds its change points.
 //!
 //! A pass rests after itself, [`REST_PER_PASS`] times as long as it took, before the next one
 //! starts: detection is background work, and under a stream of uploads back-to-back passes

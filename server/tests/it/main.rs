@@ -9,6 +9,7 @@ mod detect;
 mod engines;
 mod hardening;
 mod history;
+mod history_kept;
 mod limits;
 mod limits_cli;
 mod mail;

@@ -1,0 +1,192 @@
+//! Histories kept between passes in this process, so that a pass reads only the runs stored
+//! since the one before rather than every run of every history it re-analyses: under a
+//! stream of uploads to one benchmark, whole re-reads made a pass grow with the history.
+//!
+//! What is kept is checked before it is used: every kept point's build must still stand at the
+//! same position on its branch (a build placed between two others shifts the ones after it),
+//! otherwise the history is read whole again. Runs are never changed once stored, and on
+//! SQLite run ids grow in the order runs become visible (one writer), so the runs after the
+//! last one read are exactly the new ones. On PostgreSQL several servers insert runs whose ids
+//! do not follow their commits: histories are read whole there.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use store::{HistoryKey, Store};
+
+use super::Loaded;
+
+/// A history as last read, and the highest run id read.
+struct Kept {
+    loaded: Loaded,
+    last_run: i64,
+}
+
+/// Kept histories by store ([`Store::instance`]: tests open many databases in one process)
+/// and key, and how many points they hold together.
+#[derive(Default)]
+struct Held {
+    histories: HashMap<(u64, HistoryKey), Kept>,
+    points: usize,
+}
+
+type Cache = Mutex<Held>;
+
+fn cache() -> &'static Cache {
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    CACHE.get_or_init(Cache::default)
+}
+
+/// Histories shorter than this many points are read whole and not kept (as with the
+/// detector's state, [`super::KEEP_STATE_FROM`]: a profile touches tens of thousands of short
+/// histories, and keeping them would cost more memory than reading them costs time).
+const KEEP_FROM: usize = 64;
+
+/// Points kept at most, all histories together (a point with its samples is about 150 bytes
+/// for a few samples): beyond it, further histories are read whole. A lab's profiles make
+/// tens of thousands of long histories, which must not grow the server's memory without end.
+const MAX_POINTS: usize = 1_000_000;
+
+/// [`super::load_many`], reading for each kept history only the runs after the last one read.
+pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<Loaded>> {
+    if store.is_postgres() {
+        return super::load_many(store, keys).await;
+    }
+    let mut kept = take_valid(store, keys).await?;
+    // Kept histories and the others in two reads: a history is read from the lowest run id
+    // asked for any of its keys, and one key read whole would make the read whole for all.
+    let (old, new): (Vec<usize>, Vec<usize>) =
+        (0..keys.len()).partition(|&i| kept.contains_key(&keys[i]));
+    let pick = |idx: &[usize]| idx.iter().map(|&i| keys[i].clone()).collect::<Vec<_>>();
+    let old_after: Vec<i64> = old.iter().map(|&i| kept[&keys[i]].last_run).collect();
+    let mut read: Vec<Option<Vec<_>>> = vec![None; keys.len()];
+    if !old.is_empty() {
+        let got = store.history_samples_after(&pick(&old), &old_after).await?;
+        for (i, r) in old.iter().zip(got) {
+            read[*i] = Some(r);
+        }
+    }
+    if !new.is_empty() {
+        let got = store.history_samples_many(&pick(&new)).await?;
+        for (i, r) in new.iter().zip(got) {
+            read[*i] = Some(r);
+        }
+    }
+    let after: Vec<i64> = keys
+        .iter()
+        .map(|k| kept.get(k).map_or(0, |k| k.last_run))
+        .collect();
+    let mut out = Vec::with_capacity(keys.len());
+    let mut keep = Vec::new();
+    for ((key, read), after) in keys.iter().zip(read).zip(after) {
+        let read = read.unwrap_or_default();
+        let mut loaded = match kept.remove(key) {
+            Some(k) => k.loaded,
+            None => Loaded {
+                key: key.clone(),
+                points: Vec::new(),
+                values: Vec::new(),
+            },
+        };
+        // The history is read from the lowest `after` of its keys: drop what this key has.
+        let new: Vec<_> = read.into_iter().filter(|(p, _)| p.run_id > after).collect();
+        merge(&mut loaded, new);
+        if loaded.points.len() >= KEEP_FROM {
+            let last_run = loaded.points.iter().map(|p| p.run_id).max().unwrap_or(0);
+            keep.push((
+                (store.instance(), key.clone()),
+                Kept {
+                    loaded: loaded.clone(),
+                    last_run,
+                },
+            ));
+        }
+        out.push(loaded);
+    }
+    let mut c = lock();
+    for (key, k) in keep {
+        if c.points + k.loaded.points.len() <= MAX_POINTS {
+            c.points += k.loaded.points.len();
+            c.histories.insert(key, k);
+        }
+    }
+    Ok(out)
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Held> {
+    cache().lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Takes the kept histories of `keys` out of the cache, dropping those whose builds moved.
+async fn take_valid(
+    store: &Store,
+    keys: &[HistoryKey],
+) -> anyhow::Result<HashMap<HistoryKey, Kept>> {
+    let mut kept: HashMap<HistoryKey, Kept> = {
+        let mut c = lock();
+        let mut taken = HashMap::new();
+        for k in keys {
+            if let Some(v) = c.histories.remove(&(store.instance(), k.clone())) {
+                c.points -= v.loaded.points.len();
+                taken.insert(k.clone(), v);
+            }
+        }
+        taken
+    };
+    if kept.is_empty() {
+        return Ok(kept);
+    }
+    let mut branches: Vec<i64> = kept.keys().map(|k| k.branch_id).collect();
+    branches.sort_unstable();
+    branches.dedup();
+    let mut position: HashMap<(i64, i64), i64> = HashMap::new();
+    for b in branches {
+        for (build, pos) in store.branch_positions(b).await? {
+            position.insert((b, build), pos);
+        }
+    }
+    kept.retain(|key, k| {
+        k.loaded
+            .points
+            .iter()
+            .all(|p| position.get(&(key.branch_id, p.build_id)) == Some(&p.position))
+    });
+    Ok(kept)
+}
+
+/// Adds `new` points (with their samples) to `loaded`, keeping branch order: by position,
+/// then run id, as the store reads them. New runs usually come after every kept one; a run
+/// added to an older build goes where a whole read would put it.
+fn merge(loaded: &mut Loaded, new: Vec<(store::HistoryPoint, Vec<f64>)>) {
+    let order = |p: &store::HistoryPoint| (p.position, p.run_id);
+    let at_end = match (loaded.points.last(), new.first()) {
+        (Some(last), Some((first, _))) => order(last) < order(first),
+        _ => true,
+    };
+    let sorted = new.windows(2).all(|w| order(&w[0].0) < order(&w[1].0));
+    for (p, v) in new {
+        loaded.points.push(p);
+        loaded.values.push(v);
+    }
+    if at_end && sorted {
+        return;
+    }
+    let mut both: Vec<_> = std::mem::take(&mut loaded.points)
+        .into_iter()
+        .zip(std::mem::take(&mut loaded.values))
+        .collect();
+    both.sort_by_key(|(p, _)| order(p));
+    (loaded.points, loaded.values) = both.into_iter().unzip();
+}
+
+/// Drops every kept history (the next pass reads each whole).
+pub fn forget() {
+    *lock() = Held::default();
+}
+
+/// Whether the history `key` of `store` is kept for the next pass.
+pub fn is_kept(store: &Store, key: &HistoryKey) -> bool {
+    lock()
+        .histories
+        .contains_key(&(store.instance(), key.clone()))
+}
