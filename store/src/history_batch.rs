@@ -130,10 +130,10 @@ impl Store {
     }
 
     /// [`Store::history_samples_many`] of the runs after a run id only: `after[i]` for
-    /// `keys[i]` (0 reads the whole history). Points of runs at or before it may come back
-    /// too (a history is read once for all its keys, from the lowest of theirs); the caller
-    /// drops them. A caller keeping what it read before reads only what was stored since,
-    /// which is exact where run ids grow in the order runs become visible (one writer: SQLite).
+    /// `keys[i]` (0 reads the whole history). Keys of one history with the same `after` are
+    /// read in one query. A caller keeping what it read before reads only what was stored
+    /// since, which is exact where run ids grow in the order runs become visible (one
+    /// writer: SQLite).
     pub async fn history_samples_after(
         &self,
         keys: &[HistoryKey],
@@ -151,10 +151,9 @@ impl Store {
         after: Option<&[i64]>,
     ) -> Result<Vec<Vec<(HistoryPoint, Vec<f64>)>>, Error> {
         let mut out: Vec<Vec<(HistoryPoint, Vec<f64>)>> = vec![Vec::new(); keys.len()];
-        // (branch, machine, benchmark, params) -> metric -> indexes into `keys`.
-        let mut groups: HashMap<HistoryOf<'_>, HashMap<&str, Vec<usize>>> = HashMap::new();
-        // The lowest run id each history is read after.
-        let mut from: HashMap<HistoryOf<'_>, i64> = HashMap::new();
+        // (branch, machine, benchmark, params) and the run id read after -> metric ->
+        // indexes into `keys`.
+        let mut groups: HashMap<(HistoryOf<'_>, i64), HashMap<&str, Vec<usize>>> = HashMap::new();
         for (i, k) in keys.iter().enumerate() {
             let of = (
                 k.branch_id,
@@ -162,22 +161,20 @@ impl Store {
                 k.benchmark.as_str(),
                 k.params_key.as_str(),
             );
+            let from = after.and_then(|a| a.get(i)).copied().unwrap_or(0);
             groups
-                .entry(of)
+                .entry((of, from))
                 .or_default()
                 .entry(&k.metric)
                 .or_default()
                 .push(i);
-            let a = after.and_then(|a| a.get(i)).copied().unwrap_or(0);
-            from.entry(of).and_modify(|f| *f = (*f).min(a)).or_insert(a);
         }
         // Blocks are read whole rather than through the `series` view, whose JSON expansion
         // PostgreSQL's planner cannot estimate; the `all` scope is found in each block here.
         let Some(all) = self.name_id("all").await? else {
             return Ok(out);
         };
-        for (of, metrics) in groups {
-            let after = from.get(&of).copied().unwrap_or(0);
+        for ((of, after), metrics) in groups {
             self.file_history(of, all, &metrics, values, after, &mut out)
                 .await?;
         }

@@ -53,33 +53,14 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
         return super::load_many(store, keys).await;
     }
     let mut kept = take_valid(store, keys).await?;
-    // Kept histories and the others in two reads: a history is read from the lowest run id
-    // asked for any of its keys, and one key read whole would make the read whole for all.
-    let (old, new): (Vec<usize>, Vec<usize>) =
-        (0..keys.len()).partition(|&i| kept.contains_key(&keys[i]));
-    let pick = |idx: &[usize]| idx.iter().map(|&i| keys[i].clone()).collect::<Vec<_>>();
-    let old_after: Vec<i64> = old.iter().map(|&i| kept[&keys[i]].last_run).collect();
-    let mut read: Vec<Option<Vec<_>>> = vec![None; keys.len()];
-    if !old.is_empty() {
-        let got = store.history_samples_after(&pick(&old), &old_after).await?;
-        for (i, r) in old.iter().zip(got) {
-            read[*i] = Some(r);
-        }
-    }
-    if !new.is_empty() {
-        let got = store.history_samples_many(&pick(&new)).await?;
-        for (i, r) in new.iter().zip(got) {
-            read[*i] = Some(r);
-        }
-    }
     let after: Vec<i64> = keys
         .iter()
         .map(|k| kept.get(k).map_or(0, |k| k.last_run))
         .collect();
+    let read = store.history_samples_after(keys, &after).await?;
     let mut out = Vec::with_capacity(keys.len());
     let mut keep = Vec::new();
-    for ((key, read), after) in keys.iter().zip(read).zip(after) {
-        let read = read.unwrap_or_default();
+    for (key, new) in keys.iter().zip(read) {
         let mut loaded = match kept.remove(key) {
             Some(k) => k.loaded,
             None => Loaded {
@@ -88,8 +69,6 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
                 values: Vec::new(),
             },
         };
-        // The history is read from the lowest `after` of its keys: drop what this key has.
-        let new: Vec<_> = read.into_iter().filter(|(p, _)| p.run_id > after).collect();
         merge(&mut loaded, new);
         if loaded.points.len() >= KEEP_FROM {
             let last_run = loaded.points.iter().map(|p| p.run_id).max().unwrap_or(0);
@@ -154,21 +133,20 @@ async fn take_valid(
     Ok(kept)
 }
 
-/// Adds `new` points (with their samples) to `loaded`, keeping branch order: by position,
-/// then run id, as the store reads them. New runs usually come after every kept one; a run
-/// added to an older build goes where a whole read would put it.
+/// Adds `new` points (with their samples, in branch order as the store reads them) to
+/// `loaded`, keeping branch order: by position, then run id. New runs usually come after every
+/// kept one; a run added to an older build goes where a whole read would put it.
 fn merge(loaded: &mut Loaded, new: Vec<(store::HistoryPoint, Vec<f64>)>) {
     let order = |p: &store::HistoryPoint| (p.position, p.run_id);
     let at_end = match (loaded.points.last(), new.first()) {
         (Some(last), Some((first, _))) => order(last) < order(first),
         _ => true,
     };
-    let sorted = new.windows(2).all(|w| order(&w[0].0) < order(&w[1].0));
     for (p, v) in new {
         loaded.points.push(p);
         loaded.values.push(v);
     }
-    if at_end && sorted {
+    if at_end {
         return;
     }
     let mut both: Vec<_> = std::mem::take(&mut loaded.points)
