@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Parse benchmark: `quiescent parse` (release) on large inputs built by repeating the real
 # fixtures, beside `mawk '{s+=$2}' FILE` (summing one column) and `wc -l` on the same bytes in
-# the same run. Prints the median wall time of several runs, the peak RSS, and the ratios
-# against mawk. Targets: every line format at most 1/3 of mawk's time and <= 64 MiB; the
-# 64-CPU x 19,043-function trace_stat profile (4.9 M series) no slower than mawk, <= 512 MiB.
+# the same run. Prints the median wall time of several runs, the peak RSS, and the median of
+# the ratios against mawk over alternating runs. Targets: every line format at most 1/3 of
+# mawk's time and <= 64 MiB; the 64-CPU x 19,043-function trace_stat profile (4.9 M series) no
+# slower than mawk, <= 512 MiB.
 # Needs: mawk, GNU time (/usr/bin/time), python3.
 # Usage: bench/parse.sh [OUTDIR]   (env: MB=100 size of each line-format input, RUNS=5)
 set -euo pipefail
@@ -13,7 +14,7 @@ mb=${MB:-100}
 runs=${RUNS:-5}
 mkdir -p "$out"
 cargo build --release -q -p quiescent
-q=${CARGO_TARGET_DIR:-target}/release/quiescent
+qbin=${CARGO_TARGET_DIR:-target}/release/quiescent
 fx=ingest/tests/fixtures
 
 # Line-format inputs: a real fixture repeated to about $mb MB.
@@ -54,20 +55,46 @@ with open(sys.argv[1], "w") as f:
         f.write("\n")
 PY
 
-# Median wall seconds and peak RSS (KiB) of RUNS runs of a command; output to /dev/null.
-measure() {
-    local t rss walls=() peak=0 tf
+# One run of a command: wall seconds and peak RSS (KiB); output to /dev/null.
+run_once() {
+    local tf t rss
     tf=$(mktemp)
+    /usr/bin/time -o "$tf" -f "%e %M" "$@" >/dev/null 2>/dev/null || true
+    read -r t rss <"$tf"
+    rm -f "$tf"
+    echo "$t $rss"
+}
+
+# The median of the numbers on standard input.
+median() {
+    sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+
+# Median wall seconds and peak RSS of RUNS runs of a command.
+measure() {
+    local t rss walls=() peak=0
     for _ in $(seq "$runs"); do
-        /usr/bin/time -o "$tf" -f "%e %M" "$@" >/dev/null 2>/dev/null || true
-        read -r t rss <"$tf"
+        read -r t rss < <(run_once "$@")
         walls+=("$t")
         [ "$rss" -gt "$peak" ] && peak=$rss
     done
-    rm -f "$tf"
-    local med
-    med=$(printf '%s\n' "${walls[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-    echo "$med $peak"
+    echo "$(printf '%s\n' "${walls[@]}" | median) $peak"
+}
+
+# mawk and the parser alternate, RUNS rounds of one run each: this machine's speed drifts by
+# a third over seconds, and a pair run back to back sees the same machine. Prints the median
+# of each, the parser's peak RSS and the median of the rounds' ratios parse/mawk.
+measure_pair() {
+    local f=$1 m q rss peak=0 ms=() qs=() ratios=()
+    for _ in $(seq "$runs"); do
+        read -r m _ < <(run_once mawk '{s+=$2} END {print s}' "$f")
+        read -r q rss < <(run_once "$qbin" parse "$f")
+        ms+=("$m")
+        qs+=("$q")
+        ratios+=("$(awk -v a="$q" -v b="$m" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}')")
+        [ "$rss" -gt "$peak" ] && peak=$rss
+    done
+    echo "$(printf '%s\n' "${ms[@]}" | median) $(printf '%s\n' "${qs[@]}" | median) $peak $(printf '%s\n' "${ratios[@]}" | median)"
 }
 
 printf '%-18s %7s %8s %8s %9s %9s %10s %8s %s\n' input MB wc_s mawk_s parse_s parse/mawk parse_MiB target ok
@@ -76,9 +103,7 @@ for name in function_graph rcuscale perf_stat latency time trace_stat_64cpu; do
     f=$out/$name.txt
     size=$(($(stat -c %s "$f") / 1000000))
     read -r wc_s _ < <(measure wc -l "$f")
-    read -r mawk_s _ < <(measure mawk '{s+=$2} END {print s}' "$f")
-    read -r q_s q_rss < <(measure "$q" parse "$f")
-    ratio=$(awk -v a="$q_s" -v b="$mawk_s" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}')
+    read -r mawk_s q_s q_rss ratio < <(measure_pair "$f")
     mib=$((q_rss / 1024))
     if [ "$name" = trace_stat_64cpu ]; then
         target="<=1,512M"
@@ -91,6 +116,6 @@ for name in function_graph rcuscale perf_stat latency time trace_stat_64cpu; do
     printf '%-18s %7s %8s %8s %9s %9s %10s %8s %s\n' "$name" "$size" "$wc_s" "$mawk_s" "$q_s" "$ratio" "$mib" "$target" "$ok"
 done
 # The JSON contract on the profile: written as it is produced, so memory stays bounded too.
-read -r j_s j_rss < <(measure "$q" parse --json "$out/trace_stat_64cpu.txt")
+read -r j_s j_rss < <(measure "$qbin" parse --json "$out/trace_stat_64cpu.txt")
 echo "trace_stat_64cpu parse --json: ${j_s}s, $((j_rss / 1024)) MiB"
 exit $fail

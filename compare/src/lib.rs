@@ -24,6 +24,7 @@ mod tests;
 mod types;
 mod verdict;
 
+pub use describe::min_median_max;
 pub use pool::median;
 pub use sketch::text_sketch;
 pub use types::*;

@@ -154,20 +154,13 @@ fn write_summary(
     table.set_header(vec![
         "series", "scope", "block", "n", "min", "median", "max", "unit",
     ]);
-    let mut sorted = Vec::new();
+    let mut scratch = Vec::new();
     for s in ds.iter().take(MAX_ROWS) {
-        sorted.clear();
-        sorted.extend(s.samples());
-        sorted.sort_by(f64::total_cmp);
+        scratch.clear();
+        scratch.extend(s.samples());
         let unit = s.unit.as_str();
-        let h = |v: Option<&f64>| v.map_or("-".to_string(), |v| super::human(*v, unit));
-        let median = if sorted.is_empty() {
-            None
-        } else if sorted.len() % 2 == 1 {
-            Some(sorted[sorted.len() / 2])
-        } else {
-            Some((sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0)
-        };
+        let h = |v: Option<f64>| v.map_or("-".to_string(), |v| super::human(v, unit));
+        let mmm = compare::min_median_max(&mut scratch);
         let mut name = s.metric.to_string();
         if let Some(stat) = s.statistic {
             name.push_str(&format!(" [{stat}]"));
@@ -180,9 +173,9 @@ fn write_summary(
             s.scope.to_string(),
             s.label.unwrap_or_default().to_string(),
             s.len().to_string(),
-            h(sorted.first()),
-            h(median.as_ref()),
-            h(sorted.last()),
+            h(mmm.map(|t| t.0)),
+            h(mmm.map(|t| t.1)),
+            h(mmm.map(|t| t.2)),
             unit.to_string(),
         ]);
     }
