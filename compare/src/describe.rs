@@ -189,7 +189,7 @@ pub fn min_median_max(xs: &mut [f64]) -> Option<(f64, f64, f64)> {
     let greatest = |s: &[f64]| s.iter().copied().max_by(f64::total_cmp);
     let median = match greatest(left) {
         // Even n: the lower middle value is the greatest of those below the upper one.
-        Some(lower) if n % 2 == 0 => midpoint(lower, upper),
+        Some(lower) if n.is_multiple_of(2) => midpoint(lower, upper),
         _ => upper,
     };
     Some((
