@@ -61,17 +61,24 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
     let mut out = Vec::with_capacity(keys.len());
     let mut keep = Vec::new();
     for (key, new) in keys.iter().zip(read) {
-        let mut loaded = match kept.remove(key) {
-            Some(k) => k.loaded,
-            None => Loaded {
-                key: key.clone(),
-                points: Vec::new(),
-                values: Vec::new(),
-            },
+        let (mut loaded, last_before) = match kept.remove(key) {
+            Some(k) => (k.loaded, k.last_run),
+            None => (
+                Loaded {
+                    key: key.clone(),
+                    points: Vec::new(),
+                    values: Vec::new(),
+                },
+                0,
+            ),
         };
+        // Only the new points can raise it: the kept ones are at most `last_before`.
+        let last_run = new
+            .iter()
+            .map(|(p, _)| p.run_id)
+            .fold(last_before, i64::max);
         merge(&mut loaded, new);
         if loaded.points.len() >= KEEP_FROM {
-            let last_run = loaded.points.iter().map(|p| p.run_id).max().unwrap_or(0);
             keep.push((
                 (store.instance(), key.clone()),
                 Kept {

@@ -45,6 +45,39 @@ pub(crate) async fn import_history(store: &store::Store, levels: &[f64]) -> Vec<
     groups
 }
 
+/// Imports one run of build `label` of `benchmark` on `rig1`, placed on branch `timed` by
+/// `commit_time`, with detection as `ingest` runs it; returns the run id. `seed` makes the
+/// samples (the same samples again would be the same import, stored once).
+pub(crate) async fn import_timed(
+    store: &store::Store,
+    benchmark: &str,
+    label: &str,
+    commit_time: i64,
+    seed: usize,
+    level: f64,
+) -> i64 {
+    let meta = store::RunMeta {
+        build: store::BuildMeta {
+            label: label.into(),
+            ..Default::default()
+        },
+        machine: "rig1".into(),
+        benchmark: benchmark.into(),
+        ..Default::default()
+    };
+    let f = store::InputFile::bytes("r.csv", samples(seed, level).into_bytes(), None);
+    let run = store.import_run(&meta, &[f], None).await.unwrap().run_ids[0];
+    let placement = store::Placement {
+        branch: "timed".into(),
+        parent: None,
+        commit_time: Some(commit_time),
+    };
+    quiescent::history::after_import(store, &[run], &placement)
+        .await
+        .unwrap();
+    run
+}
+
 fn step_levels() -> Vec<f64> {
     (0..30).map(|b| if b < 15 { 10.0 } else { 11.5 }).collect()
 }
@@ -346,25 +379,7 @@ async fn builds_follow_their_parent_and_commit_time() {
 
     // Commit times: a build goes before the first one committed later.
     for (label, t) in [("t1", 100), ("t3", 300), ("t2", 200)] {
-        let meta = store::RunMeta {
-            build: store::BuildMeta {
-                label: label.into(),
-                ..Default::default()
-            },
-            machine: "m".into(),
-            benchmark: "ord".into(),
-            ..Default::default()
-        };
-        let f = store::InputFile::bytes("r.csv", samples(t as usize, 1.0).into_bytes(), None);
-        let run = store.import_run(&meta, &[f], None).await.unwrap().run_ids[0];
-        let placement = store::Placement {
-            branch: "timed".into(),
-            parent: None,
-            commit_time: Some(t),
-        };
-        quiescent::history::after_import(&store, &[run], &placement)
-            .await
-            .unwrap();
+        import_timed(&store, "ord", label, t, t as usize, 1.0).await;
     }
     let order: Vec<String> = store
         .branch_builds("timed", 10)

@@ -5,39 +5,7 @@
 use quiescent::history::{self, kept};
 
 use crate::common;
-use crate::history::samples;
-
-/// Imports one run of build `label` of benchmark `kept` on branch `timed`, placed by
-/// `commit_time`, with detection as `ingest` runs it; returns the run id. `seed` makes the
-/// samples (the same samples again would be the same import, stored once).
-async fn import(
-    store: &store::Store,
-    label: &str,
-    commit_time: i64,
-    seed: usize,
-    level: f64,
-) -> i64 {
-    let meta = store::RunMeta {
-        build: store::BuildMeta {
-            label: label.into(),
-            ..Default::default()
-        },
-        machine: "rig1".into(),
-        benchmark: "kept".into(),
-        ..Default::default()
-    };
-    let f = store::InputFile::bytes("r.csv", samples(seed, level).into_bytes(), None);
-    let run = store.import_run(&meta, &[f], None).await.unwrap().run_ids[0];
-    let placement = store::Placement {
-        branch: "timed".into(),
-        parent: None,
-        commit_time: Some(commit_time),
-    };
-    history::after_import(store, &[run], &placement)
-        .await
-        .unwrap();
-    run
-}
+use crate::history::import_timed;
 
 /// Asserts that the incremental read of `keys` gives what a whole read gives.
 async fn same_as_whole(store: &store::Store, keys: &[store::HistoryKey], step: &str) {
@@ -58,7 +26,17 @@ async fn incremental_history_reads_match_whole_reads() {
     let mut runs = Vec::new();
     for b in 0..70 {
         let level = if b < 50 { 10.0 } else { 11.0 };
-        runs.push(import(&store, &format!("b{b:02}"), 10 * (b + 1), b as usize, level).await);
+        runs.push(
+            import_timed(
+                &store,
+                "kept",
+                &format!("b{b:02}"),
+                10 * (b + 1),
+                b as usize,
+                level,
+            )
+            .await,
+        );
     }
     let keys = store.history_keys_of_runs(&runs).await.unwrap();
     assert_eq!(keys.len(), 1, "{keys:?}");
@@ -75,13 +53,13 @@ async fn incremental_history_reads_match_whole_reads() {
     assert_eq!(some[0].len(), 2);
 
     // Appended at the end.
-    import(&store, "b70", 710, 70, 11.0).await;
+    import_timed(&store, "kept", "b70", 710, 70, 11.0).await;
     same_as_whole(&store, &keys, "after an appended build").await;
     // A second run of an older build: it goes inside the history, not at its end.
-    import(&store, "b03", 40, 103, 10.0).await;
+    import_timed(&store, "kept", "b03", 40, 103, 10.0).await;
     same_as_whole(&store, &keys, "after a run of an older build").await;
     // A build committed between b05 and b06 moves every build after it one place on.
-    import(&store, "b05a", 65, 105, 10.0).await;
+    import_timed(&store, "kept", "b05a", 65, 105, 10.0).await;
     same_as_whole(&store, &keys, "after a build placed in the middle").await;
     let whole = history::load_many(&store, &keys).await.unwrap();
     let labels: Vec<&str> = whole[0].points.iter().map(|p| p.label.as_str()).collect();
