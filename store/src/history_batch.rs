@@ -132,8 +132,9 @@ impl Store {
     /// [`Store::history_samples_many`] of the runs after a run id only: `after[i]` for
     /// `keys[i]` (0 reads the whole history). Keys of one history with the same `after` are
     /// read in one query. A caller keeping what it read before reads only what was stored
-    /// since, which is exact where run ids grow in the order runs become visible (one
-    /// writer: SQLite).
+    /// since: run ids grow in the order runs become visible, as every write transaction holds
+    /// the database's write lock (SQLite's, or the advisory lock `engine::WRITE_LOCK` on PostgreSQL)
+    /// from before its runs get ids until its commit.
     pub async fn history_samples_after(
         &self,
         keys: &[HistoryKey],

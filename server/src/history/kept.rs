@@ -4,10 +4,12 @@
 //!
 //! What is kept is checked before it is used: every kept point's build must still stand at the
 //! same position on its branch (a build placed between two others shifts the ones after it),
-//! otherwise the history is read whole again. Runs are never changed once stored, and on
-//! SQLite run ids grow in the order runs become visible (one writer), so the runs after the
-//! last one read are exactly the new ones. On PostgreSQL several servers insert runs whose ids
-//! do not follow their commits: histories are read whole there.
+//! otherwise the history is read whole again. Runs are never changed once stored, and run ids
+//! grow in the order runs become visible, so the runs after the last one read are exactly the
+//! new ones: on SQLite there is one writer, and on PostgreSQL every write transaction of every
+//! server holds the database's write lock from its start to its commit (`store`'s
+//! `WRITE_LOCK`), so a run gets its id only after every run with a lower id is committed or
+//! rolled back.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -49,9 +51,6 @@ const MAX_POINTS: usize = 1_000_000;
 
 /// [`super::load_many`], reading for each kept history only the runs after the last one read.
 pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<Loaded>> {
-    if store.is_postgres() {
-        return super::load_many(store, keys).await;
-    }
     let mut kept = take_valid(store, keys).await?;
     let after: Vec<i64> = keys
         .iter()

@@ -23,6 +23,68 @@ async fn same_as_whole(store: &store::Store, keys: &[store::HistoryKey], step: &
 async fn incremental_history_reads_match_whole_reads() {
     let app = common::app().await;
     let store = store::Store::from_sqlite_pool(app.pool.clone());
+    appended_and_inserted_runs(&store).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn incremental_history_reads_match_whole_reads_on_postgresql() {
+    let Some(pg) = store::testing::fresh_pg_url().await else {
+        return;
+    };
+    let store = store::Store::open(&pg).await.unwrap();
+    appended_and_inserted_runs(&store).await;
+}
+
+/// Two servers on one PostgreSQL, each keeping the history, importing at the same time: what
+/// each reads incrementally is what a whole read gives, whichever server stored the runs (a
+/// run whose id came before another's but whose commit came after would be missed).
+#[tokio::test(flavor = "multi_thread")]
+async fn two_servers_on_postgresql_keep_histories_that_match_whole_reads() {
+    let Some(pg) = store::testing::fresh_pg_url().await else {
+        return;
+    };
+    let a = store::Store::open(&pg).await.unwrap();
+    let b = store::Store::open(&pg).await.unwrap();
+    let mut runs = Vec::new();
+    for n in 0..66 {
+        runs.push(
+            import_timed(
+                &a,
+                "two",
+                &format!("b{n:02}"),
+                10 * (n + 1),
+                n as usize,
+                10.0,
+            )
+            .await,
+        );
+    }
+    let keys = a.history_keys_of_runs(&runs).await.unwrap();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    same_as_whole(&b, &keys, "server b, first read").await;
+    assert!(kept::is_kept(&a, &keys[0]) && kept::is_kept(&b, &keys[0]));
+    // Both servers import at once: more runs of the last build, so that no build moves and
+    // each server extends what it kept by the runs after its last one read.
+    let mut tasks = Vec::new();
+    for n in 0..24 {
+        let s = if n % 2 == 0 { a.clone() } else { b.clone() };
+        tasks.push(tokio::spawn(async move {
+            import_timed(&s, "two", "b65", 660, 100 + n, 10.0).await
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert!(kept::is_kept(&a, &keys[0]) && kept::is_kept(&b, &keys[0]));
+    same_as_whole(&a, &keys, "server a, after both imported").await;
+    same_as_whole(&b, &keys, "server b, after both imported").await;
+    let whole = history::load_many(&a, &keys).await.unwrap();
+    assert_eq!(whole[0].points.len(), 90);
+}
+
+/// Runs appended, a second run of an older build, and a build placed in the middle.
+async fn appended_and_inserted_runs(store: &store::Store) {
+    let store = store.clone();
     let mut runs = Vec::new();
     for b in 0..70 {
         let level = if b < 50 { 10.0 } else { 11.0 };
