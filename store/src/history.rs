@@ -78,6 +78,9 @@ pub struct KeyFilter {
     pub params_key: Option<String>,
 }
 
+/// Runs per query of [`Store::history_keys_of_metrics`].
+const RUNS_PER_QUERY: usize = 500;
+
 /// The series a history follows: whole-run samples, not per-CPU parts or someone's summaries.
 const HISTORY_SERIES: &str = "s.scope = 'all' AND s.label IS NULL AND s.statistic IS NULL";
 
@@ -374,34 +377,49 @@ impl Store {
     }
 
     /// [`Store::history_keys_of_runs`] from what the import saw: (run id, metric) of each
-    /// whole-run `all` series ([`crate::ImportOutcome::history_metrics`]). Only each run's
-    /// branches, machine, benchmark and parameters are read, not its blocks.
+    /// whole-run `all` series ([`crate::ImportOutcome::history_metrics`]), grouped by run. Only
+    /// the runs' branches, machines, benchmarks and parameters are read, not their blocks, in
+    /// one query per [`RUNS_PER_QUERY`] runs: a pass covers every upload stored since the one
+    /// before, and a query per run cost PostgreSQL a round trip each.
     pub async fn history_keys_of_metrics(
         &self,
         metrics: &[(i64, String)],
     ) -> Result<Vec<HistoryKey>, Error> {
+        type Of = (i64, String, i64, String, String, String);
+        let mut runs: Vec<i64> = metrics.iter().map(|(run, _)| *run).collect();
+        runs.sort_unstable();
+        runs.dedup();
+        let mut of_run: std::collections::HashMap<i64, Vec<Of>> = Default::default();
+        for part in runs.chunks(RUNS_PER_QUERY) {
+            let sql = format!(
+                "SELECT r.id, bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key \
+                 FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
+                 JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
+                 WHERE r.id IN ({})",
+                crate::engine::placeholders(1, part.len())
+            );
+            let rows: Vec<(i64, i64, String, i64, String, String, String)> =
+                with_pool!(self, |pool| {
+                    let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+                    for id in part {
+                        q = q.bind(*id);
+                    }
+                    q.fetch_all(pool).await?
+                });
+            for (run, branch_id, branch, machine_id, machine, benchmark, params_key) in rows {
+                of_run.entry(run).or_default().push((
+                    branch_id, branch, machine_id, machine, benchmark, params_key,
+                ));
+            }
+        }
         let mut out = Vec::with_capacity(metrics.len());
         for run in metrics.chunk_by(|a, b| a.0 == b.0) {
-            let run_id = run[0].0;
-            let histories: Vec<(i64, String, i64, String, String, String)> = with_pool!(
-                self,
-                |pool| {
-                    sqlx::query_as(
-                        "SELECT bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key \
-                         FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
-                         JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
-                         WHERE r.id = $1",
-                    )
-                    .bind(run_id)
-                    .fetch_all(pool)
-                    .await?
-                }
-            );
+            let histories = of_run.get(&run[0].0).map_or(&[][..], Vec::as_slice);
             for (branch_id, branch, machine_id, machine, benchmark, params_key) in histories {
                 out.extend(run.iter().map(|(_, metric)| HistoryKey {
-                    branch_id,
+                    branch_id: *branch_id,
                     branch: branch.clone(),
-                    machine_id,
+                    machine_id: *machine_id,
                     machine: machine.clone(),
                     benchmark: benchmark.clone(),
                     params_key: params_key.clone(),

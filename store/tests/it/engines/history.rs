@@ -418,6 +418,8 @@ both!(an_import_names_the_histories_its_runs_add_to, |st| {
         vec![crate::engines::hb("hb.txt", &[1.0, 2.0])],
     ));
     let mut keys = Vec::new();
+    // Every import's metrics at once, as a pass after several uploads asks for them.
+    let (mut all_named, mut all_read) = (Vec::new(), Vec::new());
     for (m, files) in imports {
         let outcome = st.import_run(&m, &files, None).await.unwrap();
         for b in st.builds_to_place(&outcome.run_ids, "main").await.unwrap() {
@@ -432,10 +434,19 @@ both!(an_import_names_the_histories_its_runs_add_to, |st| {
             "{}",
             m.benchmark
         );
+        all_named.extend(named.iter().cloned());
+        all_read.extend(read.iter().cloned());
         let again = st.import_run(&m, &files, None).await.unwrap();
         assert!(!again.created);
         assert_eq!(again.history_metrics, None, "nothing stored, nothing named");
     }
+    all_read.sort();
+    all_read.dedup();
+    assert_eq!(
+        st.history_keys_of_metrics(&all_named).await.unwrap(),
+        all_read
+    );
+    assert!(all_read.len() >= 4, "{all_read:?}");
     // The profile's totals are `a`'s three (`b` ran on one CPU: no total); the sweep's block
     // is labelled, so it has no history.
     let count = |b: &str| keys.iter().find(|k| k.0 == b).map(|k| k.1);
