@@ -133,8 +133,8 @@ impl Store {
     /// `keys[i]` (0 reads the whole history). Keys of one history with the same `after` are
     /// read in one query. A caller keeping what it read before reads only what was stored
     /// since: run ids grow in the order runs become visible, as every write transaction holds
-    /// the database's write lock (SQLite's, or the advisory lock `engine::WRITE_LOCK` on PostgreSQL)
-    /// from before its runs get ids until its commit.
+    /// the database's write lock (SQLite's, or the advisory lock `engine::WRITE_LOCK` on
+    /// PostgreSQL) from before its runs get ids until its commit.
     pub async fn history_samples_after(
         &self,
         keys: &[HistoryKey],
