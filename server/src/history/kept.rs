@@ -2,9 +2,10 @@
 //! since the one before rather than every run of every history it re-analyses: under a
 //! stream of uploads to one benchmark, whole re-reads made a pass grow with the history.
 //!
-//! What is kept is checked before it is used: every kept point's build must still stand at the
-//! same position on its branch (a build placed between two others shifts the ones after it),
-//! otherwise the history is read whole again. Runs are never changed once stored, and run ids
+//! What is kept is checked before it is used: every kept point's build, and every new point's,
+//! must stand at the same position on its branch when the branch is read after the points (a
+//! build placed between two others shifts the ones after it), otherwise the history is read
+//! whole again. Runs are never changed once stored, and run ids
 //! grow in the order runs become visible, so the runs after the last one read are exactly the
 //! new ones: on SQLite there is one writer, and on PostgreSQL every write transaction of every
 //! server holds the database's write lock from its start to its commit (`store`'s
@@ -51,12 +52,24 @@ const MAX_POINTS: usize = 1_000_000;
 
 /// [`super::load_many`], reading for each kept history only the runs after the last one read.
 pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<Loaded>> {
-    let mut kept = take_valid(store, keys).await?;
+    let mut kept = take(store, keys);
     let after: Vec<i64> = keys
         .iter()
         .map(|k| kept.get(k).map_or(0, |k| k.last_run))
         .collect();
-    let read = store.history_samples_after(keys, &after).await?;
+    let mut read = store.history_samples_after(keys, &after).await?;
+    // A history whose builds moved is read again whole, in one statement (see `moved`).
+    let moved = moved(store, keys, &kept, &read).await?;
+    if !moved.is_empty() {
+        let again: Vec<HistoryKey> = moved.iter().map(|&i| keys[i].clone()).collect();
+        let whole = store
+            .history_samples_after(&again, &vec![0; again.len()])
+            .await?;
+        for (&i, points) in moved.iter().zip(whole) {
+            kept.remove(&keys[i]);
+            read[i] = points;
+        }
+    }
     let mut out = Vec::with_capacity(keys.len());
     let mut keep = Vec::new();
     for (key, new) in keys.iter().zip(read) {
@@ -102,24 +115,32 @@ fn lock() -> std::sync::MutexGuard<'static, Held> {
     cache().lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Takes the kept histories of `keys` out of the cache, dropping those whose builds moved.
-async fn take_valid(
+/// Takes the kept histories of `keys` out of the cache.
+fn take(store: &Store, keys: &[HistoryKey]) -> HashMap<HistoryKey, Kept> {
+    let mut c = lock();
+    let mut taken = HashMap::new();
+    for k in keys {
+        if let Some(v) = c.histories.remove(&(store.instance(), k.clone())) {
+            c.points -= v.loaded.points.len();
+            taken.insert(k.clone(), v);
+        }
+    }
+    taken
+}
+
+/// Indexes of the keys whose kept points, or the points just read after them, do not stand
+/// where their builds stand now. The places are read after the points: a build placed in the
+/// middle before the points were read moved the kept points, and one placed since moved the
+/// new ones, so either way a kept history and its new points are only used together when
+/// both agree with one reading of the branch (another server may place builds at any time).
+async fn moved(
     store: &Store,
     keys: &[HistoryKey],
-) -> anyhow::Result<HashMap<HistoryKey, Kept>> {
-    let mut kept: HashMap<HistoryKey, Kept> = {
-        let mut c = lock();
-        let mut taken = HashMap::new();
-        for k in keys {
-            if let Some(v) = c.histories.remove(&(store.instance(), k.clone())) {
-                c.points -= v.loaded.points.len();
-                taken.insert(k.clone(), v);
-            }
-        }
-        taken
-    };
+    kept: &HashMap<HistoryKey, Kept>,
+    read: &[Vec<(store::HistoryPoint, Vec<f64>)>],
+) -> anyhow::Result<Vec<usize>> {
     if kept.is_empty() {
-        return Ok(kept);
+        return Ok(Vec::new());
     }
     let mut branches: Vec<i64> = kept.keys().map(|k| k.branch_id).collect();
     branches.sort_unstable();
@@ -130,13 +151,21 @@ async fn take_valid(
             position.insert((b, build), pos);
         }
     }
-    kept.retain(|key, k| {
-        k.loaded
-            .points
-            .iter()
-            .all(|p| position.get(&(key.branch_id, p.build_id)) == Some(&p.position))
-    });
-    Ok(kept)
+    let stands = |key: &HistoryKey, p: &store::HistoryPoint| {
+        position.get(&(key.branch_id, p.build_id)) == Some(&p.position)
+    };
+    Ok(keys
+        .iter()
+        .zip(read)
+        .enumerate()
+        .filter(|(_, (key, new))| {
+            kept.get(*key).is_some_and(|k| {
+                !k.loaded.points.iter().all(|p| stands(key, p))
+                    || !new.iter().all(|(p, _)| stands(key, p))
+            })
+        })
+        .map(|(i, _)| i)
+        .collect())
 }
 
 /// Adds `new` points (with their samples, in branch order as the store reads them) to
