@@ -2,10 +2,10 @@
 //! since the one before rather than every run of every history it re-analyses: under a
 //! stream of uploads to one benchmark, whole re-reads made a pass grow with the history.
 //!
-//! What is kept is checked before it is used: every kept point's build, and every new point's,
-//! must stand at the same position on its branch when the branch is read after the points (a
-//! build placed between two others shifts the ones after it), otherwise the history is read
-//! whole again. Runs are never changed once stored, and run ids
+//! What is kept is checked before it is used: no build may have been placed on its branch
+//! since (see [`load_many`]), and every kept point's build, and every new point's, must stand
+//! at the same position on its branch when the branch is read after the points (a build placed
+//! between two others shifts the ones after it); otherwise the history is read whole again. Runs are never changed once stored, and run ids
 //! grow in the order runs become visible, so the runs after the last one read are exactly the
 //! new ones: on SQLite there is one writer, and on PostgreSQL every write transaction of every
 //! server holds the database's write lock from its start to its commit (`store`'s
@@ -19,10 +19,12 @@ use store::{HistoryKey, Store};
 
 use super::Loaded;
 
-/// A history as last read, and the highest run id read.
+/// A history as last read, the highest run id read, and how many builds its branch had
+/// before the read.
 struct Kept {
     loaded: Loaded,
     last_run: i64,
+    builds: usize,
 }
 
 /// Kept histories by store ([`Store::instance`]: tests open many databases in one process)
@@ -53,6 +55,13 @@ const MAX_POINTS: usize = 1_000_000;
 /// [`super::load_many`], reading for each kept history only the runs after the last one read.
 pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<Loaded>> {
     let mut kept = take(store, keys);
+    // A run joins its history when its build is placed, which comes after the run is stored:
+    // a build placed since a history was kept may bring runs with lower ids than the last one
+    // read. Builds are never taken off a branch, so a count that grew says one was placed,
+    // and the history is read whole. Counted before the points are read, so that a build
+    // placed meanwhile is counted at the next pass.
+    let builds = branch_builds(store, keys).await?;
+    kept.retain(|key, k| builds.get(&key.branch_id) == Some(&k.builds));
     let after: Vec<i64> = keys
         .iter()
         .map(|k| kept.get(k).map_or(0, |k| k.last_run))
@@ -96,6 +105,7 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
                 Kept {
                     loaded: loaded.clone(),
                     last_run,
+                    builds: builds.get(&key.branch_id).copied().unwrap_or(0),
                 },
             ));
         }
@@ -126,6 +136,18 @@ fn take(store: &Store, keys: &[HistoryKey]) -> HashMap<HistoryKey, Kept> {
         }
     }
     taken
+}
+
+/// How many builds each branch of `keys` has.
+async fn branch_builds(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<HashMap<i64, usize>> {
+    let mut branches: Vec<i64> = keys.iter().map(|k| k.branch_id).collect();
+    branches.sort_unstable();
+    branches.dedup();
+    let mut out = HashMap::new();
+    for b in branches {
+        out.insert(b, store.branch_positions(b).await?.len());
+    }
+    Ok(out)
 }
 
 /// Indexes of the keys whose kept points, or the points just read after them, do not stand

@@ -132,3 +132,60 @@ async fn appended_and_inserted_runs(store: &store::Store) {
     let alerts = store.alerts(&Default::default()).await.unwrap();
     assert_eq!(alerts.len(), 1, "{alerts:?}");
 }
+
+/// A run stored before its build is placed joins the history only when the build is placed,
+/// after runs with higher ids may have been read: the kept history must not miss it.
+#[tokio::test]
+async fn a_run_whose_build_is_placed_late_is_not_missed() {
+    let app = common::app().await;
+    late_placement(&store::Store::from_sqlite_pool(app.pool.clone())).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_whose_build_is_placed_late_is_not_missed_on_postgresql() {
+    let Some(pg) = store::testing::fresh_pg_url().await else {
+        return;
+    };
+    late_placement(&store::Store::open(&pg).await.unwrap()).await;
+}
+
+async fn late_placement(store: &store::Store) {
+    let store = store.clone();
+    let mut runs = Vec::new();
+    for n in 0..66 {
+        let label = format!("b{n:02}");
+        runs.push(import_timed(&store, "late", &label, 10 * (n + 1), n as usize, 10.0).await);
+    }
+    let keys = store.history_keys_of_runs(&runs).await.unwrap();
+    assert!(kept::is_kept(&store, &keys[0]));
+    // Stored, not yet placed (an upload between its commit and its placement).
+    let meta = store::RunMeta {
+        build: store::BuildMeta {
+            label: "b66".into(),
+            ..Default::default()
+        },
+        machine: "rig1".into(),
+        benchmark: "late".into(),
+        ..Default::default()
+    };
+    let f = store::InputFile::bytes(
+        "r.csv",
+        crate::history::samples(66, 10.0).into_bytes(),
+        None,
+    );
+    let late = store.import_run(&meta, &[f], None).await.unwrap().run_ids[0];
+    // Meanwhile another run of a placed build is stored and its pass reads past `late`.
+    import_timed(&store, "late", "b65", 660, 200, 10.0).await;
+    same_as_whole(&store, &keys, "before the late placement").await;
+    let placement = store::Placement {
+        branch: "timed".into(),
+        parent: None,
+        commit_time: Some(670),
+    };
+    quiescent::history::after_import(&store, &[late], &placement)
+        .await
+        .unwrap();
+    same_as_whole(&store, &keys, "after the late placement").await;
+    let whole = history::load_many(&store, &keys).await.unwrap();
+    assert!(whole[0].points.iter().any(|p| p.run_id == late));
+}
