@@ -9,7 +9,7 @@
 //! pass analyses a history up to its last run (reading only the runs since the pass before
 //! where it can, see `kept`), so the next upload to the same history finds its change points.
 //!
-//! A pass rests after itself, [`REST_PER_PASS`] times as long as it took (with its wait for
+//! A pass rests after itself, `REST_PER_PASS` times as long as it took (with its wait for
 //! other servers' passes on the same database), before the next one starts: detection is
 //! background work, and under a stream of uploads back-to-back passes (each re-reading whole
 //! histories) took as much of the machine as the uploads themselves.
