@@ -297,6 +297,18 @@ impl Store {
         })
     }
 
+    /// How many builds stand on the branch `branch_id` (builds are never taken off a branch,
+    /// so a count that grew says one was placed).
+    pub async fn branch_build_count(&self, branch_id: i64) -> Result<usize, Error> {
+        let n: i64 = with_pool!(self, |pool| {
+            sqlx::query_scalar("SELECT COUNT(*) FROM build_branches WHERE branch_id = $1")
+                .bind(branch_id)
+                .fetch_one(pool)
+                .await?
+        });
+        usize::try_from(n).map_err(|_| Error::Corrupt(format!("a build count of {n}")))
+    }
+
     /// Where each build of the branch `branch_id` stands on it: (build id, position).
     pub async fn branch_positions(&self, branch_id: i64) -> Result<Vec<(i64, i64)>, Error> {
         with_pool!(self, |pool| {

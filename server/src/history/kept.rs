@@ -5,12 +5,12 @@
 //! What is kept is checked before it is used: no build may have been placed on its branch
 //! since (see [`load_many`]), and every kept point's build, and every new point's, must stand
 //! at the same position on its branch when the branch is read after the points (a build placed
-//! between two others shifts the ones after it); otherwise the history is read whole again. Runs are never changed once stored, and run ids
-//! grow in the order runs become visible, so the runs after the last one read are exactly the
-//! new ones: on SQLite there is one writer, and on PostgreSQL every write transaction of every
-//! server holds the database's write lock from its start to its commit (`store`'s
-//! `WRITE_LOCK`), so a run gets its id only after every run with a lower id is committed or
-//! rolled back.
+//! between two others shifts the ones after it); otherwise the history is read whole again.
+//! Runs are never changed once stored, and run ids grow in the order runs become visible, so
+//! the runs after the last one read are exactly the new ones: on SQLite there is one writer,
+//! and on PostgreSQL every write transaction of every server holds the database's write lock
+//! from its start to its commit (`store`'s `WRITE_LOCK`), so a run gets its id only after
+//! every run with a lower id is committed or rolled back.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -71,9 +71,7 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
     let moved = moved(store, keys, &kept, &read).await?;
     if !moved.is_empty() {
         let again: Vec<HistoryKey> = moved.iter().map(|&i| keys[i].clone()).collect();
-        let whole = store
-            .history_samples_after(&again, &vec![0; again.len()])
-            .await?;
+        let whole = store.history_samples_many(&again).await?;
         for (&i, points) in moved.iter().zip(whole) {
             kept.remove(&keys[i]);
             read[i] = points;
@@ -145,7 +143,7 @@ async fn branch_builds(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Has
     branches.dedup();
     let mut out = HashMap::new();
     for b in branches {
-        out.insert(b, store.branch_positions(b).await?.len());
+        out.insert(b, store.branch_build_count(b).await?);
     }
     Ok(out)
 }
