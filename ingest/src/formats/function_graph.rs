@@ -20,7 +20,7 @@
 //!
 //! Memory is one stack per CPU and one series id per (CPU, function): the input is streamed.
 
-use super::Format;
+use super::{Format, truncate};
 use crate::error::{ErrorKind, ParseError};
 use crate::lines::{
     Lines, find_str, parse_number, strip_mail, trim, trim_end, trim_start, us_to_s, words,
@@ -551,14 +551,6 @@ impl Parser {
         }
         Ok(())
     }
-}
-
-fn truncate(s: &str) -> &str {
-    let mut end = s.len().min(120);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 #[cfg(test)]

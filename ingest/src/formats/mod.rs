@@ -73,6 +73,16 @@ pub fn supported_names() -> String {
         .join(", ")
 }
 
+/// The start of `s` (at most 120 bytes, on a character boundary), for quoting a line in a
+/// warning.
+pub(crate) fn truncate(s: &str) -> &str {
+    let mut end = s.len().min(120);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// Picks the format for `head`, or says why none fits.
 pub fn detect(head: &str) -> Result<&'static dyn Format, String> {
     if head.trim().is_empty() {

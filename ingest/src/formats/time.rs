@@ -21,6 +21,9 @@
 //!   `fs_outputs` (count, neutral); `-v` adds `voluntary_cs`, `involuntary_cs`, `socket_sent`,
 //!   `socket_received`, `signals` (count).
 //!
+//! A `real`/`user`/`sys` row inside a block whose value does not start like a number is read
+//! as prose, with a warning. A lone bash row (`real 0m1.039s`) is enough for detection.
+//!
 //! Metadata: `command` (from `$ time cmd`, a bare `time cmd` line or `Command being timed`),
 //! `exit_status`, `page_size`. Blocks are labelled from the author's prose before them (see
 //! `blocks`).
@@ -104,10 +107,13 @@ impl Format for Time {
                 }
             }
         }
-        if bash.iter().all(|b| *b) {
-            score = score.max(85);
-        } else if bash.iter().filter(|b| **b).count() >= 2 {
-            score = score.max(60);
+        match bash.iter().filter(|b| **b).count() {
+            3 => score = score.max(85),
+            2 => score = score.max(60),
+            // One row (`real 0m1.039s` alone, as `time` reports are sometimes trimmed): the
+            // `XmY.YYYs` value is time's own, but any format that claims the head wins.
+            1 => score = score.max(20),
+            _ => {}
         }
         if posix.iter().all(|b| *b) {
             score = score.max(70);
@@ -129,6 +135,18 @@ impl Format for Time {
             if let Some((idx, rest)) = metric_row(line) {
                 p.bash_row(idx, rest, ctx)?;
                 continue;
+            }
+            // A row of the block's triple whose value is not a time is most likely damaged
+            // output rather than prose: it is read as prose, but not silently.
+            if let Some(Kind::Bash(seen)) = p.block
+                && let Some((idx, rest)) = named_row(line)
+                && !seen[idx]
+            {
+                ctx.warn(format!(
+                    "`{}` row without a time like `0m1.039s` or `1.03`: {}; read as prose",
+                    BASH_METRICS[idx],
+                    super::truncate(trim(rest)),
+                ));
             }
             // The regex only on lines that can start its match (a digit, maybe not ASCII).
             if (first.is_ascii_digit() || (!first.is_ascii() && line.starts_with(char::is_numeric)))
@@ -608,6 +626,20 @@ fn column_labels(line: &str) -> Option<Vec<String>> {
 /// metric name and what follows starts like a number (prose such as "real world" is not a row).
 #[inline(always)]
 fn metric_row(line: &str) -> Option<(usize, &str)> {
+    let (idx, rest) = named_row(line)?;
+    // ASCII digits are single bytes: the first characters are checked as bytes.
+    let starts_numeric = match rest.as_bytes() {
+        [d, ..] if d.is_ascii_digit() => true,
+        [b'-', d, ..] => d.is_ascii_digit(),
+        _ => false,
+    };
+    starts_numeric.then_some((idx, rest))
+}
+
+/// A line whose first word is `real`, `user` or `sys` followed by a space or TAB: the metric
+/// index and the rest, trimmed at its start (the parser passes lines trimmed at their end).
+#[inline(always)]
+fn named_row(line: &str) -> Option<(usize, &str)> {
     let b = line.as_bytes();
     let (idx, len) = match b.first()? {
         b'r' if b.starts_with(b"real") => (0, 4),
@@ -619,16 +651,7 @@ fn metric_row(line: &str) -> Option<(usize, &str)> {
     if !matches!(b.get(len), Some(b' ' | b'\t')) {
         return None;
     }
-    // Only the start needs trimming: the parser passes lines trimmed at their end, and the
-    // values are read as words.
-    let rest = trim_start(&line[len + 1..]);
-    // ASCII digits are single bytes: the first characters are checked as bytes.
-    let starts_numeric = match rest.as_bytes() {
-        [d, ..] if d.is_ascii_digit() => true,
-        [b'-', d, ..] => d.is_ascii_digit(),
-        _ => false,
-    };
-    starts_numeric.then_some((idx, rest))
+    Some((idx, trim_start(&line[len + 1..])))
 }
 
 /// Recognises a command line: `$ time make`, `# /usr/bin/time -v make`, a bare

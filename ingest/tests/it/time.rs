@@ -313,6 +313,44 @@ fn detection_scores() {
     assert_eq!(time.sniff("real world numbers\nuser space\n"), 0);
 }
 
+/// A report trimmed to its `real` row is still found by detection, as `time` (it scores
+/// low, so any other format claiming the head would win).
+#[test]
+fn a_lone_real_row_is_detected() {
+    let time = ingest::formats::by_name("time").unwrap();
+    let lone = "real\t0m1.000s\n";
+    let score = time.sniff(lone);
+    assert!(score > 0 && score < 60, "{score}");
+    let (summary, ds) = ingest::parse_bytes(Path::new("real.txt"), lone.as_bytes(), None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(summary.format, "time");
+    samples_eq(series(&ds, "real", None), &[1.0]);
+    // `time -p`'s bare seconds alone are too plain to claim.
+    assert_eq!(time.sniff("real 1.00\n"), 0);
+}
+
+/// A `user` or `sys` row of a block whose value is not a time is read as prose, with a
+/// warning at its line rather than silently.
+#[test]
+fn a_row_without_a_time_warns() {
+    let ds = parse_text("real\t0m1.000s\nuser\tgarbage\n");
+    samples_eq(series(&ds, "real", None), &[1.0]);
+    assert!(!has(&ds, "user"));
+    assert_eq!(ds.warnings.len(), 1, "{:?}", ds.warnings);
+    assert_eq!(ds.warnings[0].line, 2);
+    assert!(
+        ds.warnings[0].message.contains("`user` row without a time"),
+        "{}",
+        ds.warnings[0].message
+    );
+    // Outside a block, such a line is prose and says nothing.
+    let ds = parse_text("user space got slower:\n\nreal\t0m1.000s\nuser\t0m0.5s\nsys\t0m0.1s\n");
+    assert!(ds.warnings.is_empty(), "{:?}", ds.warnings);
+    // A row the block has already seen starts no warning either: it is the next block's.
+    let ds = parse_text("real\t0m1.000s\nuser\t0m0.5s\nsys\t0m0.1s\nreal world figures follow\n");
+    assert!(ds.warnings.is_empty(), "{:?}", ds.warnings);
+}
+
 #[test]
 fn negative_time_is_an_error_with_its_line() {
     let e = parse_err(
