@@ -12,6 +12,18 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// Asserts that `ds` has exactly one warning, at `line`, whose message contains `needle`.
+#[track_caller]
+pub fn one_warning(ds: &Dataset, line: u64, needle: &str) {
+    assert_eq!(ds.warnings.len(), 1, "{:?}", ds.warnings);
+    assert_eq!(ds.warnings[0].line, line, "{:?}", ds.warnings);
+    assert!(
+        ds.warnings[0].message.contains(needle),
+        "{}",
+        ds.warnings[0].message
+    );
+}
+
 /// Parses a fixture with detection, asserting the detected format.
 pub fn parse(rel: &str, expect_format: &str) -> Dataset {
     let parsed = ingest::parse_file(&fixture(rel), None).unwrap_or_else(|e| panic!("{rel}: {e}"));

@@ -336,13 +336,7 @@ fn a_row_without_a_time_warns() {
     let ds = parse_text("real\t0m1.000s\nuser\tgarbage\n");
     samples_eq(series(&ds, "real", None), &[1.0]);
     assert!(!has(&ds, "user"));
-    assert_eq!(ds.warnings.len(), 1, "{:?}", ds.warnings);
-    assert_eq!(ds.warnings[0].line, 2);
-    assert!(
-        ds.warnings[0].message.contains("`user` row without a time"),
-        "{}",
-        ds.warnings[0].message
-    );
+    one_warning(&ds, 2, "`user` row without a time");
     // Outside a block, such a line is prose and says nothing.
     let ds = parse_text("user space got slower:\n\nreal\t0m1.000s\nuser\t0m0.5s\nsys\t0m0.1s\n");
     assert!(ds.warnings.is_empty(), "{:?}", ds.warnings);

@@ -331,13 +331,7 @@ fn a_malformed_row_is_a_warning_with_its_line() {
         "{HEADER5}  f   3    3.000 us    1.000 us    0.000 us\n  g   4    4.000 us    oops\n  h   1    1.000 us    1.000 us    0.000 us\n"
     );
     let ds = parse_text("function0", &text);
-    assert_eq!(ds.warnings.len(), 1, "{:?}", ds.warnings);
-    assert_eq!(ds.warnings[0].line, 4);
-    assert!(
-        ds.warnings[0].message.contains("g   4"),
-        "{}",
-        ds.warnings[0].message
-    );
+    one_warning(&ds, 4, "g   4");
     assert!(ds.get("g.hit", "cpu0").is_none());
     assert!(ds.get("h.hit", "cpu0").is_some());
 }
