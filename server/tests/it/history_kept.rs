@@ -28,10 +28,9 @@ async fn incremental_history_reads_match_whole_reads() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn incremental_history_reads_match_whole_reads_on_postgresql() {
-    let Some(pg) = store::testing::fresh_pg_url().await else {
+    let Some(store) = store::testing::pg_store().await else {
         return;
     };
-    let store = store::Store::open(&pg).await.unwrap();
     appended_and_inserted_runs(&store).await;
 }
 
@@ -84,13 +83,12 @@ async fn two_servers_on_postgresql_keep_histories_that_match_whole_reads() {
 
 /// Runs appended, a second run of an older build, and a build placed in the middle.
 async fn appended_and_inserted_runs(store: &store::Store) {
-    let store = store.clone();
     let mut runs = Vec::new();
     for b in 0..70 {
         let level = if b < 50 { 10.0 } else { 11.0 };
         runs.push(
             import_timed(
-                &store,
+                store,
                 "kept",
                 &format!("b{b:02}"),
                 10 * (b + 1),
@@ -102,8 +100,8 @@ async fn appended_and_inserted_runs(store: &store::Store) {
     }
     let keys = store.history_keys_of_runs(&runs).await.unwrap();
     assert_eq!(keys.len(), 1, "{keys:?}");
-    assert!(kept::is_kept(&store, &keys[0]), "a 70-run history is kept");
-    same_as_whole(&store, &keys, "after 70 builds").await;
+    assert!(kept::is_kept(store, &keys[0]), "a 70-run history is kept");
+    same_as_whole(store, &keys, "after 70 builds").await;
     // Nothing new: only the runs after the last one read are asked for, and there are none.
     let last = *runs.last().unwrap();
     let none = store.history_samples_after(&keys, &[last]).await.unwrap();
@@ -115,15 +113,15 @@ async fn appended_and_inserted_runs(store: &store::Store) {
     assert_eq!(some[0].len(), 2);
 
     // Appended at the end.
-    import_timed(&store, "kept", "b70", 710, 70, 11.0).await;
-    same_as_whole(&store, &keys, "after an appended build").await;
+    import_timed(store, "kept", "b70", 710, 70, 11.0).await;
+    same_as_whole(store, &keys, "after an appended build").await;
     // A second run of an older build: it goes inside the history, not at its end.
-    import_timed(&store, "kept", "b03", 40, 103, 10.0).await;
-    same_as_whole(&store, &keys, "after a run of an older build").await;
+    import_timed(store, "kept", "b03", 40, 103, 10.0).await;
+    same_as_whole(store, &keys, "after a run of an older build").await;
     // A build committed between b05 and b06 moves every build after it one place on.
-    import_timed(&store, "kept", "b05a", 65, 105, 10.0).await;
-    same_as_whole(&store, &keys, "after a build placed in the middle").await;
-    let whole = history::load_many(&store, &keys).await.unwrap();
+    import_timed(store, "kept", "b05a", 65, 105, 10.0).await;
+    same_as_whole(store, &keys, "after a build placed in the middle").await;
+    let whole = history::load_many(store, &keys).await.unwrap();
     let labels: Vec<&str> = whole[0].points.iter().map(|p| p.label.as_str()).collect();
     assert_eq!(&labels[3..9], ["b03", "b03", "b04", "b05", "b05a", "b06"]);
     assert_eq!(whole[0].points.len(), 73);
@@ -143,21 +141,20 @@ async fn a_run_whose_build_is_placed_late_is_not_missed() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_whose_build_is_placed_late_is_not_missed_on_postgresql() {
-    let Some(pg) = store::testing::fresh_pg_url().await else {
+    let Some(store) = store::testing::pg_store().await else {
         return;
     };
-    late_placement(&store::Store::open(&pg).await.unwrap()).await;
+    late_placement(&store).await;
 }
 
 async fn late_placement(store: &store::Store) {
-    let store = store.clone();
     let mut runs = Vec::new();
     for n in 0..66 {
         let label = format!("b{n:02}");
-        runs.push(import_timed(&store, "late", &label, 10 * (n + 1), n as usize, 10.0).await);
+        runs.push(import_timed(store, "late", &label, 10 * (n + 1), n as usize, 10.0).await);
     }
     let keys = store.history_keys_of_runs(&runs).await.unwrap();
-    assert!(kept::is_kept(&store, &keys[0]));
+    assert!(kept::is_kept(store, &keys[0]));
     // Stored, not yet placed (an upload between its commit and its placement).
     let meta = store::RunMeta {
         build: store::BuildMeta {
@@ -175,17 +172,17 @@ async fn late_placement(store: &store::Store) {
     );
     let late = store.import_run(&meta, &[f], None).await.unwrap().run_ids[0];
     // Meanwhile another run of a placed build is stored and its pass reads past `late`.
-    import_timed(&store, "late", "b65", 660, 200, 10.0).await;
-    same_as_whole(&store, &keys, "before the late placement").await;
+    import_timed(store, "late", "b65", 660, 200, 10.0).await;
+    same_as_whole(store, &keys, "before the late placement").await;
     let placement = store::Placement {
         branch: "timed".into(),
         parent: None,
         commit_time: Some(670),
     };
-    quiescent::history::after_import(&store, &[late], &placement)
+    quiescent::history::after_import(store, &[late], &placement)
         .await
         .unwrap();
-    same_as_whole(&store, &keys, "after the late placement").await;
-    let whole = history::load_many(&store, &keys).await.unwrap();
+    same_as_whole(store, &keys, "after the late placement").await;
+    let whole = history::load_many(store, &keys).await.unwrap();
     assert!(whole[0].points.iter().any(|p| p.run_id == late));
 }
