@@ -30,6 +30,8 @@ pub(crate) struct Queue {
     waiting: Mutex<Vec<Pending>>,
     /// Groups written together so far ([`group_batch`]), for tests.
     together: AtomicU64,
+    /// Group transactions begun so far, for tests.
+    groups: AtomicU64,
 }
 
 impl std::fmt::Debug for Queue {
@@ -48,6 +50,13 @@ impl Queue {
 
     fn take(&self) -> Vec<Pending> {
         std::mem::take(&mut *self.waiting.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
     }
 }
 
@@ -78,21 +87,27 @@ impl Store {
             answered = &mut answer => return answered.map_err(|_| no_answer())?,
             turn = self.writer.clone().lock_owned() => turn,
         };
-        let group = self.queue.take();
-        if group.is_empty() {
+        if self.queue.is_empty() {
             // An earlier holder of the turn wrote this job.
             drop(turn);
         } else {
-            self.write_group(turn, group).await;
+            self.write_group(turn).await;
         }
         answer.await.map_err(|_| no_answer())?
     }
 
-    async fn write_group(&self, turn: OwnedMutexGuard<()>, group: Vec<Pending>) {
-        let mut tx = match self.begin_write_holding(turn).await {
+    /// Writes every queued job. The group is taken once the transaction has begun: with
+    /// several servers on one database, beginning waits for the others' writers, and the
+    /// uploads that arrive meanwhile join this group rather than wait for the next. Only the
+    /// turn's holder takes from the queue, so what was seen queued is still there.
+    async fn write_group(&self, turn: OwnedMutexGuard<()>) {
+        let begun = self.begin_write_holding(turn).await;
+        let group = self.queue.take();
+        let mut tx = match begun {
             Ok(tx) => tx,
             Err(e) => return fail_all(group, &e),
         };
+        self.queue.groups.fetch_add(1, Ordering::Relaxed);
         match write_together(&mut tx, &group).await {
             Ok(Some(runs)) => {
                 self.queue.together.fetch_add(1, Ordering::Relaxed);
@@ -203,6 +218,11 @@ impl Store {
         self.writer.clone().lock_owned().await
     }
 
+    /// Whether a writer of this process holds the write turn.
+    pub fn write_turn_taken(&self) -> bool {
+        self.writer.try_lock().is_err()
+    }
+
     /// Imports queued for the write turn.
     pub fn queued_imports(&self) -> usize {
         self.queue
@@ -212,8 +232,32 @@ impl Store {
             .len()
     }
 
+    /// Group transactions this process has begun so far (one per group, whatever its size).
+    pub fn groups_written(&self) -> u64 {
+        self.queue.groups.load(Ordering::Relaxed)
+    }
+
+    /// Begins a write transaction on the database without this process's turn, as another
+    /// server's writer would: this process's writers wait for the database until it is
+    /// dropped (rolled back).
+    pub async fn hold_database_write_lock(&self) -> Result<DatabaseWriteLock, Error> {
+        use crate::engine::{Backend, TxInner, WritePool};
+        let tx = match &self.backend {
+            Backend::Sqlite(p) => TxInner::Sqlite(p.begin_write().await?),
+            Backend::Postgres(p) => TxInner::Postgres(p.begin_write().await?),
+        };
+        Ok(DatabaseWriteLock { _tx: tx })
+    }
+
     /// Groups of imports written together in one set of statements so far.
     pub fn groups_written_together(&self) -> u64 {
         self.queue.together.load(Ordering::Relaxed)
     }
+}
+
+/// Another writer's transaction on the database, held until dropped
+/// ([`Store::hold_database_write_lock`]).
+#[cfg(feature = "test-support")]
+pub struct DatabaseWriteLock {
+    _tx: crate::engine::TxInner,
 }

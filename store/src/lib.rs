@@ -47,6 +47,8 @@ pub use browse::{
 pub use comparison::{BuildInfo, BuildLookup, LatencyArtifact, SeriesRow};
 pub use copy::{CopyOutcome, CopyProgress, CopyReport};
 pub use error::{Error, Result};
+#[cfg(feature = "test-support")]
+pub use group::DatabaseWriteLock;
 pub use hardening::{KeyUse, TokenScopes};
 pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement, WholeRunSeries};
 pub use history_batch::SavedSeries;

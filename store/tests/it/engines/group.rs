@@ -183,3 +183,45 @@ both!(
         assert_eq!(st.total_samples().await.unwrap(), 1 + 6 * 2 + 1);
     }
 );
+
+both!(
+    uploads_arriving_while_the_database_is_busy_join_the_waiting_group,
+    |st| {
+        // Another server's writer holds the database: this process's writer, once it has the
+        // turn, waits to begin. Uploads arriving meanwhile must join its group, not queue for
+        // a transaction of their own after it (on four servers, most of the waiting is this).
+        st.import_run(&meta("v1", "hackbench"), &[hb("first.txt", &[1.0])], None)
+            .await
+            .unwrap();
+        let other = st.hold_database_write_lock().await.unwrap();
+        let (groups, together) = (st.groups_written(), st.groups_written_together());
+        let upload = |i: u32| {
+            let st = st.clone();
+            tokio::spawn(async move {
+                let files = [hb(&format!("up{i}.txt"), &[10.0 + f64::from(i)])];
+                st.import_upload(&meta("v1", "hackbench"), &files, None)
+                    .await
+            })
+        };
+        let mut jobs = vec![upload(0)];
+        // The first upload's task takes the turn and waits for the database.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !st.write_turn_taken() {
+            assert!(Instant::now() < deadline, "no writer took the turn");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        jobs.extend((1..5).map(upload));
+        wait_queued(&st, 5).await;
+        drop(other);
+        for j in jobs {
+            assert!(j.await.unwrap().unwrap().created);
+        }
+        assert_eq!(
+            st.groups_written(),
+            groups + 1,
+            "the uploads that arrived while the writer waited got a transaction of their own"
+        );
+        assert_eq!(st.groups_written_together(), together + 1);
+        assert_eq!(st.total_samples().await.unwrap(), 1 + 5);
+    }
+);
