@@ -166,15 +166,12 @@ pub fn trim_start(s: &str) -> &str {
     if b.first().is_some_and(u8::is_ascii_graphic) {
         return s;
     }
-    // Padding is skipped eight spaces at a time: headers and tables are mostly padding.
-    let mut i = 0;
-    while i + 8 <= b.len() && b[i..i + 8] == [b' '; 8] {
-        i += 8;
+    // Plain spaces are skipped eight at a time (indentation and padding are mostly spaces),
+    // the other ASCII spaces one at a time.
+    let mut i = skip_spaces(b, 0);
+    while i < b.len() && is_space(b[i]) {
+        i = skip_spaces(b, i + 1);
     }
-    let i = i + b[i..]
-        .iter()
-        .position(|&c| !is_space(c))
-        .unwrap_or(b.len() - i);
     let rest = &s[i..];
     if rest.as_bytes().first().is_some_and(|c| !c.is_ascii()) {
         rest.trim_start()
@@ -189,15 +186,11 @@ pub fn trim_end(s: &str) -> &str {
     if b.last().is_some_and(u8::is_ascii_graphic) {
         return s;
     }
-    let mut n = b.len();
-    while n >= 8 && b[n - 8..n] == [b' '; 8] {
-        n -= 8;
+    let mut n = skip_spaces_back(b, b.len());
+    while n > 0 && is_space(b[n - 1]) {
+        n = skip_spaces_back(b, n - 1);
     }
-    let i = b[..n]
-        .iter()
-        .rposition(|&c| !is_space(c))
-        .map_or(0, |i| i + 1);
-    let rest = &s[..i];
+    let rest = &s[..n];
     if rest.as_bytes().last().is_some_and(|c| !c.is_ascii()) {
         rest.trim_end()
     } else {
@@ -405,6 +398,26 @@ pub fn skip_spaces(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Where the run of plain spaces ending at `end` (exclusive) starts: [`skip_spaces`]
+/// backwards.
+#[inline(always)]
+fn skip_spaces_back(b: &[u8], mut end: usize) -> usize {
+    const SPACES: u64 = u64::from_le_bytes([b' '; 8]);
+    while end >= 8 {
+        let chunk = &b[end - 8..end];
+        let diff = u64::from_le_bytes(chunk.try_into().unwrap_or_default()) ^ SPACES;
+        if diff != 0 {
+            // The last byte that is not a space is the highest non-zero byte of `diff`.
+            return end - diff.leading_zeros() as usize / 8;
+        }
+        end -= 8;
+    }
+    while end > 0 && b[end - 1] == b' ' {
+        end -= 1;
+    }
+    end
+}
+
 /// Parses an ftrace duration in microseconds as `trace_print_graph_duration` prints it
 /// (`182650.3`, `0.217`, `1371819`) and returns seconds.
 pub fn us_to_s(us: f64) -> f64 {
@@ -463,6 +476,25 @@ mod tests {
             assert_eq!(trim_start(s), s.trim_start(), "{s:?}");
             assert_eq!(trim_end(s), s.trim_end(), "{s:?}");
             assert_eq!(trim(s), s.trim(), "{s:?}");
+        }
+    }
+
+    proptest::proptest! {
+        // Runs of spaces across the eight-byte steps, mixed with tabs, other ASCII spaces,
+        // Unicode spaces and letters.
+        #[test]
+        fn trims_as_str_trims_any_mix(
+            pieces in proptest::collection::vec(
+                (0usize..20, "[\\t\\r\\x0B\\x0Cax\\x{a0}\\x{3000}]"),
+                0..5,
+            ),
+            tail in 0usize..20,
+        ) {
+            let mut s: String = pieces.iter().map(|(n, c)| " ".repeat(*n) + c).collect();
+            s.push_str(&" ".repeat(tail));
+            proptest::prop_assert_eq!(trim_start(&s), s.trim_start());
+            proptest::prop_assert_eq!(trim_end(&s), s.trim_end());
+            proptest::prop_assert_eq!(trim(&s), s.trim());
         }
     }
 
