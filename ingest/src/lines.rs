@@ -418,6 +418,23 @@ fn skip_spaces_back(b: &[u8], mut end: usize) -> usize {
     end
 }
 
+/// Whether each of the eight bytes of `w` is printable ASCII other than the space (`!` to
+/// `~`) and none is one of `refused`: eight bytes of a token tested at once. Each test is one
+/// of "Bit Twiddling Hacks" (`hasless`, `hasmore`, `haszero`), exact about whether any byte
+/// matches: a borrow or carry between bytes only starts at a byte that matches itself.
+#[inline(always)]
+pub fn graphic_word<const N: usize>(w: u64, refused: [u8; N]) -> bool {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    // Below `!` (spaces, controls), or `\x7f` and above (DEL, non-ASCII).
+    let mut hit = (w.wrapping_sub(ONES * 0x21) & !w) | w.wrapping_add(ONES) | w;
+    for r in refused {
+        let v = w ^ (ONES * u64::from(r));
+        hit |= v.wrapping_sub(ONES) & !v;
+    }
+    hit & HIGH == 0
+}
+
 /// Parses an ftrace duration in microseconds as `trace_print_graph_duration` prints it
 /// (`182650.3`, `0.217`, `1371819`) and returns seconds.
 pub fn us_to_s(us: f64) -> f64 {

@@ -5,7 +5,7 @@
 //! the DURATION cell.
 
 use super::{Call, MAX_CPU, parse_call};
-use crate::lines::{POW10, is_space, skip_spaces};
+use crate::lines::{POW10, graphic_word, is_space, skip_spaces};
 
 /// The columns of a call line.
 pub(super) struct Split<'a> {
@@ -126,19 +126,9 @@ fn plain_name(name: &[u8]) -> bool {
     plain_word(word(n - 8))
 }
 
-/// [`plain_name`] of eight bytes. Each test below is exact about whether any byte matches: a
-/// borrow or carry between bytes only starts at a byte that matches itself.
+/// [`plain_name`] of eight bytes.
 fn plain_word(w: u64) -> bool {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH != 0;
-    // Below `!` (spaces, controls), or `\x7f` and above (DEL, non-ASCII).
-    let low = w.wrapping_sub(ONES * 0x21) & !w & HIGH != 0;
-    let high = (w.wrapping_add(ONES) | w) & HIGH != 0;
-    !(low
-        || high
-        || has_zero(w ^ (ONES * u64::from(b'(')))
-        || has_zero(w ^ (ONES * u64::from(b'/'))))
+    graphic_word(w, *b"(/")
 }
 
 /// `digits[.digits]` at `b[i..]` with at most 15 digits: (value, end). The digits make an exact

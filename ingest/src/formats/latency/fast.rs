@@ -13,18 +13,10 @@ fn graphic(b: u8) -> bool {
     (0x21..=0x7e).contains(&b)
 }
 
-/// Whether each of the eight bytes of `w` is [`graphic`] and none is `refused`, with the
-/// byte tests of "Bit Twiddling Hacks" (`hasless`, `hasmore`, `haszero`): each is exact
-/// about whether any byte matches, which is all that is asked here.
+/// Whether each of the eight bytes of `w` is [`graphic`] and none is `refused`.
 #[inline(always)]
 fn all_graphic(w: u64, refused: u8) -> bool {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGH: u64 = ONES * 0x80;
-    let below = w.wrapping_sub(ONES * 0x21) & !w & HIGH;
-    let above = (w.wrapping_add(ONES) | w) & HIGH;
-    let r = w ^ (ONES * u64::from(refused));
-    let equal = r.wrapping_sub(ONES) & !r & HIGH;
-    below | above | equal == 0
+    lines::graphic_word(w, [refused])
 }
 
 /// The end of the token of graphic bytes starting at `i`, or `None` at any other byte than a
