@@ -18,16 +18,21 @@ fn with_commit(build: &str, commit: &str) -> store::RunMeta {
     m
 }
 
-async fn wait_queued(st: &Store, n: usize) {
+/// Waits (a minute at most) until `done` holds; `what` says what did not happen.
+async fn wait_until(done: impl Fn() -> bool, what: impl Fn() -> String) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    while st.queued_imports() < n {
-        assert!(
-            Instant::now() < deadline,
-            "{} of {n} imports queued",
-            st.queued_imports()
-        );
+    while !done() {
+        assert!(Instant::now() < deadline, "{}", what());
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+async fn wait_queued(st: &Store, n: usize) {
+    wait_until(
+        || st.queued_imports() >= n,
+        || format!("{} of {n} imports queued", st.queued_imports()),
+    )
+    .await;
 }
 
 both!(
@@ -205,11 +210,11 @@ both!(
         };
         let mut jobs = vec![upload(0)];
         // The first upload's task takes the turn and waits for the database.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !st.write_turn_taken() {
-            assert!(Instant::now() < deadline, "no writer took the turn");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        wait_until(
+            || st.write_turn_taken(),
+            || "no writer took the turn".into(),
+        )
+        .await;
         jobs.extend((1..5).map(upload));
         wait_queued(&st, 5).await;
         drop(other);
