@@ -515,6 +515,46 @@ mod tests {
         }
     }
 
+    /// The byte-at-a-time definition [`graphic_word`] stands for.
+    fn graphic_bytes(w: [u8; 8], refused: &[u8]) -> bool {
+        w.iter()
+            .all(|&c| (0x21..=0x7e).contains(&c) && !refused.contains(&c))
+    }
+
+    #[test]
+    fn graphic_word_agrees_with_one_byte_at_a_time() {
+        // Every byte value in every position, beside graphic bytes, for one refused byte
+        // (latency's tokens) and two (function_graph's call names).
+        for pos in 0..8 {
+            for v in 0..=255u8 {
+                let mut w = *b"abcdefgh";
+                w[pos] = v;
+                let word = u64::from_le_bytes(w);
+                for refused in [b':', b'|'] {
+                    assert_eq!(
+                        graphic_word(word, [refused]),
+                        graphic_bytes(w, &[refused]),
+                        "{w:?}"
+                    );
+                }
+                assert_eq!(graphic_word(word, *b"(/"), graphic_bytes(w, b"(/"), "{w:?}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn graphic_word_any_eight_bytes(
+            w in proptest::prelude::any::<[u8; 8]>(),
+            refused in 0x21..0x7fu8,
+        ) {
+            proptest::prop_assert_eq!(
+                graphic_word(u64::from_le_bytes(w), [refused]),
+                graphic_bytes(w, &[refused])
+            );
+        }
+    }
+
     #[test]
     fn finds_as_str_find() {
         for (hay, needle) in [

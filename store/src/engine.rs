@@ -158,13 +158,18 @@ impl Store {
         &self,
         turn: tokio::sync::OwnedMutexGuard<()>,
     ) -> Result<Tx, Error> {
-        let inner = match &self.backend {
+        Ok(Tx {
+            inner: self.begin_database_write().await?,
+            _turn: Some(turn),
+        })
+    }
+
+    /// The engine's write transaction ([`WritePool`]) without this process's turn: what the
+    /// turn's holder begins, or (in tests) what another server's writer would hold.
+    pub(crate) async fn begin_database_write(&self) -> Result<TxInner, Error> {
+        Ok(match &self.backend {
             Backend::Sqlite(p) => TxInner::Sqlite(p.begin_write().await?),
             Backend::Postgres(p) => TxInner::Postgres(p.begin_write().await?),
-        };
-        Ok(Tx {
-            inner,
-            _turn: Some(turn),
         })
     }
 

@@ -241,12 +241,9 @@ impl Store {
     /// server's writer would: this process's writers wait for the database until it is
     /// dropped (rolled back).
     pub async fn hold_database_write_lock(&self) -> Result<DatabaseWriteLock, Error> {
-        use crate::engine::{Backend, TxInner, WritePool};
-        let tx = match &self.backend {
-            Backend::Sqlite(p) => TxInner::Sqlite(p.begin_write().await?),
-            Backend::Postgres(p) => TxInner::Postgres(p.begin_write().await?),
-        };
-        Ok(DatabaseWriteLock { _tx: tx })
+        Ok(DatabaseWriteLock {
+            _tx: self.begin_database_write().await?,
+        })
     }
 
     /// Groups of imports written together in one set of statements so far.

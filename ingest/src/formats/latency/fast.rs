@@ -13,20 +13,14 @@ fn graphic(b: u8) -> bool {
     (0x21..=0x7e).contains(&b)
 }
 
-/// Whether each of the eight bytes of `w` is [`graphic`] and none is `refused`.
-#[inline(always)]
-fn all_graphic(w: u64, refused: u8) -> bool {
-    lines::graphic_word(w, [refused])
-}
-
 /// The end of the token of graphic bytes starting at `i`, or `None` at any other byte than a
 /// space and at `refused`.
 fn token_end(b: &[u8], mut i: usize, refused: u8) -> Option<usize> {
     // Function names are long: eight bytes at a time while all of them are token bytes.
     while let Some(chunk) = b.get(i..i + 8)
-        && all_graphic(
+        && lines::graphic_word(
             u64::from_le_bytes(chunk.try_into().unwrap_or_default()),
-            refused,
+            [refused],
         )
     {
         i += 8;
@@ -110,32 +104,4 @@ pub(super) fn frame(s: &str) -> Option<&str> {
     let at = skip_spaces(b, 2);
     let end = token_end(b, at, b'|')?;
     (end == b.len() && end > at).then(|| &s[at..])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn eight_bytes_at_a_time_agree_with_one_at_a_time() {
-        // Every byte value in every position, beside graphic bytes, for two refused bytes.
-        for refused in [b':', b'|'] {
-            for pos in 0..8 {
-                for v in 0..=255u8 {
-                    let mut w = *b"abcdefgh";
-                    w[pos] = v;
-                    let want = w.iter().all(|&c| graphic(c) && c != refused);
-                    assert_eq!(all_graphic(u64::from_le_bytes(w), refused), want, "{w:?}");
-                }
-            }
-        }
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn any_eight_bytes_agree(w in proptest::prelude::any::<[u8; 8]>(), refused in 0x21..0x7fu8) {
-            let want = w.iter().all(|&c| graphic(c) && c != refused);
-            proptest::prop_assert_eq!(all_graphic(u64::from_le_bytes(w), refused), want);
-        }
-    }
 }
