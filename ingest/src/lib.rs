@@ -189,8 +189,10 @@ fn parse_head(
     let file_name = name.file_name().map(|s| s.to_string_lossy().into_owned());
     let chained = std::io::Cursor::new(head).chain(reader);
     let mut ctx = Ctx::new(sink, file_name);
-    lines::with_lines(chained, |lines| fmt.parse(lines, &mut ctx))
-        .map_err(|e| parse_err(fmt.name(), e))?;
+    lines::with_lines(chained, fmt.reads_stripped(), |lines| {
+        fmt.parse(lines, &mut ctx)
+    })
+    .map_err(|e| parse_err(fmt.name(), e))?;
     Ok(ParseSummary {
         format: fmt.name(),
         samples: ctx.samples(),

@@ -34,13 +34,21 @@ pub struct Lines<'r> {
 }
 
 /// Runs `parse` over the lines of `reader`. An input longer than one chunk is read, checked and
-/// cut into lines on a thread of its own while `parse` works.
-pub fn with_lines<R: Read + Send, T>(reader: R, parse: impl FnOnce(&mut Lines<'_>) -> T) -> T {
+/// cut into lines on a thread of its own while `parse` works; with `strip`, that thread also
+/// strips the lines for [`Lines::next_stripped`].
+pub fn with_lines<R: Read + Send, T>(
+    reader: R,
+    strip: bool,
+    parse: impl FnOnce(&mut Lines<'_>) -> T,
+) -> T {
     let mut chunker = Chunker::new(reader);
     let first = chunker.next(Chunk::default());
     chunker.probe_end();
     if chunker.read_all() {
         return parse(&mut Lines::from_source(Box::new(chunker), Some(first)));
+    }
+    if strip {
+        chunker.strip_lines();
     }
     std::thread::scope(|scope| {
         let received = chunks::spawn(scope, chunker);
@@ -125,6 +133,23 @@ impl<'r> Lines<'r> {
             )));
         }
         self.next_slow()
+    }
+
+    /// [`Lines::next_numbered`] with the line stripped ([`strip_line`]), most often already
+    /// by the thread that cut it.
+    #[inline]
+    pub fn next_stripped(&mut self) -> Result<Option<(u64, &str)>, ParseError> {
+        if !self.pushed_back && self.next < self.chunk.ends.len() {
+            let i = self.next;
+            self.take_line();
+            let text = &self.chunk.text;
+            let line = match self.chunk.stripped.get(i) {
+                Some(&(start, stop)) => &text[start as usize..stop as usize],
+                None => strip_line(&text[self.start..self.stop]),
+            };
+            return Ok(Some((self.line_no, line)));
+        }
+        Ok(self.next_slow()?.map(|(no, line)| (no, strip_line(line))))
     }
 
     #[inline(never)]
@@ -212,6 +237,12 @@ pub fn strip_mail(line: &str) -> &str {
         s = trim_start(rest);
     }
     s
+}
+
+/// A line as most parsers read it: without mail quoting, indentation or trailing spaces.
+#[inline]
+pub fn strip_line(line: &str) -> &str {
+    trim_end(strip_mail(line))
 }
 
 /// Strips a dmesg timestamp prefix like `[   12.920044] ` (after mail stripping).
@@ -666,7 +697,7 @@ mod tests {
 
     /// Every line with its number, and the error the input ends with, through [`with_lines`].
     fn read_all(data: &[u8]) -> (Vec<(u64, String)>, Option<ParseError>) {
-        with_lines(data, |lines| {
+        with_lines(data, false, |lines| {
             let mut out = Vec::new();
             loop {
                 match lines.next_numbered() {
@@ -748,7 +779,9 @@ mod tests {
         // The cutting thread is blocked on a full queue when the parser returns: it must end,
         // or this test never does.
         let data = b"0123456789\n".repeat(2_000_000);
-        let first = with_lines(&data[..], |lines| lines.next_line().unwrap().map(str::len));
+        let first = with_lines(&data[..], false, |lines| {
+            lines.next_line().unwrap().map(str::len)
+        });
         assert_eq!(first, Some(10));
     }
 }

@@ -117,11 +117,15 @@ impl Format for Latency {
 
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let mut p = Parser::default();
-        while let Some((line_no, line)) = lines.next_numbered()? {
+        while let Some((line_no, line)) = lines.next_stripped()? {
             ctx.line = line_no;
             p.line(line, ctx)?;
         }
         p.finish(ctx)
+    }
+
+    fn reads_stripped(&self) -> bool {
+        true
     }
 }
 
@@ -196,8 +200,8 @@ struct Parser {
 }
 
 impl Parser {
-    fn line(&mut self, raw: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let s = lines::trim_end(lines::strip_mail(raw));
+    /// A line, already stripped ([`lines::strip_line`]).
+    fn line(&mut self, s: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         if s.is_empty() {
             if let Some(t) = &mut self.trace {
                 t.in_stack = false;

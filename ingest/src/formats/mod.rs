@@ -39,6 +39,12 @@ pub trait Format: Sync + Send {
     /// become warnings through `ctx.warn`; an input that holds nothing of this format, or holds
     /// malformed values, is an error with the line number.
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError>;
+
+    /// Whether [`Format::parse`] reads its lines with [`Lines::next_stripped`]: the thread
+    /// that cuts a large input into lines then strips them ahead of the parser.
+    fn reads_stripped(&self) -> bool {
+        false
+    }
 }
 
 /// Every supported format, in the order detection breaks ties.

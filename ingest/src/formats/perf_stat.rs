@@ -90,11 +90,15 @@ impl Format for PerfStat {
 
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let mut p = Parser::default();
-        while let Some((line_no, raw)) = lines.next_numbered()? {
+        while let Some((line_no, line)) = lines.next_stripped()? {
             ctx.line = line_no;
-            p.line(trim_end(strip_box(strip_mail(raw))), ctx)?;
+            p.line(strip_box(line), ctx)?;
         }
         p.finish(ctx)
+    }
+
+    fn reads_stripped(&self) -> bool {
+        true
     }
 }
 

@@ -32,14 +32,12 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use self::scan::{fast_values, strip_mail_fast};
+use self::scan::fast_values;
 use self::values::{Values, bash_token, clock, number, plain_seconds};
 use super::Format;
 use super::blocks::{BlockMeta, Labeler, set_str};
 use crate::error::ParseError;
-use crate::lines::{
-    Lines, find_str, split_once_str, strip_mail, trim, trim_end, trim_start, words,
-};
+use crate::lines::{Lines, find_str, split_once_str, strip_mail, trim, trim_start, words};
 use crate::model::{Ctx, Direction, SeriesId, SeriesKey, SeriesSpec, Unit};
 
 mod scan;
@@ -123,9 +121,8 @@ impl Format for Time {
 
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let mut p = Parser::new();
-        while let Some((line_no, raw)) = lines.next_numbered()? {
+        while let Some((line_no, line)) = lines.next_stripped()? {
             ctx.line = line_no;
-            let line = trim_end(strip_mail_fast(raw));
             let Some(&first) = line.as_bytes().first() else {
                 p.end_block(ctx);
                 p.columns = None;
@@ -229,6 +226,10 @@ impl Format for Time {
         }
         p.meta.finish(ctx);
         Ok(())
+    }
+
+    fn reads_stripped(&self) -> bool {
+        true
     }
 }
 

@@ -1,7 +1,8 @@
 //! Input cut into chunks of whole lines, each checked once for NUL bytes and UTF-8, with its
 //! line ends found in one pass. A large input is cut on a thread of its own while the parser
 //! works on the chunk before: reading, checking and finding line ends then cost the parser
-//! nothing.
+//! nothing, and for a parser that reads lines stripped ([`super::strip_line`]) that thread
+//! strips them too.
 
 use std::io::Read;
 use std::sync::mpsc;
@@ -26,6 +27,9 @@ pub(super) struct Chunk {
     pub text: String,
     /// Offset in `text` of each line's `\n`, or `text.len()` for a last line without one.
     pub ends: Vec<u32>,
+    /// Where each line lies in `text` once stripped ([`super::strip_line`]): filled only on
+    /// the cutting thread, for a parser that asked ([`Chunker::strip_lines`]); else empty.
+    pub stripped: Vec<(u32, u32)>,
 }
 
 /// A chunk, or the error the input ends with (reported at the line after the chunks before).
@@ -54,6 +58,8 @@ pub(super) struct Chunker<R> {
     next_read: usize,
     /// A read error met by [`Chunker::probe_end`], reported by the next cut.
     failed: Option<ParseError>,
+    /// Whether each chunk's lines are stripped too.
+    strip: bool,
 }
 
 impl<R: Read> Chunker<R> {
@@ -68,7 +74,14 @@ impl<R: Read> Chunker<R> {
             lines: 0,
             next_read: FIRST_READ,
             failed: None,
+            strip: false,
         }
+    }
+
+    /// Strips each line of the chunks cut from now on ([`Chunk::stripped`]): worth it only
+    /// on a thread of its own, where it costs the parser nothing.
+    pub fn strip_lines(&mut self) {
+        self.strip = true;
     }
 
     /// Whether the reader has nothing more to give, so that no thread is worth starting.
@@ -182,7 +195,16 @@ impl<R: Read> Chunker<R> {
                 ends.push(text.len() as u32);
             }
             self.lines += ends.len() as u64;
-            return Ok(Some(Chunk { text, ends }));
+            let mut stripped = std::mem::take(&mut spent.stripped);
+            stripped.clear();
+            if self.strip {
+                strip_each(&text, &ends, &mut stripped);
+            }
+            return Ok(Some(Chunk {
+                text,
+                ends,
+                stripped,
+            }));
         }
     }
 
@@ -219,6 +241,24 @@ impl<R: Read> Source for Chunker<R> {
         }
         out
     }
+}
+
+/// Where each line of `text` (ending at `ends`, a `\r` before its `\n` not counted, as
+/// [`super::Lines`] hands lines out) lies once stripped.
+fn strip_each(text: &str, ends: &[u32], out: &mut Vec<(u32, u32)>) {
+    let base = text.as_ptr() as usize;
+    let mut start = 0;
+    out.extend(ends.iter().map(|&end| {
+        let end = end as usize;
+        let mut stop = end;
+        if stop > start && text.as_bytes()[stop - 1] == b'\r' {
+            stop -= 1;
+        }
+        let s = super::strip_line(&text[start..stop]);
+        start = end + 1;
+        let at = (s.as_ptr() as usize - base) as u32;
+        (at, at + s.len() as u32)
+    }));
 }
 
 /// Chunks cut on another thread: spent chunks go back to it for their buffers.

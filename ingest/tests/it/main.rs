@@ -15,5 +15,6 @@ mod props;
 mod rcuscale;
 mod refscale;
 mod samples;
+mod stripped;
 mod time;
 mod trace_stat;

@@ -1,29 +1,9 @@
-//! Byte-level reading of the common `time` line: mail quoting and trailing spaces stripped
-//! without decoding characters, and the values of a `real`/`user`/`sys` row read in place.
+//! Byte-level reading of the common `time` line: the values of a `real`/`user`/`sys` row read
+//! in place.
 
 use super::values::bash_token_at;
 use crate::error::ParseError;
-use crate::lines::{is_space, strip_mail};
-
-/// [`strip_mail`], with the ASCII quote marks and spaces skipped as bytes; anything else at
-/// the front goes to the general path.
-#[inline]
-pub(super) fn strip_mail_fast(line: &str) -> &str {
-    let b = line.as_bytes();
-    let mut i = 0;
-    while let Some(&c) = b.get(i)
-        && (c == b'>' || is_space(c))
-    {
-        i += 1;
-    }
-    // Only quote marks and spaces were skipped: strip_mail skips them too and goes on alike.
-    let rest = &line[i..];
-    if rest.as_bytes().first().is_some_and(|c| !c.is_ascii()) {
-        strip_mail(rest)
-    } else {
-        rest
-    }
-}
+use crate::lines::is_space;
 
 /// Reads the values of a row as long as they are common `XmY.YYYs` tokens apart by ASCII
 /// spaces, handing each to `each`. Returns None when the row is done (its end or a `(` note
