@@ -89,31 +89,39 @@ impl Out {
             )
         };
         let (lat, rest) = rest.split_once(',').ok_or_else(bad)?;
-        let lat = lat.trim().strip_suffix("us").ok_or_else(bad)?;
+        let lat = lines::trim(lat).strip_suffix("us").ok_or_else(bad)?;
         let latency_us = lines::parse_number(lat).ok_or_else(bad)?;
         let (counts, rest) = rest.split_once(',').ok_or_else(bad)?;
-        let (shown, total) = counts
-            .trim()
+        let (shown, total) = lines::trim(counts)
             .strip_prefix('#')
             .and_then(|c| c.split_once('/'))
             .ok_or_else(bad)?;
         let shown = lines::parse_number(shown).ok_or_else(bad)?;
         let total = lines::parse_number(total).ok_or_else(bad)?;
         let (cpu, model) = rest.split_once('|').unwrap_or((rest, ""));
-        let cpu = cpu.trim().strip_prefix("CPU#").ok_or_else(bad)?;
-        self.meta(ctx, "cpu", cpu.trim());
+        let cpu = lines::trim(cpu).strip_prefix("CPU#").ok_or_else(bad)?;
+        self.meta(ctx, "cpu", lines::trim(cpu));
         self.meta_num(ctx, "entries_shown", shown);
         self.meta_num(ctx, "entries_total", total);
-        let model = model.trim().trim_start_matches('(').trim_end_matches(')');
-        for tok in model.split([' ', ',']) {
-            let key = match tok.split_once(':') {
-                Some(("M", _)) => "preemption_model",
-                Some(("SP", _)) => "sp",
-                Some(("HP", _)) => "hp",
-                Some(("#P", _)) => "ncpus",
+        let model = lines::trim(model)
+            .trim_start_matches('(')
+            .trim_end_matches(')');
+        // `M:preempt VP:0, KP:0, SP:0 HP:0 #P:4`: tokens apart by single spaces and commas,
+        // cut as bytes (both are ASCII, so every piece is whole characters).
+        let mut start = 0;
+        for end in memchr::memchr2_iter(b' ', b',', model.as_bytes()).chain([model.len()]) {
+            let tok = &model[start..end];
+            start = end + 1;
+            let Some((name, value)) = tok.split_once(':') else {
+                continue;
+            };
+            let key = match name {
+                "M" => "preemption_model",
+                "SP" => "sp",
+                "HP" => "hp",
+                "#P" => "ncpus",
                 _ => continue,
             };
-            let value = tok.split_once(':').map_or("", |(_, v)| v);
             self.meta(ctx, key, value);
         }
         let id = *self
@@ -128,12 +136,12 @@ impl Out {
 
     /// ` IRQ 233-2446 (uid:0 nice:-5 policy:1 rt_prio:40)`
     pub(super) fn task(&mut self, rest: &str, ctx: &mut Ctx<'_>) {
-        let rest = rest.trim();
+        let rest = lines::trim(rest);
         let (task, attrs) = match rfind_space_paren(rest) {
             Some(i) => (&rest[..i], rest[i + 2..].trim_end_matches(')')),
             None => (rest, ""),
         };
-        let (comm, pid) = split_comm_pid(task.trim());
+        let (comm, pid) = split_comm_pid(lines::trim(task));
         self.meta(ctx, "task", comm);
         if let Some(pid) = pid {
             self.meta_of(ctx, "pid", pid);
