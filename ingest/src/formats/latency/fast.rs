@@ -16,13 +16,17 @@ fn graphic(b: u8) -> bool {
 /// The end of the token of graphic bytes starting at `i`, or `None` at any other byte than a
 /// space and at `refused`.
 fn token_end(b: &[u8], mut i: usize, refused: u8) -> Option<usize> {
-    // Function names are long: eight bytes at a time while all of them are token bytes.
-    while let Some(chunk) = b.get(i..i + 8)
-        && lines::graphic_word(
+    // Eight bytes at a time: the first byte that is not a token byte ends the token if it is
+    // a space, and refuses the line otherwise.
+    while let Some(chunk) = b.get(i..i + 8) {
+        let other = lines::other_bytes(
             u64::from_le_bytes(chunk.try_into().unwrap_or_default()),
             [refused],
-        )
-    {
+        );
+        if other != 0 {
+            let at = i + other.trailing_zeros() as usize / 8;
+            return (b[at] == b' ').then_some(at);
+        }
         i += 8;
     }
     while i < b.len() && b[i] != b' ' {
