@@ -104,7 +104,6 @@ pub(super) fn call(text: &str) -> Option<Call<'_>> {
     })
 }
 
-/// The first byte at or after `i` that is not a space; eight at a time, as indentation is long.
 /// Every byte is printable ASCII other than `(` and `/`; eight bytes at a time.
 #[inline(always)]
 fn plain_name(name: &[u8]) -> bool {

@@ -109,3 +109,41 @@ pub(super) fn frame(s: &str) -> Option<&str> {
     let end = token_end(b, at, b'|')?;
     (end == b.len() && end > at).then(|| &s[at..])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// [`token_end`] one byte at a time, as it is defined.
+    fn token_end_bytes(b: &[u8], mut i: usize, refused: u8) -> Option<usize> {
+        while i < b.len() && b[i] != b' ' {
+            if !graphic(b[i]) || b[i] == refused {
+                return None;
+            }
+            i += 1;
+        }
+        Some(i)
+    }
+
+    proptest! {
+        #[test]
+        fn token_end_agrees_with_one_byte_at_a_time(
+            // Mostly token bytes and spaces, so that tokens of every length end anywhere in
+            // and after a word, at the line's end, or at another byte.
+            line in proptest::collection::vec(prop_oneof![
+                8 => 0x21..0x7fu8,
+                3 => Just(b' '),
+                1 => any::<u8>(),
+            ], 0..40),
+            start in 0..40usize,
+            refused in prop_oneof![Just(b':'), Just(b'|'), Just(b' ')],
+        ) {
+            let start = start.min(line.len());
+            prop_assert_eq!(
+                token_end(&line, start, refused),
+                token_end_bytes(&line, start, refused)
+            );
+        }
+    }
+}
