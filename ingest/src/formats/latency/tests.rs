@@ -133,3 +133,22 @@ fn metadata_past_the_cap_is_counted_and_warned_of_once() {
     let at = text.lines().nth(line - 1).unwrap();
     assert!(at.trim_start().starts_with('#'), "{at:?}");
 }
+
+proptest::proptest! {
+    #[test]
+    fn find_header_agrees_with_str_find(
+        parts in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just(HEADER_NEEDLE.to_string()),
+                proptest::strategy::Just(" latency trace ".to_string()),
+                proptest::strategy::Just("y".to_string()),
+                proptest::strategy::Just("\u{e9}y".to_string()),
+                "[a-z ]{0,9}",
+            ],
+            0..8,
+        ),
+    ) {
+        let t = parts.concat();
+        proptest::prop_assert_eq!(find_header(&t), t.find(HEADER_NEEDLE));
+    }
+}
