@@ -458,6 +458,27 @@ pub fn graphic_word<const N: usize>(w: u64, refused: [u8; N]) -> bool {
     other_bytes(w, refused) == 0
 }
 
+/// Whether every byte of `b` is printable ASCII other than the space and none is one of
+/// `refused` ([`graphic_word`] eight bytes at a time, the last word overlapping the one before).
+#[inline(always)]
+pub fn all_graphic<const N: usize>(b: &[u8], refused: [u8; N]) -> bool {
+    let n = b.len();
+    if n < 8 {
+        return b
+            .iter()
+            .all(|c| c.is_ascii_graphic() && !refused.contains(c));
+    }
+    let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
+    let mut i = 0;
+    while i + 8 < n {
+        if !graphic_word(word(i), refused) {
+            return false;
+        }
+        i += 8;
+    }
+    graphic_word(word(n - 8), refused)
+}
+
 /// The bytes of `w` that [`graphic_word`] refuses, each as its high bit. The lowest one set
 /// is exactly the first such byte (higher ones can be false): `trailing_zeros() / 8` is its
 /// index.

@@ -5,7 +5,7 @@
 //! the DURATION cell.
 
 use super::{Call, MAX_CPU, parse_call};
-use crate::lines::{POW10, graphic_word, is_space, skip_spaces};
+use crate::lines::{POW10, all_graphic, is_space, skip_spaces};
 
 /// The columns of a call line.
 pub(super) struct Split<'a> {
@@ -104,30 +104,10 @@ pub(super) fn call(text: &str) -> Option<Call<'_>> {
     })
 }
 
-/// Every byte is printable ASCII other than `(` and `/`; eight bytes at a time.
+/// Every byte is printable ASCII other than `(` and `/`.
 #[inline(always)]
 fn plain_name(name: &[u8]) -> bool {
-    let n = name.len();
-    if n < 8 {
-        return name
-            .iter()
-            .all(|&c| c.is_ascii_graphic() && c != b'(' && c != b'/');
-    }
-    let word = |i: usize| u64::from_le_bytes(name[i..i + 8].try_into().unwrap_or_default());
-    let mut i = 0;
-    while i + 8 < n {
-        if !plain_word(word(i)) {
-            return false;
-        }
-        i += 8;
-    }
-    // The last word may overlap the one before.
-    plain_word(word(n - 8))
-}
-
-/// [`plain_name`] of eight bytes.
-fn plain_word(w: u64) -> bool {
-    graphic_word(w, *b"(/")
+    all_graphic(name, *b"(/")
 }
 
 /// `digits[.digits]` at `b[i..]` with at most 15 digits: (value, end). The digits make an exact

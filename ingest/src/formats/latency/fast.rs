@@ -106,8 +106,9 @@ pub(super) fn frame(s: &str) -> Option<&str> {
         return None;
     }
     let at = skip_spaces(b, 2);
-    let end = token_end(b, at, b'|')?;
-    (end == b.len() && end > at).then(|| &s[at..])
+    // One token to the end of the line: every byte from `at` a token byte.
+    let name = &b[at..];
+    (!name.is_empty() && lines::all_graphic(name, [b'|'])).then(|| &s[at..])
 }
 
 #[cfg(test)]
@@ -144,6 +145,24 @@ mod tests {
                 token_end(&line, start, refused),
                 token_end_bytes(&line, start, refused)
             );
+        }
+
+        #[test]
+        fn a_frame_is_one_token_to_the_end_of_the_line(
+            tail in proptest::collection::vec(prop_oneof![
+                8 => 0x21..0x7fu8,
+                2 => Just(b' '),
+                1 => Just(b'|'),
+                1 => any::<u8>(),
+            ], 0..40),
+        ) {
+            let mut line = b"=>".to_vec();
+            line.extend(tail);
+            let s = String::from_utf8_lossy(&line);
+            let b = s.as_bytes();
+            let at = skip_spaces(b, 2);
+            let one_token = token_end_bytes(b, at, b'|') == Some(b.len()) && b.len() > at;
+            prop_assert_eq!(frame(&s), one_token.then(|| &s[at..]));
         }
     }
 }
