@@ -93,7 +93,8 @@ impl Format for Hackbench {
                 || line.starts_with("Running with ") && line.contains(" tasks")
                 || line.contains("sender and receiver ")
                 || line.contains(" pipe operations between two ")
-                || BANNER.is_match(line)
+                // The regex only where it can match: compiling it costs more than sniffing.
+                || line.starts_with('#') && line.contains("Running '") && BANNER.is_match(line)
             {
                 score = score.max(90);
             }

@@ -82,6 +82,12 @@ pub fn main() -> std::process::ExitCode {
         Err(e) => e.exit(),
     };
     init_tracing();
+    // `parse` reads files and prints: no runtime to start (its threads cost more than
+    // parsing a small file).
+    let cli = match cli.command {
+        Command::Parse(args) => return finish(parse::run(args)),
+        command => Cli { command },
+    };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -92,7 +98,12 @@ pub fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match rt.block_on(run(cli)) {
+    finish(rt.block_on(run(cli)))
+}
+
+/// The exit status of a command, its error printed with its causes.
+fn finish(result: anyhow::Result<std::process::ExitCode>) -> std::process::ExitCode {
+    match result {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {}", error_chain(&e));
