@@ -735,6 +735,12 @@ impl<'a> Ctx<'a> {
         self.metas < MAX_METAS
     }
 
+    /// Whether the cap on metadata was passed and warned of: a value given now changes
+    /// nothing, so a parser can skip reading it.
+    pub fn metas_done(&self) -> bool {
+        self.metas > MAX_METAS
+    }
+
     /// Counts a metadata value past the cap, as [`Ctx::meta`] would (the first one is warned of).
     pub fn meta_dropped(&mut self) {
         self.metas += 1;

@@ -100,6 +100,22 @@ impl Out {
         let total = lines::parse_number(total).ok_or_else(bad)?;
         let (cpu, model) = rest.split_once('|').unwrap_or((rest, ""));
         let cpu = lines::trim(cpu).strip_prefix("CPU#").ok_or_else(bad)?;
+        if !ctx.metas_done() {
+            self.model(ctx, cpu, shown, total, model);
+        }
+        let id = *self
+            .latency
+            .get_or_insert_with(|| ctx.series(SeriesSpec::duration(SeriesKey::new("latency"))));
+        ctx.sample(id, lines::us_to_s(latency_us))?;
+        let id = *self
+            .entries
+            .get_or_insert_with(|| ctx.series(SeriesSpec::count(SeriesKey::new("entries"))));
+        ctx.sample(id, total)
+    }
+
+    /// The metadata of a `latency:` line: its CPU, entry counts and preemption model. Past
+    /// the cap on metadata ([`Ctx::metas_done`]) a file of many traces skips reading them.
+    fn model(&mut self, ctx: &mut Ctx<'_>, cpu: &str, shown: f64, total: f64, model: &str) {
         self.meta(ctx, "cpu", lines::trim(cpu));
         self.meta_num(ctx, "entries_shown", shown);
         self.meta_num(ctx, "entries_total", total);
@@ -124,18 +140,14 @@ impl Out {
             };
             self.meta(ctx, key, value);
         }
-        let id = *self
-            .latency
-            .get_or_insert_with(|| ctx.series(SeriesSpec::duration(SeriesKey::new("latency"))));
-        ctx.sample(id, lines::us_to_s(latency_us))?;
-        let id = *self
-            .entries
-            .get_or_insert_with(|| ctx.series(SeriesSpec::count(SeriesKey::new("entries"))));
-        ctx.sample(id, total)
     }
 
-    /// ` IRQ 233-2446 (uid:0 nice:-5 policy:1 rt_prio:40)`
+    /// ` IRQ 233-2446 (uid:0 nice:-5 policy:1 rt_prio:40)`: metadata only, skipped past the
+    /// cap ([`Ctx::metas_done`]).
     pub(super) fn task(&mut self, rest: &str, ctx: &mut Ctx<'_>) {
+        if ctx.metas_done() {
+            return;
+        }
         let rest = lines::trim(rest);
         let (task, attrs) = match rfind_space_paren(rest) {
             Some(i) => (&rest[..i], rest[i + 2..].trim_end_matches(')')),
