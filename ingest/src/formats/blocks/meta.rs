@@ -56,11 +56,18 @@ struct Block {
 impl BlockMeta {
     /// Records a value for the block that starts next.
     pub(crate) fn next(&mut self, key: &str, value: impl AsRef<str>) {
+        // Past [`MAX_BLOCKS`] blocks are only counted: their values are never read.
+        if self.truncated {
+            return;
+        }
         self.pending.insert(key, value.as_ref());
     }
 
     /// Records a value for the current block (or the next one if none started).
     pub(crate) fn set(&mut self, key: &str, value: impl AsRef<str>) {
+        if self.truncated {
+            return;
+        }
         let fields = if self.started {
             &mut self.current.meta
         } else {
@@ -80,6 +87,9 @@ impl BlockMeta {
             self.close();
         }
         self.started = true;
+        if self.truncated {
+            return;
+        }
         let c = &mut self.current;
         c.label.clear();
         c.labelled = label.is_some();
