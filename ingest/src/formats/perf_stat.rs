@@ -179,7 +179,10 @@ impl Parser {
             self.labels.blank();
             return Ok(());
         }
+        // The searcher's setup costs more than the search on a short line: most lines have no
+        // `P` to start the header at all.
         if line.len() >= HEADER.len()
+            && memchr::memchr(b'P', line.as_bytes()).is_some()
             && let Some(at) = HEADER_FINDER.find(line.as_bytes())
         {
             return self.header(&line[at + HEADER.len()..], ctx);
@@ -307,7 +310,9 @@ impl Parser {
         if let Some(c) = command {
             self.meta.set("command", c);
         }
-        if let Some(r) = runs {
+        if let Some(r) = runs
+            && self.meta.keeps_blocks()
+        {
             let mut buf = [0u8; 10];
             self.meta.set("runs", decimal(r, &mut buf));
         }

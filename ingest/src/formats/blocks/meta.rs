@@ -54,6 +54,12 @@ struct Block {
 }
 
 impl BlockMeta {
+    /// Whether the values of the blocks started now are kept (past [`MAX_BLOCKS`] blocks are
+    /// only counted), so that a parser can skip building one.
+    pub(crate) fn keeps_blocks(&self) -> bool {
+        !self.truncated
+    }
+
     /// Records a value for the block that starts next.
     pub(crate) fn next(&mut self, key: &str, value: impl AsRef<str>) {
         // Past [`MAX_BLOCKS`] blocks are only counted: their values are never read.
