@@ -341,6 +341,16 @@ pub fn find_str(hay: &str, needle: &str) -> Option<usize> {
     memchr::memchr_iter(anchor, h.get(k..)?).find(|&i| h[i..].starts_with(n))
 }
 
+/// The bytes of `w` equal to `b`, each as its high bit ("Bit Twiddling Hacks" `haszero`):
+/// the lowest one set is exactly the first such byte, higher ones can be false.
+#[inline(always)]
+pub(crate) fn byte_marks(w: u64, b: u8) -> u64 {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    let v = w ^ (ONES * u64::from(b));
+    v.wrapping_sub(ONES) & !v & HIGH
+}
+
 /// `hay.split_once(needle)` through [`find_str`].
 pub fn split_once_str<'a>(hay: &'a str, needle: &str) -> Option<(&'a str, &'a str)> {
     let i = find_str(hay, needle)?;
@@ -489,8 +499,7 @@ pub fn other_bytes<const N: usize>(w: u64, refused: [u8; N]) -> u64 {
     // Below `!` (spaces, controls), or `\x7f` and above (DEL, non-ASCII).
     let mut hit = (w.wrapping_sub(ONES * 0x21) & !w) | w.wrapping_add(ONES) | w;
     for r in refused {
-        let v = w ^ (ONES * u64::from(r));
-        hit |= v.wrapping_sub(ONES) & !v;
+        hit |= byte_marks(w, r);
     }
     hit & HIGH
 }

@@ -58,8 +58,6 @@ const HEADER_NEEDLE: &str = " latency trace v";
 /// hold, looked for eight bytes at a time: cheaper on short lines than a searcher's setup.
 fn find_header(h: &str) -> Option<usize> {
     const Y: usize = 7;
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
     let b = h.as_bytes();
     let needle = HEADER_NEEDLE.as_bytes();
     // A needle's `y` lies at `Y` or after, with the rest of the needle after it.
@@ -69,9 +67,7 @@ fn find_header(h: &str) -> Option<usize> {
     // the needle come after its `y`.
     while i <= last {
         let word = u64::from_le_bytes(b[i..i + 8].try_into().unwrap_or_default());
-        // `haszero` of the word against `y`s: the lowest mark is the first `y`.
-        let v = word ^ (ONES * u64::from(b'y'));
-        let marks = v.wrapping_sub(ONES) & !v & HIGH;
+        let marks = lines::byte_marks(word, b'y');
         if marks == 0 {
             i += 8;
             continue;

@@ -147,6 +147,16 @@ fn finds_as_str_find() {
     }
 }
 
+proptest::proptest! {
+    #[test]
+    fn finds_as_str_find_any(
+        hay in "[ ab\u{e9}y]{0,30}",
+        needle in "[ ab\u{e9}y]{0,5}",
+    ) {
+        proptest::prop_assert_eq!(find_str(&hay, &needle), hay.find(needle.as_str()));
+    }
+}
+
 #[test]
 fn numbers() {
     assert_eq!(parse_number("3,228,188"), Some(3228188.0));
