@@ -52,11 +52,8 @@ impl Queue {
         std::mem::take(&mut *self.waiting.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    fn is_empty(&self) -> bool {
-        self.waiting
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_empty()
+    fn len(&self) -> usize {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 }
 
@@ -87,7 +84,7 @@ impl Store {
             answered = &mut answer => return answered.map_err(|_| no_answer())?,
             turn = self.writer.clone().lock_owned() => turn,
         };
-        if self.queue.is_empty() {
+        if self.queue.len() == 0 {
             // An earlier holder of the turn wrote this job.
             drop(turn);
         } else {
@@ -225,11 +222,7 @@ impl Store {
 
     /// Imports queued for the write turn.
     pub fn queued_imports(&self) -> usize {
-        self.queue
-            .waiting
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .len()
+        self.queue.len()
     }
 
     /// Group transactions this process has begun so far (one per group, whatever its size).

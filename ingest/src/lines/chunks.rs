@@ -243,18 +243,14 @@ impl<R: Read> Source for Chunker<R> {
     }
 }
 
-/// Where each line of `text` (ending at `ends`, a `\r` before its `\n` not counted, as
-/// [`super::Lines`] hands lines out) lies once stripped.
+/// Where each line of `text` (ending at `ends`) lies once stripped. A `\r` before a line's
+/// `\n`, which [`super::Lines`] leaves out, goes with the other trailing spaces.
 fn strip_each(text: &str, ends: &[u32], out: &mut Vec<(u32, u32)>) {
     let base = text.as_ptr() as usize;
     let mut start = 0;
     out.extend(ends.iter().map(|&end| {
         let end = end as usize;
-        let mut stop = end;
-        if stop > start && text.as_bytes()[stop - 1] == b'\r' {
-            stop -= 1;
-        }
-        let s = super::strip_line(&text[start..stop]);
+        let s = super::strip_line(&text[start..end]);
         start = end + 1;
         let at = (s.as_ptr() as usize - base) as u32;
         (at, at + s.len() as u32)
