@@ -175,6 +175,15 @@ impl SeriesView<'_> {
         self.first.into_iter().chain(self.more.iter().copied())
     }
 
+    /// Replaces the contents of `out` with the samples in the order they arrived: one copy of
+    /// the stored slice where [`SeriesView::samples`] goes value by value.
+    pub fn copy_samples(&self, out: &mut Vec<f64>) {
+        out.clear();
+        out.reserve(self.len());
+        out.extend(self.first);
+        out.extend_from_slice(self.more);
+    }
+
     pub fn len(&self) -> usize {
         usize::from(self.first.is_some()) + self.more.len()
     }

@@ -84,3 +84,21 @@ fn same_key_same_id_and_samples_in_order() {
     let from_table = serde_json::to_value(AllSeries(&t)).unwrap();
     assert_eq!(from_ds, from_table);
 }
+
+#[test]
+fn copy_samples_is_samples_in_order() {
+    let mut t = SeriesTable::new();
+    let one = t.series(&SeriesSpec::count(SeriesKey::new("one")));
+    let many = t.series(&SeriesSpec::count(SeriesKey::new("many")));
+    let none = t.series(&SeriesSpec::count(SeriesKey::new("none")));
+    t.sample(one, 4.5);
+    for v in 0..1000 {
+        t.sample(many, f64::from(v) * 0.5);
+    }
+    let mut out = vec![7.0; 3];
+    for s in t.iter() {
+        s.copy_samples(&mut out);
+        assert_eq!(out, s.samples().collect::<Vec<_>>(), "{}", s.metric);
+    }
+    assert_eq!(t.get(none).len(), 0);
+}

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use ingest::SeriesTable;
-use ingest::summary::AllSeries;
+use ingest::summary::{AllSeries, SeriesView};
 
 #[derive(Debug, clap::Args)]
 pub struct ParseArgs {
@@ -126,6 +126,51 @@ impl serde::Serialize for JsonFile<'_> {
 /// Series listed in the readable summary of one file; a 64-CPU profile has millions.
 const MAX_ROWS: usize = 500;
 
+/// Samples below which the summary's figures are computed on one thread: a thread costs more
+/// than selecting the medians of a small file.
+const PARALLEL_SAMPLES: usize = 200_000;
+
+/// [`compare::min_median_max`] of each series, in order. Selecting the medians of millions of
+/// samples is a tenth of a large file's parse, all of it after the parse, so a large table is
+/// split in two halves of about equal sample counts and the second half runs on its own thread.
+fn min_median_max_each(series: &[SeriesView<'_>]) -> Vec<Option<(f64, f64, f64)>> {
+    fn each(series: &[SeriesView<'_>]) -> Vec<Option<(f64, f64, f64)>> {
+        let mut scratch = Vec::new();
+        series
+            .iter()
+            .map(|s| {
+                s.copy_samples(&mut scratch);
+                compare::min_median_max(&mut scratch)
+            })
+            .collect()
+    }
+    let total: usize = series.iter().map(SeriesView::len).sum();
+    if total < PARALLEL_SAMPLES || series.len() < 2 {
+        return each(series);
+    }
+    // The series after the one at which the running count reaches half the samples starts the
+    // second half; at least one series goes to each side.
+    let mut seen = 0;
+    let split = series
+        .iter()
+        .position(|s| {
+            seen += s.len();
+            seen * 2 >= total
+        })
+        .map_or(1, |i| (i + 1).clamp(1, series.len() - 1));
+    let (first, second) = series.split_at(split);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| each(second));
+        let mut out = each(first);
+        out.extend(
+            other
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+        );
+        out
+    })
+}
+
 fn write_summary(
     out: &mut impl Write,
     path: &str,
@@ -154,13 +199,10 @@ fn write_summary(
     table.set_header(vec![
         "series", "scope", "block", "n", "min", "median", "max", "unit",
     ]);
-    let mut scratch = Vec::new();
-    for s in ds.iter().take(MAX_ROWS) {
-        scratch.clear();
-        scratch.extend(s.samples());
+    let shown: Vec<SeriesView<'_>> = ds.iter().take(MAX_ROWS).collect();
+    for (s, mmm) in shown.iter().zip(min_median_max_each(&shown)) {
         let unit = s.unit.as_str();
         let h = |v: Option<f64>| v.map_or("-".to_string(), |v| super::human(v, unit));
-        let mmm = compare::min_median_max(&mut scratch);
         let mut name = s.metric.to_string();
         if let Some(stat) = s.statistic {
             name.push_str(&format!(" [{stat}]"));
@@ -191,4 +233,53 @@ fn write_summary(
         writeln!(out, "  warning: line {}: {}", w.line, w.message)?;
     }
     writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ingest::{SeriesKey, SeriesSpec, Sink};
+
+    /// A table of series with these sample counts; values from a fixed generator, with
+    /// repeats, so medians of even counts average two different values.
+    fn table(counts: &[usize]) -> SeriesTable {
+        let mut t = SeriesTable::new();
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for (i, &n) in counts.iter().enumerate() {
+            let id = t.series(&SeriesSpec::count(SeriesKey::new(format!("m{i}"))));
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                t.sample(id, (x % 10_007) as f64 / 7.0);
+            }
+        }
+        t
+    }
+
+    #[test]
+    fn figures_on_two_threads_are_those_of_one() {
+        let big = PARALLEL_SAMPLES;
+        for counts in [
+            vec![10, 0, 3],
+            vec![big],
+            vec![big, 1],
+            vec![1, big],
+            vec![big / 4 + 1; 4],
+            vec![1, 2, big / 2, 5, big / 2, 0, 7],
+            vec![big, 0],
+        ] {
+            let t = table(&counts);
+            let shown: Vec<SeriesView<'_>> = t.iter().collect();
+            let one: Vec<_> = shown
+                .iter()
+                .map(|s| compare::min_median_max(&mut s.samples().collect::<Vec<f64>>()))
+                .collect();
+            assert_eq!(min_median_max_each(&shown), one, "{counts:?}");
+            assert_eq!(
+                one.iter().filter(|m| m.is_none()).count(),
+                counts.iter().filter(|&&n| n == 0).count()
+            );
+        }
+    }
 }
