@@ -14,9 +14,14 @@ fn main() {
         let path = Path::new(&arg);
         let start = Instant::now();
         let file = std::fs::File::open(path).expect("open");
-        let mut table = ingest::SeriesTable::new();
+        let mut table = if std::env::var_os("SAMPLE_THREAD").is_some_and(|v| v == "0") {
+            ingest::SeriesTable::new()
+        } else {
+            ingest::SeriesTable::with_sample_thread()
+        };
         match ingest::parse_reader(path, file, None, &mut table) {
             Ok(summary) => {
+                table.finish();
                 let parsed = start.elapsed();
                 println!(
                     "{arg}: {} {} series {} samples {} warnings, digest {:016x}, {:.3} s",

@@ -16,6 +16,7 @@ use crate::model::{
     Warning,
 };
 
+mod more;
 mod rows;
 
 /// A series key as ids: the metric and its context, [`Context`]. As in a
@@ -112,7 +113,7 @@ pub struct SeriesTable {
     /// this keeps them at 8 bytes.
     first: Vec<u64>,
     /// The samples of the series that have more than one.
-    more: Vec<Vec<f64>>,
+    more: more::More,
     /// Where a row's metric names are made when they are needed.
     name: String,
     samples: u64,
@@ -146,7 +147,7 @@ impl Default for SeriesTable {
             fixed_kinds: [u16::MAX; 15],
             hasher: foldhash::fast::RandomState::default(),
             first: Vec::new(),
-            more: Vec::new(),
+            more: more::More::default(),
             name: String::new(),
             samples: 0,
             meta: BTreeMap::new(),
@@ -196,6 +197,21 @@ impl SeriesView<'_> {
 impl SeriesTable {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A table whose series' samples are appended on a thread of their own, started once a
+    /// large input has given it enough to do. Its samples can be read only after
+    /// [`SeriesTable::finish`].
+    pub fn with_sample_thread() -> Self {
+        let mut t = Self::default();
+        t.more.threaded();
+        t
+    }
+
+    /// Waits for the samples appended elsewhere ([`SeriesTable::with_sample_thread`]); nothing
+    /// to do for any other table.
+    pub fn finish(&mut self) {
+        self.more.finish();
     }
 
     pub fn len(&self) -> usize {
@@ -276,7 +292,7 @@ impl SeriesTable {
             first: (!marked(bits)).then(|| f64::from_bits(bits)),
             more: match bits {
                 EMPTY => &[],
-                _ if marked(bits) => &self.more[bits as u32 as usize],
+                _ if marked(bits) => self.more.get(bits as u32),
                 _ => &[],
             },
         }
@@ -653,19 +669,18 @@ impl Sink for SeriesTable {
         self.samples += 1;
         let slot = &mut self.first[id];
         let bits = *slot;
-        let spill = if !marked(bits) {
-            vec![f64::from_bits(bits), value]
+        let n = if !marked(bits) {
+            self.more.make(&[f64::from_bits(bits), value])
         } else if bits != EMPTY {
-            self.more[bits as u32 as usize].push(value);
+            self.more.push(bits as u32, value);
             return;
         } else if marked(value.to_bits()) {
-            vec![value]
+            self.more.make(&[value])
         } else {
             *slot = value.to_bits();
             return;
         };
-        *slot = MARK << 32 | self.more.len() as u64;
-        self.more.push(spill);
+        self.first[id] = MARK << 32 | u64::from(n);
     }
 
     fn meta(&mut self, key: &str, value: String) {

@@ -102,3 +102,59 @@ fn copy_samples_is_samples_in_order() {
     }
     assert_eq!(t.get(none).len(), 0);
 }
+
+/// The same calls on a table that appends on a thread of its own and on one that does not:
+/// enough samples to start the thread, series made along the way (some with one sample, some
+/// whose first sample has the marker bits), and samples through every path.
+#[test]
+fn a_table_with_a_sample_thread_holds_what_one_without_holds() {
+    let mut here = SeriesTable::new();
+    let mut there = SeriesTable::with_sample_thread();
+    let odd = [
+        f64::from_bits(EMPTY),
+        f64::from_bits(MARK << 32 | 3),
+        f64::NAN,
+    ];
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for i in 0..600_000u32 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let v = if x.is_multiple_of(1009) {
+            odd[(x % 3) as usize]
+        } else {
+            f64::from(i) * 0.25
+        };
+        // Mostly the first few series, now and then a new one.
+        let m = if x.is_multiple_of(5003) {
+            x % 100_000
+        } else {
+            x % 7
+        };
+        let spec = SeriesSpec::count(SeriesKey::new(format!("m{m}")));
+        if x.is_multiple_of(3) {
+            assert_eq!(here.series_sample(&spec, v), there.series_sample(&spec, v));
+        } else {
+            let id = here.series(&spec);
+            assert_eq!(there.series(&spec), id);
+            here.sample(id, v);
+            there.sample(id, v);
+        }
+    }
+    there.finish();
+    assert_eq!(here.sample_count(), there.sample_count());
+    assert_eq!(here.len(), there.len());
+    let bits = |t: &SeriesTable| -> Vec<(String, Vec<u64>)> {
+        t.iter()
+            .map(|s| {
+                (
+                    s.metric.to_string(),
+                    s.samples().map(f64::to_bits).collect(),
+                )
+            })
+            .collect()
+    };
+    let (a, b) = (bits(&here), bits(&there));
+    assert!(a.iter().any(|(_, s)| s.len() > 50_000) && a.iter().any(|(_, s)| s.len() == 1));
+    assert_eq!(a, b);
+}

@@ -65,8 +65,10 @@ fn parse_one(
         path: path.to_path_buf(),
         source,
     })?;
-    let mut table = SeriesTable::new();
+    // The samples of a large file are appended on a thread of their own while it is parsed.
+    let mut table = SeriesTable::with_sample_thread();
     let summary = ingest::parse_reader(path, file, format, &mut table)?;
+    table.finish();
     Ok((summary.format, table))
 }
 
