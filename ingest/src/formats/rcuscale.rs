@@ -56,16 +56,24 @@ impl Format for RcuScale {
     }
 
     fn sniff(&self, head: &str) -> u32 {
+        const SURE: [&str; 4] = [
+            "writer-duration:",
+            "grace-period duration:",
+            "Total time taken by all kfree'ers",
+            "Running 'sync/rcu' benchmark",
+        ];
+        const WORDS: [&str; 2] = ["rcuperf", "rcuscale"];
+        // A line is part of the head: a phrase the head lacks is in none of its lines, so
+        // each line is searched only for the phrases of the head (most heads have none).
+        let in_head = |n: &str| memchr::memmem::find(head.as_bytes(), n.as_bytes()).is_some();
+        let sure: Vec<&str> = SURE.into_iter().filter(|n| in_head(n)).collect();
+        let any_word = WORDS.into_iter().any(in_head);
         let mut score = 0;
         let mut rcuperf_words = false;
         let mut table_row = false;
         for raw in head.lines().take(2000) {
             let line = strip_dmesg(strip_mail(raw));
-            if line.contains("writer-duration:")
-                || line.contains("grace-period duration:")
-                || line.contains("Total time taken by all kfree'ers")
-                || line.contains("Running 'sync/rcu' benchmark")
-            {
+            if sure.iter().any(|n| line.contains(n)) {
                 return 95;
             }
             if let Some((_, rest)) = split_prefix(line) {
@@ -78,7 +86,7 @@ impl Format for RcuScale {
                 }
                 score = score.max(60);
             }
-            if line.contains("rcuperf") || line.contains("rcuscale") {
+            if any_word && WORDS.iter().any(|n| line.contains(n)) {
                 rcuperf_words = true;
             }
             if parse_stat_row(line).is_some() {

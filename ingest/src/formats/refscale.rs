@@ -38,12 +38,23 @@ impl Format for RefScale {
     }
 
     fn sniff(&self, head: &str) -> u32 {
+        const FORMAT: &str = "(Format: <THREAD-NUM>:<Total loop time in ns>)";
+        // A line is part of the head: a phrase the head lacks is in none of its lines, so
+        // the lines are searched only for the phrases of the head (most heads have none).
+        let in_head = |n: &str| memchr::memmem::find(head.as_bytes(), n.as_bytes()).is_some();
+        let format = in_head(FORMAT);
+        let reader = in_head(READER);
         let mut score = 0;
         // Bare `Minimum 3.2 3.4` rows: weak alone, a Min/Median/Max trio is a posted table.
         let mut trio = [false; 3];
         for raw in head.lines().take(2000) {
             let line = strip_dmesg(strip_mail(raw));
-            if let Some((stat, _)) = summary_row(line) {
+            let row = if reader {
+                summary_row(line)
+            } else {
+                bare_summary_row(line)
+            };
+            if let Some((stat, _)) = row {
                 match stat {
                     "min" => trio[0] = true,
                     "median" => trio[1] = true,
@@ -51,13 +62,13 @@ impl Format for RefScale {
                     _ => {}
                 }
             }
-            if line.contains("(Format: <THREAD-NUM>:<Total loop time in ns>)") {
+            if format && line.contains(FORMAT) {
                 return 95;
             }
             if split_prefix(line).is_some() {
                 return 90;
             }
-            if line.contains(" reader duration:") {
+            if reader && line.contains(READER) {
                 score = score.max(85);
             }
             if runs_header(line).is_some() {
@@ -149,9 +160,17 @@ fn statistic(head: &str) -> Option<&'static str> {
 
 /// `Minimum reader duration: 3.286 2.851` or a bare `Minimum 3.286 2.851` row.
 fn summary_row(line: &str) -> Option<(&'static str, &str)> {
-    if let Some((head, rest)) = line.split_once(" reader duration:") {
+    if let Some((head, rest)) = line.split_once(READER) {
         return Some((statistic(head.trim())?, rest));
     }
+    bare_summary_row(line)
+}
+
+/// The field of a summary row with its statistic in front (`Average reader duration: ...`).
+const READER: &str = " reader duration:";
+
+/// [`summary_row`] of a line without [`READER`]: a bare row (`Minimum 3.2 3.4`).
+fn bare_summary_row(line: &str) -> Option<(&'static str, &str)> {
     let (head, rest) = line.split_once(char::is_whitespace)?;
     let stat = statistic(head.trim_end_matches(':'))?;
     // A bare row must hold only numbers, so prose starting with "Average" is not taken.
