@@ -47,6 +47,13 @@ pub trait Format: Sync + Send {
     }
 }
 
+/// Whether `phrase` occurs in `head`. Every line a sniffer reads is a slice of its head, so a
+/// phrase the head lacks is in none of its lines: a sniffer looks for its phrases in the head
+/// once and searches its lines only for those found (most heads hold none).
+pub(super) fn head_holds(head: &str, phrase: &str) -> bool {
+    memchr::memmem::find(head.as_bytes(), phrase.as_bytes()).is_some()
+}
+
 /// Every supported format, in the order detection breaks ties.
 pub fn all() -> &'static [&'static dyn Format] {
     &[

@@ -24,6 +24,7 @@
 
 mod rows;
 mod scan;
+mod sniff;
 mod writers;
 
 use std::collections::BTreeMap;
@@ -56,47 +57,7 @@ impl Format for RcuScale {
     }
 
     fn sniff(&self, head: &str) -> u32 {
-        const SURE: [&str; 4] = [
-            "writer-duration:",
-            "grace-period duration:",
-            "Total time taken by all kfree'ers",
-            "Running 'sync/rcu' benchmark",
-        ];
-        const WORDS: [&str; 2] = ["rcuperf", "rcuscale"];
-        // A line is part of the head: a phrase the head lacks is in none of its lines, so
-        // each line is searched only for the phrases of the head (most heads have none).
-        let in_head = |n: &str| memchr::memmem::find(head.as_bytes(), n.as_bytes()).is_some();
-        let sure: Vec<&str> = SURE.into_iter().filter(|n| in_head(n)).collect();
-        let any_word = WORDS.into_iter().any(in_head);
-        let mut score = 0;
-        let mut rcuperf_words = false;
-        let mut table_row = false;
-        for raw in head.lines().take(2000) {
-            let line = strip_dmesg(strip_mail(raw));
-            if sure.iter().any(|n| line.contains(n)) {
-                return 95;
-            }
-            if let Some((_, rest)) = split_prefix(line) {
-                let rest = rest.trim_start();
-                if rest.starts_with("---")
-                    || rest.starts_with("writer ")
-                    || rest.starts_with("start:")
-                {
-                    return 90;
-                }
-                score = score.max(60);
-            }
-            if any_word && WORDS.iter().any(|n| line.contains(n)) {
-                rcuperf_words = true;
-            }
-            if parse_stat_row(line).is_some() {
-                table_row = true;
-            }
-        }
-        if table_row && rcuperf_words {
-            score = score.max(50);
-        }
-        score
+        sniff::sniff(head)
     }
 
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {

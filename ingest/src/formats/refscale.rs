@@ -20,8 +20,8 @@
 
 use std::collections::HashMap;
 
-use super::Format;
 use super::rcuscale::Prose;
+use super::{Format, head_holds};
 use crate::error::ParseError;
 use crate::lines::{Lines, parse_number, strip_dmesg, strip_mail};
 use crate::model::{Ctx, SeriesKey, SeriesSpec};
@@ -39,11 +39,9 @@ impl Format for RefScale {
 
     fn sniff(&self, head: &str) -> u32 {
         const FORMAT: &str = "(Format: <THREAD-NUM>:<Total loop time in ns>)";
-        // A line is part of the head: a phrase the head lacks is in none of its lines, so
-        // the lines are searched only for the phrases of the head (most heads have none).
-        let in_head = |n: &str| memchr::memmem::find(head.as_bytes(), n.as_bytes()).is_some();
-        let format = in_head(FORMAT);
-        let reader = in_head(READER);
+        // Lines are searched only for the phrases of the head (`head_holds`).
+        let format = head_holds(head, FORMAT);
+        let reader = head_holds(head, READER);
         let mut score = 0;
         // Bare `Minimum 3.2 3.4` rows: weak alone, a Min/Median/Max trio is a posted table.
         let mut trio = [false; 3];

@@ -101,16 +101,13 @@ impl More {
         self.vecs = match h.thread.take() {
             None => append(std::mem::take(&mut self.vecs), rest),
             Some((tx, thread)) => {
-                // The thread ends when the channel does, after the batches before this one.
-                let sent = tx.send(rest);
+                // The thread ends when the channel does, after the batches before this one. A
+                // send fails only when the thread ended early, by a panic, which `join` passes on.
+                let _ = tx.send(rest);
                 drop(tx);
-                let vecs = thread
+                thread
                     .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
-                match sent {
-                    Ok(()) => vecs,
-                    Err(e) => append(vecs, e.0),
-                }
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
             }
         };
     }
