@@ -38,7 +38,8 @@ pub struct ParsedFile {
     pub dataset: Dataset,
 }
 
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// The first bytes of a gzip stream: such input is decompressed before it is parsed.
+pub const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Parses a reader into `sink`. `name` names the input in errors and gives parsers the file
 /// name (`function3` -> CPU 3). `format` forces a format; otherwise the content is sniffed.

@@ -313,6 +313,7 @@ async fn import_run(
             }
         }
         let (summary, names_now) = parse
+            .join()
             .await
             .map_err(|e| Error::Invalid(format!("parser thread failed: {e}")))?;
         let summary = summary?;

@@ -72,6 +72,8 @@ pub(crate) struct ChannelSink {
     buf: Vec<(SeriesId, f64)>,
     out: Vec<Msg>,
     closed: bool,
+    /// Batches kept here instead of sent, when the file is parsed on the importing task.
+    held: Option<Vec<Vec<Msg>>>,
 }
 
 impl ChannelSink {
@@ -88,6 +90,7 @@ impl ChannelSink {
             buf: Vec::with_capacity(BATCH),
             out: Vec::new(),
             closed: false,
+            held: None,
         }
     }
 
@@ -170,6 +173,10 @@ impl ChannelSink {
             return;
         }
         let batch = std::mem::take(&mut self.out);
+        if let Some(held) = &mut self.held {
+            held.push(batch);
+            return;
+        }
         if !self.closed && self.tx.blocking_send(batch).is_err() {
             // The receiver gave up (an error on the database side); parsing continues to its
             // end cheaply and the import reports the database error.
@@ -322,17 +329,41 @@ impl ImportNames {
     }
 }
 
-/// A file being parsed on a blocking thread: its messages, and at the end its summary and the
-/// names, for the next file.
+/// A file being parsed: its messages, and at the end its summary and the names, for the next
+/// file.
 pub(crate) struct Parsing {
     pub(crate) rx: mpsc::Receiver<Vec<Msg>>,
-    pub(crate) task:
-        tokio::task::JoinHandle<(Result<ingest::ParseSummary, ingest::Error>, Interner)>,
+    pub(crate) task: ParseTask,
+}
+
+type Parsed = (Result<ingest::ParseSummary, ingest::Error>, Interner);
+
+/// Where a file is parsed.
+pub(crate) enum ParseTask {
+    /// On a blocking thread.
+    Thread(tokio::task::JoinHandle<Parsed>),
+    /// Already, on the importing task ([`INLINE_MAX_BYTES`]).
+    Done(Box<Parsed>),
+}
+
+impl ParseTask {
+    /// The summary and names once the parse is over.
+    pub(crate) async fn join(self) -> Result<Parsed, String> {
+        match self {
+            ParseTask::Thread(h) => h.await.map_err(|e| e.to_string()),
+            ParseTask::Done(p) => Ok(*p),
+        }
+    }
 }
 
 /// Batches queued ahead of the import: enough for the parser of the next file to run while
 /// the import files the samples of the one before.
 const QUEUED_BATCHES: usize = 64;
+
+/// Files held in memory up to this size are parsed on the importing task: a thread hand-off
+/// costs more than parsing them (tens of microseconds), and the small uploads test rigs send
+/// most are all such files. Their batches are kept and queued whole once the parse is done.
+const INLINE_MAX_BYTES: usize = 32 << 10;
 
 /// Starts parsing `file` with the names of the files before it.
 pub(crate) fn spawn_parse(
@@ -340,10 +371,34 @@ pub(crate) fn spawn_parse(
     interner: Interner,
     progress: Option<Arc<AtomicU64>>,
 ) -> Result<Parsing, crate::Error> {
-    let (tx, rx) = mpsc::channel::<Vec<Msg>>(QUEUED_BATCHES);
-    let reader = file.open()?;
     let name = file.display_path();
     let format = file.format.clone();
+    // Not gzip: a small one may decompress to much more.
+    if let crate::Source::Bytes(bytes) = &file.source
+        && bytes.len() <= INLINE_MAX_BYTES
+        && !bytes.starts_with(&ingest::GZIP_MAGIC)
+    {
+        if let Some(p) = &progress {
+            p.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        }
+        let (tx, _) = mpsc::channel::<Vec<Msg>>(1);
+        let mut sink = ChannelSink::new(tx, interner);
+        sink.held = Some(Vec::new());
+        let r = ingest::parse_reader(&name, &bytes[..], format.as_deref(), &mut sink);
+        sink.finish();
+        let held = sink.held.take().unwrap_or_default();
+        let (tx, rx) = mpsc::channel::<Vec<Msg>>(held.len().max(1));
+        for batch in held {
+            // Room for every batch was made above.
+            let _ = tx.try_send(batch);
+        }
+        return Ok(Parsing {
+            rx,
+            task: ParseTask::Done(Box::new((r, sink.into_interner()))),
+        });
+    }
+    let (tx, rx) = mpsc::channel::<Vec<Msg>>(QUEUED_BATCHES);
+    let reader = file.open()?;
     let task = tokio::task::spawn_blocking(move || {
         let mut sink = ChannelSink::new(tx, interner);
         let reader = Counting {
@@ -354,5 +409,8 @@ pub(crate) fn spawn_parse(
         sink.finish();
         (r, sink.into_interner())
     });
-    Ok(Parsing { rx, task })
+    Ok(Parsing {
+        rx,
+        task: ParseTask::Thread(task),
+    })
 }

@@ -322,3 +322,68 @@ async fn only_value(pool: &SqlitePool, metric: &str) -> f64 {
     assert_eq!(vals[0].1.len(), 1, "{metric}: one sample");
     vals[0].1[0]
 }
+
+/// Small files held in memory are parsed on the importing task, others on a thread of their
+/// own (`sink::spawn_parse`): both store the same runs, series, samples, warnings and file
+/// details, and fail alike.
+#[tokio::test]
+async fn files_parsed_in_place_store_what_files_parsed_on_a_thread_store() {
+    let root = tempfile::tempdir().unwrap();
+    let bad = root.path().join("bad.txt");
+    std::fs::write(&bad, "Time: 1.0\nTime: -5.0\n").unwrap();
+    let per_cpu: Vec<_> = seed004_files(root.path())
+        .iter()
+        .map(|f| match &f.source {
+            store::Source::Path(p) => p.clone(),
+            store::Source::Bytes(_) => unreachable!("written as files"),
+        })
+        .collect();
+    let mut sets: Vec<Vec<std::path::PathBuf>> = [
+        "cyclictest/lkml_2015_preempt_voluntary_rt_cyclictest_multikernel_excerpt.txt",
+        "function_graph/doc54_funcgraph_abstime.txt",
+        "hackbench/lkml_2021_hackbench_threaded_pipe_header_and_avg_table.txt",
+        "latency/doc2635_preemptirqsoff_2.6.26-rc8_105us_ftrace.txt",
+        "lkp/lkml_2025_lkp_do_pollfd_will_it_scale_regression.txt",
+        "mmtests/lkml_2020_fsnotify_fastpath_mmtests_hackbench_4kernels.txt",
+        "perf_stat/lkml_2020_clear_page_nt_perf_stat_multiplex_excerpt.txt",
+        "rcuscale/lkml_2022_kfree_rcu_test_total_time_lines.txt",
+        "refscale/lkml_2021_refscale_min_median_max_3runs_table.txt",
+        "samples/seed001_rcuperf_preempt_off_sweep.csv",
+        "time/lkml_2006_gnu_time_-v_make_-j5_two_runs.txt",
+        "trace_stat/lkml_2015_vmalloc_before_after_function0_scenario1.txt",
+    ]
+    .iter()
+    .map(|f| vec![fixture(f)])
+    .collect();
+    sets.push(per_cpu);
+    sets.push(vec![fixture("latency/doc2635_irqsoff_2.6.26_12us.txt"), bad]);
+    for set in &sets {
+        for p in set {
+            let size = std::fs::metadata(p).unwrap().len();
+            assert!(size < 32 << 10, "{}: {size} bytes is not parsed in place", p.display());
+        }
+        let (_d1, on_thread, _) = fresh().await;
+        let (_d2, in_place, _) = fresh().await;
+        let by_path: Vec<InputFile> = set.iter().map(|p| InputFile::path(p, None)).collect();
+        let by_bytes: Vec<InputFile> = set
+            .iter()
+            .map(|p| InputFile::bytes(p.display().to_string(), std::fs::read(p).unwrap(), None))
+            .collect();
+        let m = meta("b", "t");
+        let a = on_thread.import_run(&m, &by_path, None).await;
+        let b = in_place.import_run(&m, &by_bytes, None).await;
+        match (a, b) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a, b, "{set:?}");
+                assert!(a.samples > 0, "{set:?}");
+                for id in &a.run_ids {
+                    let sa = on_thread.run_series(*id).await.unwrap();
+                    let sb = in_place.run_series(*id).await.unwrap();
+                    assert_eq!(format!("{sa:?}"), format!("{sb:?}"), "{set:?}");
+                }
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("{set:?}: on a thread {a:?}, in place {b:?}"),
+        }
+    }
+}

@@ -19,6 +19,7 @@ use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use ingest::GZIP_MAGIC;
 use store::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source};
 use tokio::io::AsyncWriteExt;
 
@@ -44,8 +45,6 @@ pub const MAX_CONFIG_BYTES: usize = 16 << 20;
 const SPILL_BYTES: usize = 1 << 20;
 /// Longest `Idempotency-Key` accepted.
 const MAX_IDEMPOTENCY_KEY: usize = 255;
-
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// The upload route. The body limit is applied by the handler (from `--max-upload-mib`), so
 /// axum's 2 MB default is lifted here.
@@ -194,10 +193,19 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
     let format = form.format.clone();
     let files = std::mem::take(&mut form.files);
 
-    let (files, files_hash) =
+    // Small files in memory, none gzip, are hashed here: a thread hand-off costs more.
+    let small = files.iter().all(|f| match &f.data {
+        Spooled::Mem(v) => !v.starts_with(&GZIP_MAGIC),
+        Spooled::File(_) => false,
+    }) && files.iter().map(|f| f.size).sum::<u64>() <= INLINE_CHECK_BYTES;
+    let (files, files_hash) = if small {
+        let h = check_sizes(&files, limit)?;
+        (files, h)
+    } else {
         tokio::task::spawn_blocking(move || check_sizes(&files, limit).map(|h| (files, h)))
             .await
-            .map_err(|e| anyhow::anyhow!("size check failed: {e}"))??;
+            .map_err(|e| anyhow::anyhow!("size check failed: {e}"))??
+    };
     let content_hash = content_hash(&meta, format.as_deref(), &files_hash);
 
     if let Some(key) = &idempotency_key
@@ -635,6 +643,9 @@ impl UploadForm {
         })
     }
 }
+
+/// Files in memory up to this many bytes in all are checked on the request's task.
+const INLINE_CHECK_BYTES: u64 = 256 << 10;
 
 /// The total size of the files, gzip ones decompressed (bounded: a gzip bomb stops at the
 /// limit), must fit in `limit`.
