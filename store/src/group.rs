@@ -8,8 +8,8 @@
 //! data is stored. A job's task waits for the turn until its job is answered, so no job is
 //! left queued without a writer to come.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use tokio::sync::{OwnedMutexGuard, oneshot};
 
@@ -68,7 +68,15 @@ impl Store {
         let store = self.clone();
         // A task of its own: a caller that goes away (a client disconnecting) must neither
         // cancel a group holding other imports nor leave its job queued with no writer to come.
-        tokio::spawn(async move { store.submit(job).await })
+        let task = async move { store.submit(job).await };
+        let handle = if self.is_postgres() {
+            // Its sockets are driven by the server's runtime: a hop to another thread only
+            // added a wake-up per statement there (4x1 uploads about 8% fewer per second).
+            tokio::spawn(task)
+        } else {
+            writer_runtime().spawn(task)
+        };
+        handle
             .await
             .map_err(|e| Error::Write(format!("the write task ended: {e}")))?
     }
@@ -250,4 +258,27 @@ impl Store {
 #[cfg(feature = "test-support")]
 pub struct DatabaseWriteLock {
     _tx: crate::engine::TxInner,
+}
+
+/// The runtime SQLite's groups are written on: one thread of its own. A group's dozen
+/// statements are each a hand-off to the connection's thread and back; on the server's
+/// runtime, each wake-up of the writer waited behind the requests being read and parsed
+/// there, and the writer (the one thing every upload passes through) was busy 96% of the time
+/// mostly waiting. On its own thread the scheduler runs it as soon as a statement is done:
+/// uploads of 3,200 samples 87 -> 121 per second with 16 clients.
+fn writer_runtime() -> &'static tokio::runtime::Handle {
+    static WRITER: OnceLock<tokio::runtime::Handle> = OnceLock::new();
+    WRITER.get_or_init(|| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("cannot build the writer's runtime");
+        let handle = rt.handle().clone();
+        // The thread lives as long as the process and runs whatever is spawned on `handle`.
+        std::thread::Builder::new()
+            .name("quiescent-writer".into())
+            .spawn(move || rt.block_on(std::future::pending::<()>()))
+            .expect("cannot start the writer's thread");
+        handle
+    })
 }
