@@ -356,11 +356,18 @@ async fn files_parsed_in_place_store_what_files_parsed_on_a_thread_store() {
     .map(|f| vec![fixture(f)])
     .collect();
     sets.push(per_cpu);
-    sets.push(vec![fixture("latency/doc2635_irqsoff_2.6.26_12us.txt"), bad]);
+    sets.push(vec![
+        fixture("latency/doc2635_irqsoff_2.6.26_12us.txt"),
+        bad,
+    ]);
     for set in &sets {
         for p in set {
             let size = std::fs::metadata(p).unwrap().len();
-            assert!(size < 32 << 10, "{}: {size} bytes is not parsed in place", p.display());
+            assert!(
+                size < 32 << 10,
+                "{}: {size} bytes is not parsed in place",
+                p.display()
+            );
         }
         let (_d1, on_thread, _) = fresh().await;
         let (_d2, in_place, _) = fresh().await;
