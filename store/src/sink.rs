@@ -57,7 +57,7 @@ pub(crate) struct Interner {
 
 /// A sink that forwards everything to the importing transaction in batches.
 pub(crate) struct ChannelSink {
-    tx: mpsc::Sender<Vec<Msg>>,
+    to: Dest,
     interner: Interner,
     /// (metric, scope, label, statistic, params) -> series id.
     index: FastMap<[u32; 5], SeriesId>,
@@ -71,16 +71,28 @@ pub(crate) struct ChannelSink {
     metrics: Vec<u32>,
     buf: Vec<(SeriesId, f64)>,
     out: Vec<Msg>,
-    closed: bool,
-    /// Batches kept here instead of sent, when the file is parsed on the importing task.
-    held: Option<Vec<Vec<Msg>>>,
+}
+
+/// Where a [`ChannelSink`]'s batches go.
+enum Dest {
+    /// To the importing task; `closed` once it stopped listening.
+    Channel {
+        tx: mpsc::Sender<Vec<Msg>>,
+        closed: bool,
+    },
+    /// Kept, for a file parsed on the importing task itself.
+    Kept(Vec<Vec<Msg>>),
 }
 
 impl ChannelSink {
     /// A sink for one file; `interner` holds the names earlier files of the import sent.
     pub(crate) fn new(tx: mpsc::Sender<Vec<Msg>>, interner: Interner) -> Self {
+        Self::to(Dest::Channel { tx, closed: false }, interner)
+    }
+
+    fn to(to: Dest, interner: Interner) -> Self {
         ChannelSink {
-            tx,
+            to,
             interner,
             index: FastMap::default(),
             last_scope: None,
@@ -89,8 +101,6 @@ impl ChannelSink {
             metrics: Vec::new(),
             buf: Vec::with_capacity(BATCH),
             out: Vec::new(),
-            closed: false,
-            held: None,
         }
     }
 
@@ -173,14 +183,15 @@ impl ChannelSink {
             return;
         }
         let batch = std::mem::take(&mut self.out);
-        if let Some(held) = &mut self.held {
-            held.push(batch);
-            return;
-        }
-        if !self.closed && self.tx.blocking_send(batch).is_err() {
-            // The receiver gave up (an error on the database side); parsing continues to its
-            // end cheaply and the import reports the database error.
-            self.closed = true;
+        match &mut self.to {
+            Dest::Kept(kept) => kept.push(batch),
+            Dest::Channel { tx, closed } => {
+                if !*closed && tx.blocking_send(batch).is_err() {
+                    // The receiver gave up (an error on the database side); parsing continues
+                    // to its end cheaply and the import reports the database error.
+                    *closed = true;
+                }
+            }
         }
     }
 
@@ -200,6 +211,16 @@ impl ChannelSink {
     pub(crate) fn finish(&mut self) {
         self.flush();
         self.ship();
+    }
+
+    /// [`ChannelSink::finish`] for a sink that keeps its batches: them, and the names.
+    fn finish_kept(mut self) -> (Vec<Vec<Msg>>, Interner) {
+        self.finish();
+        let kept = match self.to {
+            Dest::Kept(kept) => kept,
+            Dest::Channel { .. } => Vec::new(),
+        };
+        (kept, self.interner)
     }
 }
 
@@ -381,20 +402,17 @@ pub(crate) fn spawn_parse(
         if let Some(p) = &progress {
             p.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         }
-        let (tx, _) = mpsc::channel::<Vec<Msg>>(1);
-        let mut sink = ChannelSink::new(tx, interner);
-        sink.held = Some(Vec::new());
+        let mut sink = ChannelSink::to(Dest::Kept(Vec::new()), interner);
         let r = ingest::parse_reader(&name, &bytes[..], format.as_deref(), &mut sink);
-        sink.finish();
-        let held = sink.held.take().unwrap_or_default();
-        let (tx, rx) = mpsc::channel::<Vec<Msg>>(held.len().max(1));
-        for batch in held {
+        let (kept, names) = sink.finish_kept();
+        let (tx, rx) = mpsc::channel::<Vec<Msg>>(kept.len().max(1));
+        for batch in kept {
             // Room for every batch was made above.
             let _ = tx.try_send(batch);
         }
         return Ok(Parsing {
             rx,
-            task: ParseTask::Done(Box::new((r, sink.into_interner()))),
+            task: ParseTask::Done(Box::new((r, names))),
         });
     }
     let (tx, rx) = mpsc::channel::<Vec<Msg>>(QUEUED_BATCHES);
