@@ -194,11 +194,19 @@ impl Tx {
     }
 
     pub(crate) async fn commit(self) -> Result<(), Error> {
+        self.commit_holding().await.map(drop)
+    }
+
+    /// Commits, and hands back this process's write turn when the transaction held it, for
+    /// work that must still exclude the process's other writers (see `wal`).
+    pub(crate) async fn commit_holding(
+        self,
+    ) -> Result<Option<tokio::sync::OwnedMutexGuard<()>>, Error> {
         match self.inner {
             TxInner::Sqlite(tx) => tx.commit().await?,
             TxInner::Postgres(tx) => tx.commit().await?,
         }
-        Ok(())
+        Ok(self._turn)
     }
 
     pub(crate) async fn rollback(self) -> Result<(), Error> {

@@ -120,7 +120,7 @@ impl Store {
                     .into_iter()
                     .zip(runs)
                     .map(|(p, ids)| (p, Ok(Written::Runs(ids))));
-                return answer_after_commit(tx, done.collect()).await;
+                return self.answer_after_commit(tx, done.collect()).await;
             }
             Ok(None) => {}
             Err(e) => return fail_all(group, &e),
@@ -152,7 +152,31 @@ impl Store {
             }
             done.push((p, written));
         }
-        answer_after_commit(tx, done).await;
+        self.answer_after_commit(tx, done).await;
+    }
+
+    /// Commits `tx` and answers each import with what was written for it, or all of them with
+    /// the failure of the commit. Then, still holding the write turn, keeps SQLite's log short
+    /// (see `wal`): the imports are answered first, as they are stored either way.
+    async fn answer_after_commit(&self, tx: Tx, done: Vec<(Pending, Result<Written, Error>)>) {
+        let turn = match tx.commit_holding().await {
+            Ok(turn) => turn,
+            Err(e) => return fail_all(done.into_iter().map(|(p, _)| p), &e),
+        };
+        for (Pending { job, reply }, written) in done {
+            let answer = written.map(|w| match w {
+                Written::Runs(ids) => Finished::Stored(stored_outcome(job, &ids)),
+                Written::Existing(ids) => Finished::Existing(ids),
+            });
+            // A caller that went away needs no answer; its import is stored all the same.
+            let _ = reply.send(answer);
+        }
+        if let crate::engine::Backend::Sqlite(pool) = &self.backend
+            && let Err(e) = self.log.restart_if_long(pool).await
+        {
+            tracing::warn!("restarting the write-ahead log failed: {e}");
+        }
+        drop(turn);
     }
 }
 
@@ -176,22 +200,6 @@ async fn write_together(tx: &mut Tx, group: &[Pending]) -> Result<Option<Vec<Vec
             run(tx, RELEASE).await?;
             Ok(None)
         }
-    }
-}
-
-/// Commits `tx` and answers each import with what was written for it, or all of them with
-/// the failure of the commit.
-async fn answer_after_commit(tx: Tx, done: Vec<(Pending, Result<Written, Error>)>) {
-    if let Err(e) = tx.commit().await {
-        return fail_all(done.into_iter().map(|(p, _)| p), &e);
-    }
-    for (Pending { job, reply }, written) in done {
-        let answer = written.map(|w| match w {
-            Written::Runs(ids) => Finished::Stored(stored_outcome(job, &ids)),
-            Written::Existing(ids) => Finished::Existing(ids),
-        });
-        // A caller that went away needs no answer; its import is stored all the same.
-        let _ = reply.send(answer);
     }
 }
 

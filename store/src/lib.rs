@@ -34,6 +34,7 @@ mod sink;
 pub mod testing;
 mod tokens;
 mod upgrade;
+mod wal;
 mod write;
 
 use engine::{Backend, Tx, TxInner, with_pool, with_tx};
@@ -81,6 +82,8 @@ pub struct Store {
     stage_large: bool,
     /// Which store this is in the process ([`Store::instance`]).
     instance: u64,
+    /// SQLite's write-ahead log, kept short (see `wal`).
+    log: std::sync::Arc<wal::Log>,
 }
 
 impl Store {
@@ -92,6 +95,19 @@ impl Store {
             Backend::Sqlite(p) => p,
             Backend::Postgres(_) => panic!("sqlite_pool() on a PostgreSQL store"),
         }
+    }
+
+    /// The length in bytes of SQLite's write-ahead log file (`None` without one).
+    #[cfg(feature = "test-support")]
+    pub fn log_bytes(&self) -> Option<u64> {
+        self.log.bytes()
+    }
+
+    /// Sets the log length from which group commits restart SQLite's log (see `wal`);
+    /// `u64::MAX` never restarts it.
+    #[cfg(feature = "test-support")]
+    pub fn set_log_restart_from(&self, bytes: u64) {
+        self.log.set_restart_from(bytes);
     }
 
     /// The PostgreSQL pool, for tests that inspect a database with raw SQL (`test-support`).
@@ -113,8 +129,13 @@ impl Store {
     /// A store over a new pool: writers of this process take turns on it.
     pub(crate) fn over(backend: Backend) -> Store {
         static OPENED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let log = match &backend {
+            Backend::Sqlite(pool) => wal::Log::of(pool),
+            Backend::Postgres(_) => wal::Log::none(),
+        };
         Store {
             instance: OPENED.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            log: std::sync::Arc::new(log),
             backend,
             writer: Default::default(),
             queue: Default::default(),

@@ -43,7 +43,12 @@ impl Store {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(30));
+            .busy_timeout(Duration::from_millis(crate::wal::BUSY_TIMEOUT_MS.into()))
+            // After a restart of a log that grew past this (see `wal`), the file is cut back.
+            .pragma(
+                "journal_size_limit",
+                (crate::wal::RESTART_FROM * 4).to_string(),
+            );
         // A file's connections do not go stale: no ping before each use (a round trip to the
         // connection's thread, as dear as a small query).
         let pool = SqlitePoolOptions::new()

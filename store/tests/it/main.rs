@@ -5,6 +5,7 @@
 mod engines;
 mod import;
 mod packing;
+mod wal;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,72 @@
+//! SQLite's write-ahead log stays short while uploads are written and readers never pause: the
+//! group writer restarts it once it passes its limit (see the store's `wal`). Without that,
+//! SQLite's passive checkpoints find a reader every time and the log only grows.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use store::{RunQuery, Store};
+
+use crate::engines::{hb, meta};
+
+/// Uploads this many runs from 8 tasks while 3 tasks read without pause; the longest the log
+/// was after an upload, in bytes.
+async fn longest_log(restart_from: u64, uploads: usize) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let st = Store::open(&dir.path().join("wal.db").display().to_string())
+        .await
+        .unwrap();
+    st.set_log_restart_from(restart_from);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut readers = Vec::new();
+    for _ in 0..3 {
+        let (st, stop) = (st.clone(), stop.clone());
+        readers.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                st.runs(&RunQuery::default()).await.unwrap();
+            }
+        }));
+    }
+    let mut writers = Vec::new();
+    for w in 0..8 {
+        let st = st.clone();
+        writers.push(tokio::spawn(async move {
+            let mut longest = 0;
+            for i in (w..uploads).step_by(8) {
+                let times: Vec<f64> = (0..400).map(|j| (i * 1000 + j) as f64).collect();
+                st.import_upload(
+                    &meta("v1", "hackbench"),
+                    &[hb(&format!("{i}.txt"), &times)],
+                    None,
+                )
+                .await
+                .unwrap();
+                longest = longest.max(st.log_bytes().unwrap_or(0));
+            }
+            longest
+        }));
+    }
+    let mut longest = 0;
+    for w in writers {
+        longest = longest.max(w.await.unwrap());
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.await.unwrap();
+    }
+    assert_eq!(st.runs(&RunQuery::default()).await.unwrap().len(), uploads);
+    longest
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_stays_short_under_uploads_and_readers() {
+    const LIMIT: u64 = 256 << 10;
+    let kept = longest_log(LIMIT, 400).await;
+    let grown = longest_log(u64::MAX, 400).await;
+    eprintln!("longest log: {kept} bytes restarted from {LIMIT}, {grown} never restarted");
+    assert!(kept < 8 * LIMIT, "the log reached {kept} bytes");
+    assert!(
+        grown > 4 * LIMIT,
+        "the log reached {grown} bytes only without restarts"
+    );
+}
