@@ -38,8 +38,13 @@ pub struct ParsedFile {
     pub dataset: Dataset,
 }
 
-/// The first bytes of a gzip stream: such input is decompressed before it is parsed.
-pub const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// Whether input starting with `head` is a gzip stream, which is decompressed before it is
+/// parsed (and may be much larger then).
+pub fn is_gzip(head: &[u8]) -> bool {
+    head.starts_with(&GZIP_MAGIC)
+}
 
 /// Parses a reader into `sink`. `name` names the input in errors and gives parsers the file
 /// name (`function3` -> CPU 3). `format` forces a format; otherwise the content is sniffed.
@@ -56,7 +61,7 @@ pub fn parse_reader(
     sink: &mut dyn Sink,
 ) -> Result<ParseSummary, Error> {
     let head = read_head(name, &mut reader)?;
-    if head.starts_with(&GZIP_MAGIC) {
+    if is_gzip(&head) {
         let gz = flate2::read::MultiGzDecoder::new(std::io::Cursor::new(head).chain(reader));
         return parse_plain(name, gz, format, sink, true);
     }

@@ -24,7 +24,7 @@ pub(crate) enum Backend {
 /// this process's turn to write until it ends.
 pub(crate) struct Tx {
     pub(crate) inner: TxInner,
-    _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
+    turn: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 /// The engine's transaction inside a [`Tx`].
@@ -36,7 +36,7 @@ pub(crate) enum TxInner {
 impl From<TxInner> for Tx {
     /// A transaction that holds no turn (a read snapshot).
     fn from(inner: TxInner) -> Tx {
-        Tx { inner, _turn: None }
+        Tx { inner, turn: None }
     }
 }
 
@@ -160,7 +160,7 @@ impl Store {
     ) -> Result<Tx, Error> {
         Ok(Tx {
             inner: self.begin_database_write().await?,
-            _turn: Some(turn),
+            turn: Some(turn),
         })
     }
 
@@ -206,7 +206,7 @@ impl Tx {
             TxInner::Sqlite(tx) => tx.commit().await?,
             TxInner::Postgres(tx) => tx.commit().await?,
         }
-        Ok(self._turn)
+        Ok(self.turn)
     }
 
     pub(crate) async fn rollback(self) -> Result<(), Error> {

@@ -397,7 +397,7 @@ pub(crate) fn spawn_parse(
     // Not gzip: a small one may decompress to much more.
     if let crate::Source::Bytes(bytes) = &file.source
         && bytes.len() <= INLINE_MAX_BYTES
-        && !bytes.starts_with(&ingest::GZIP_MAGIC)
+        && !ingest::is_gzip(bytes)
     {
         if let Some(p) = &progress {
             p.fetch_add(bytes.len() as u64, Ordering::Relaxed);

@@ -7,7 +7,8 @@
 //! new blocks of the file, which the kernel zeroes first, and every read searched a longer log
 //! index.
 //!
-//! After a group commit, while this process's writer still holds its turn, a log longer than
+//! After a group commit (what every import is written through, uploads and `quiescent ingest`
+//! alike), while this process's writer still holds its turn, a log longer than
 //! [`RESTART_FROM`] is checkpointed in `RESTART` mode: that waits for the readers of the
 //! moment (new readers read the database once the log is copied) and makes the next commit
 //! write from the start of the file. The wait is bounded by [`WAIT_MS`]; when a reader

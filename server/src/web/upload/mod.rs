@@ -19,7 +19,6 @@ use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use ingest::GZIP_MAGIC;
 use store::{BuildMeta, ImportOutcome, InputFile, RunMeta, Source};
 use tokio::io::AsyncWriteExt;
 
@@ -86,7 +85,7 @@ impl Upload {
 
     fn starts_with_gzip_magic(&self) -> std::io::Result<bool> {
         if let Spooled::Mem(v) = &self.data {
-            return Ok(v.starts_with(&GZIP_MAGIC));
+            return Ok(ingest::is_gzip(v));
         }
         let mut head = [0u8; 2];
         let mut r = self.reader()?;
@@ -98,7 +97,7 @@ impl Upload {
             }
             got += n;
         }
-        Ok(got == 2 && head == GZIP_MAGIC)
+        Ok(ingest::is_gzip(&head[..got]))
     }
 }
 
@@ -194,9 +193,8 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
     let files = std::mem::take(&mut form.files);
 
     // Small files in memory, none gzip, are hashed here: a thread hand-off costs more.
-    let small = files.iter().all(|f| match &f.data {
-        Spooled::Mem(v) => !v.starts_with(&GZIP_MAGIC),
-        Spooled::File(_) => false,
+    let small = files.iter().all(|f| {
+        matches!(f.data, Spooled::Mem(_)) && matches!(f.starts_with_gzip_magic(), Ok(false))
     }) && files.iter().map(|f| f.size).sum::<u64>() <= INLINE_CHECK_BYTES;
     let (files, files_hash) = if small {
         let h = check_sizes(&files, limit)?;
