@@ -21,12 +21,12 @@ const RADIX_MIN: usize = 4096;
 const RADIX_BITS: u32 = 11;
 
 /// Bits of an f64 as a u64 ordered like `f64::total_cmp`.
-fn key(x: f64) -> u64 {
+pub(crate) fn key(x: f64) -> u64 {
     let b = x.to_bits();
     if b >> 63 == 1 { !b } else { b | 1 << 63 }
 }
 
-fn unkey(k: u64) -> f64 {
+pub(crate) fn unkey(k: u64) -> f64 {
     f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
 }
 

@@ -17,6 +17,7 @@ pub mod bisect;
 pub mod changepoint;
 mod describe;
 mod effect;
+mod passes;
 pub mod pool;
 mod sketch;
 /// Hypothesis tests (Mann-Whitney U, Welch's t).
@@ -25,6 +26,7 @@ mod types;
 mod verdict;
 
 pub use describe::min_median_max;
+pub use passes::min_median_max_by_passes;
 pub use pool::median;
 pub use sketch::text_sketch;
 pub use types::*;
