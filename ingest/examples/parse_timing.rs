@@ -48,9 +48,9 @@ fn digest(t: &ingest::SeriesTable) -> u64 {
     for s in t.iter() {
         (s.metric, s.scope, s.label, s.statistic, s.params).hash(&mut h);
         (s.unit.as_str(), s.direction.as_str()).hash(&mut h);
-        for v in s.samples() {
-            v.to_bits().hash(&mut h);
-        }
+        // A large input's samples may have been written out to a file: read in chunks.
+        s.each_chunk(&mut |xs| xs.iter().for_each(|v| v.to_bits().hash(&mut h)))
+            .expect("reading the samples written out");
     }
     t.meta.hash(&mut h);
     for w in &t.warnings {

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
-use serde::ser::{SerializeMap, SerializeSeq};
 
 use crate::intern::Interner;
 use crate::model::{
@@ -16,8 +15,12 @@ use crate::model::{
     Warning,
 };
 
+mod json;
 mod more;
 mod rows;
+mod spill;
+
+pub use json::AllSeries;
 
 /// A series key as ids: the metric and its context, [`Context`]. As in a
 /// [`Dataset`](crate::Dataset), unit and direction are not part of the identity: the first
@@ -167,22 +170,36 @@ pub struct SeriesView<'a> {
     pub unit: &'a Unit,
     pub direction: Direction,
     first: Option<f64>,
-    more: &'a [f64],
+    more: spill::Stored<'a>,
 }
 
 impl SeriesView<'_> {
-    /// The samples in the order they arrived.
+    /// The samples in the order they arrived. Only for a table whose samples are all in
+    /// memory: one built by [`SeriesTable::with_sample_thread`] may have written some out,
+    /// and is read with [`SeriesView::each_chunk`].
     pub fn samples(&self) -> impl Iterator<Item = f64> + '_ {
-        self.first.into_iter().chain(self.more.iter().copied())
+        let more = self
+            .more
+            .in_memory()
+            .expect("samples written out to a file are read with each_chunk");
+        self.first.into_iter().chain(more.iter().copied())
+    }
+
+    /// Calls `f` with the samples in the order they arrived, a chunk at a time; an error is
+    /// one reading those written out.
+    pub fn each_chunk(&self, f: &mut dyn FnMut(&[f64])) -> std::io::Result<()> {
+        if let Some(x) = self.first {
+            f(&[x]);
+        }
+        self.more.each_chunk(f)
     }
 
     /// Replaces the contents of `out` with the samples in the order they arrived: one copy of
-    /// the stored slice where [`SeriesView::samples`] goes value by value.
-    pub fn copy_samples(&self, out: &mut Vec<f64>) {
+    /// each chunk where [`SeriesView::samples`] goes value by value.
+    pub fn copy_samples(&self, out: &mut Vec<f64>) -> std::io::Result<()> {
         out.clear();
         out.reserve(self.len());
-        out.extend(self.first);
-        out.extend_from_slice(self.more);
+        self.each_chunk(&mut |xs| out.extend_from_slice(xs))
     }
 
     pub fn len(&self) -> usize {
@@ -190,7 +207,7 @@ impl SeriesView<'_> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.first.is_none() && self.more.is_empty()
+        self.len() == 0
     }
 }
 
@@ -200,8 +217,9 @@ impl SeriesTable {
     }
 
     /// A table whose series' samples are appended on a thread of their own, started once a
-    /// large input has given it enough to do. Its samples can be read only after
-    /// [`SeriesTable::finish`].
+    /// large input has given it enough to do, and written out to a temporary file as they
+    /// pass a few MiB, so that memory stays flat. Its samples can be read only after
+    /// [`SeriesTable::finish`], and with [`SeriesView::each_chunk`].
     pub fn with_sample_thread() -> Self {
         let mut t = Self::default();
         t.more.threaded();
@@ -291,9 +309,9 @@ impl SeriesTable {
             },
             first: (!marked(bits)).then(|| f64::from_bits(bits)),
             more: match bits {
-                EMPTY => &[],
+                EMPTY => spill::Stored::default(),
                 _ if marked(bits) => self.more.get(bits as u32),
-                _ => &[],
+                _ => spill::Stored::default(),
             },
         }
     }
@@ -720,53 +738,6 @@ impl Sink for SeriesTable {
         let r = self.run_of(id);
         let (metric, _) = self.metric_kind(&r, id - r.start as usize);
         Some(self.metrics.get(metric))
-    }
-}
-
-impl serde::Serialize for SeriesView<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // The shape of a serialized `Series`: its key flattened, unit, direction, samples.
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("metric", self.metric)?;
-        m.serialize_entry("scope", self.scope)?;
-        if let Some(l) = self.label {
-            m.serialize_entry("label", l)?;
-        }
-        if !self.params.is_empty() {
-            m.serialize_entry("params", self.params)?;
-        }
-        if let Some(st) = self.statistic {
-            m.serialize_entry("statistic", st)?;
-        }
-        m.serialize_entry("unit", self.unit.as_str())?;
-        m.serialize_entry("direction", &self.direction)?;
-        m.serialize_entry("samples", &Samples(self))?;
-        m.end()
-    }
-}
-
-struct Samples<'a, 'b>(&'a SeriesView<'b>);
-
-impl serde::Serialize for Samples<'_, '_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for v in self.0.samples() {
-            seq.serialize_element(&v)?;
-        }
-        seq.end()
-    }
-}
-
-/// All series of a table as a JSON array, written one series at a time.
-pub struct AllSeries<'a>(pub &'a SeriesTable);
-
-impl serde::Serialize for AllSeries<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for v in self.0.iter() {
-            seq.serialize_element(&v)?;
-        }
-        seq.end()
     }
 }
 

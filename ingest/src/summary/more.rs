@@ -6,10 +6,13 @@
 //! pairs into a batch and appends the first few full batches itself; a thread started then
 //! takes the vectors and every later batch, in the order they were written, so every vector
 //! ends up as it would in place. A smaller input never starts the thread, which would only
-//! compete for the CPUs with the reading and the parsing.
+//! compete for the CPUs with the reading and the parsing. The vectors of a threaded table
+//! are written out to a [`Spill`] as they grow past its limit, so its memory stays flat.
 
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
+
+use super::spill::{self, Spill, Stored};
 
 /// Pairs handed over at a time: 1 MiB.
 const BATCH: usize = 1 << 16;
@@ -21,11 +24,77 @@ const HERE: usize = 4;
 /// `(vector, value)`: a vector number equal to the count made so far makes that vector.
 type Batch = Vec<(u32, f64)>;
 /// The way to the appending thread, and the thread, which gives the vectors back.
-type Appender = (SyncSender<Batch>, JoinHandle<Vec<Vec<f64>>>);
+type Appender = (SyncSender<Batch>, JoinHandle<Vectors>);
+
+/// The vectors, and what of them went to the file.
+#[derive(Debug, Default)]
+struct Vectors {
+    vecs: Vec<Vec<f64>>,
+    /// The vectors' capacities added up, in samples.
+    capacity: usize,
+    /// Capacity at which the vectors are written out next; 0: never (a table not threaded,
+    /// or a file that failed, after which memory grows with the input as it would without).
+    spill_at: usize,
+    /// The capacity vectors may hold: [`spill::LIMIT`] but in tests.
+    limit: usize,
+    spill: Option<Spill>,
+}
+
+impl Vectors {
+    #[inline]
+    fn push(&mut self, n: u32, value: f64) {
+        let v = &mut self.vecs[n as usize];
+        let before = v.capacity();
+        v.push(value);
+        self.capacity += v.capacity() - before;
+    }
+
+    fn make(&mut self, values: &[f64]) {
+        let v = values.to_vec();
+        self.capacity += v.capacity();
+        self.vecs.push(v);
+    }
+
+    /// Writes the vectors out once they hold enough.
+    fn check(&mut self) {
+        if self.spill_at == 0 || self.capacity < self.spill_at {
+            return;
+        }
+        let spill = match self.spill.take().map_or_else(Spill::new, Ok) {
+            Ok(s) => self.spill.insert(s),
+            Err(_) => {
+                self.spill_at = 0;
+                return;
+            }
+        };
+        match spill.write(&mut self.vecs) {
+            Ok(left) => {
+                self.capacity = left;
+                // Many short vectors may hold most of the limit; they are not rewritten at
+                // every batch.
+                self.spill_at = left.max(self.limit / 2) + self.limit / 2;
+            }
+            Err(_) => self.spill_at = 0,
+        }
+    }
+
+    /// Applies a batch: a vector number one past the last makes that vector.
+    fn append(&mut self, batch: impl IntoIterator<Item = (u32, f64)>) {
+        for (n, v) in batch {
+            if (n as usize) < self.vecs.len() {
+                self.push(n, v);
+            } else {
+                debug_assert_eq!(n as usize, self.vecs.len());
+                self.make(&[v]);
+            }
+        }
+        self.check();
+    }
+}
 
 #[derive(Debug, Default)]
 pub(super) struct More {
-    vecs: Vec<Vec<f64>>,
+    vecs: Vectors,
     handed: Option<Handed>,
 }
 
@@ -42,9 +111,17 @@ struct Handed {
 }
 
 impl More {
-    /// Appends elsewhere from now on, until [`More::finish`]; only while nothing is stored.
+    /// Appends elsewhere from now on, until [`More::finish`], and writes long vectors out to
+    /// a file; only while nothing is stored.
     pub(super) fn threaded(&mut self) {
-        if self.vecs.is_empty() && self.handed.is_none() {
+        self.threaded_within(spill::LIMIT);
+    }
+
+    /// [`More::threaded`], writing out from `limit` samples of capacity.
+    fn threaded_within(&mut self, limit: usize) {
+        if self.vecs.vecs.is_empty() && self.handed.is_none() {
+            self.vecs.limit = limit;
+            self.vecs.spill_at = limit;
             self.handed = Some(Handed {
                 made: 0,
                 batch: Vec::with_capacity(BATCH),
@@ -56,14 +133,16 @@ impl More {
 
     /// How many vectors there are.
     pub(super) fn len(&self) -> usize {
-        self.handed.as_ref().map_or(self.vecs.len(), |h| h.made)
+        self.handed
+            .as_ref()
+            .map_or(self.vecs.vecs.len(), |h| h.made)
     }
 
     /// A new vector holding `values`; its number.
     pub(super) fn make(&mut self, values: &[f64]) -> u32 {
         let n = self.len() as u32;
         match &mut self.handed {
-            None => self.vecs.push(values.to_vec()),
+            None => self.vecs.make(values),
             Some(h) => {
                 h.made += 1;
                 for &v in values {
@@ -78,18 +157,18 @@ impl More {
     #[inline]
     pub(super) fn push(&mut self, n: u32, value: f64) {
         match &mut self.handed {
-            None => self.vecs[n as usize].push(value),
+            None => self.vecs.push(n, value),
             Some(h) => h.pass(&mut self.vecs, n, value),
         }
     }
 
     /// Vector `n`, once [`More::finish`] has brought the vectors back.
-    pub(super) fn get(&self, n: u32) -> &[f64] {
+    pub(super) fn get(&self, n: u32) -> Stored<'_> {
         assert!(
             self.handed.is_none(),
             "samples read while they are appended elsewhere: finish the table first"
         );
-        &self.vecs[n as usize]
+        Stored::new(self.vecs.spill.as_ref(), n, &self.vecs.vecs[n as usize])
     }
 
     /// Waits for what was handed over and keeps the vectors here again.
@@ -98,24 +177,24 @@ impl More {
             return;
         };
         let rest = std::mem::take(&mut h.batch);
-        self.vecs = match h.thread.take() {
-            None => append(std::mem::take(&mut self.vecs), rest),
+        match h.thread.take() {
+            None => self.vecs.append(rest),
             Some((tx, thread)) => {
                 // The thread ends when the channel does, after the batches before this one. A
                 // send fails only when the thread ended early, by a panic, which `join` passes on.
                 let _ = tx.send(rest);
                 drop(tx);
-                thread
+                self.vecs = thread
                     .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
             }
-        };
+        }
     }
 }
 
 impl Handed {
     #[inline]
-    fn pass(&mut self, vecs: &mut Vec<Vec<f64>>, n: u32, value: f64) {
+    fn pass(&mut self, vecs: &mut Vectors, n: u32, value: f64) {
         self.batch.push((n, value));
         if self.batch.len() == BATCH {
             self.hand_over(vecs);
@@ -125,10 +204,10 @@ impl Handed {
     /// A full batch: appended here while few came before, else sent to the thread, which
     /// the first one sent starts with the vectors made here.
     #[inline(never)]
-    fn hand_over(&mut self, vecs: &mut Vec<Vec<f64>>) {
+    fn hand_over(&mut self, vecs: &mut Vectors) {
         if self.thread.is_none() && self.here < HERE {
             self.here += 1;
-            *vecs = append(std::mem::take(vecs), self.batch.drain(..));
+            vecs.append(self.batch.drain(..));
             return;
         }
         let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
@@ -142,23 +221,9 @@ impl Handed {
     }
 }
 
-fn receive(mut vecs: Vec<Vec<f64>>, rx: Receiver<Batch>) -> Vec<Vec<f64>> {
+fn receive(mut vecs: Vectors, rx: Receiver<Batch>) -> Vectors {
     for batch in rx {
-        vecs = append(vecs, batch);
-    }
-    vecs
-}
-
-/// Applies a batch: a vector number one past the last makes that vector.
-fn append(mut vecs: Vec<Vec<f64>>, batch: impl IntoIterator<Item = (u32, f64)>) -> Vec<Vec<f64>> {
-    for (n, v) in batch {
-        match vecs.get_mut(n as usize) {
-            Some(vec) => vec.push(v),
-            None => {
-                debug_assert_eq!(n as usize, vecs.len());
-                vecs.push(vec![v]);
-            }
-        }
+        vecs.append(batch);
     }
     vecs
 }
@@ -167,35 +232,53 @@ fn append(mut vecs: Vec<Vec<f64>>, batch: impl IntoIterator<Item = (u32, f64)>) 
 mod tests {
     use super::*;
 
-    /// Vectors built in place and elsewhere from the same calls, over several batches.
+    fn contents(m: &More, n: u32) -> Vec<f64> {
+        let mut out = Vec::new();
+        m.get(n)
+            .each_chunk(&mut |xs| out.extend_from_slice(xs))
+            .unwrap();
+        out
+    }
+
+    /// Vectors built in place and elsewhere from the same calls, over several batches, with
+    /// and without some of them written out.
     #[test]
     fn vectors_built_elsewhere_are_those_built_in_place() {
-        for calls in [10, BATCH - 1, BATCH, 3 * BATCH + 17, (HERE + 3) * BATCH + 5] {
-            let mut here = More::default();
-            let mut there = More::default();
-            there.threaded();
-            let mut x: u64 = 88172645463325252;
-            for i in 0..calls {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let v = (x % 1000) as f64 + i as f64 * 1e-6;
-                if here.len() == 0 || x.is_multiple_of(97) {
-                    let values = [v, v + 1.0];
-                    let take = 1 + (x as usize / 97) % 2;
-                    assert_eq!(here.make(&values[..take]), there.make(&values[..take]));
-                } else {
-                    let n = (x >> 32) as u32 % here.len() as u32;
-                    here.push(n, v);
-                    there.push(n, v);
+        for limit in [spill::LIMIT, BATCH / 2] {
+            for calls in [10, BATCH - 1, BATCH, 3 * BATCH + 17, (HERE + 3) * BATCH + 5] {
+                let mut here = More::default();
+                let mut there = More::default();
+                there.threaded_within(limit);
+                let mut x: u64 = 88172645463325252;
+                for i in 0..calls {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let v = (x % 1000) as f64 + i as f64 * 1e-6;
+                    if here.len() == 0 || x.is_multiple_of(97) {
+                        let values = [v, v + 1.0];
+                        let take = 1 + (x as usize / 97) % 2;
+                        assert_eq!(here.make(&values[..take]), there.make(&values[..take]));
+                    } else {
+                        // Mostly the first few vectors, so that some grow long enough to go.
+                        let n = (x >> 32) as u32 % (here.len() as u32).min(1 + (x as u32 % 8));
+                        here.push(n, v);
+                        there.push(n, v);
+                    }
+                    assert_eq!(here.len(), there.len());
                 }
-                assert_eq!(here.len(), there.len());
-            }
-            there.finish();
-            assert!(there.handed.is_none());
-            assert_eq!(here.vecs, there.vecs, "{calls} calls");
-            for n in 0..here.len() as u32 {
-                assert_eq!(here.get(n), there.get(n));
+                there.finish();
+                assert!(there.handed.is_none());
+                let spilled = there.vecs.spill.is_some();
+                assert_eq!(spilled, limit < calls, "{calls} calls, limit {limit}");
+                assert!(there.vecs.spill_at > 0, "the file failed");
+                for n in 0..here.len() as u32 {
+                    assert_eq!(
+                        here.get(n).in_memory(),
+                        Some(&here.vecs.vecs[n as usize][..])
+                    );
+                    assert_eq!(contents(&here, n), contents(&there, n), "vector {n}");
+                }
             }
         }
     }

@@ -97,7 +97,7 @@ fn copy_samples_is_samples_in_order() {
     }
     let mut out = vec![7.0; 3];
     for s in t.iter() {
-        s.copy_samples(&mut out);
+        s.copy_samples(&mut out).unwrap();
         assert_eq!(out, s.samples().collect::<Vec<_>>(), "{}", s.metric);
     }
     assert_eq!(t.get(none).len(), 0);

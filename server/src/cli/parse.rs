@@ -1,7 +1,7 @@
 //! `quiescent parse`: what the parsers see, without storing anything.
 
 use std::cell::Cell;
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -132,19 +132,26 @@ const MAX_ROWS: usize = 500;
 /// than selecting the medians of a small file.
 const PARALLEL_SAMPLES: usize = 200_000;
 
+/// Samples of one series copied for its figures; a longer series is read in passes
+/// ([`compare::min_median_max_by_passes`]), so memory stays flat however long it is.
+const GATHER: usize = 1 << 20;
+
+/// [`compare::min_median_max`] of one series.
+fn figures(s: &SeriesView<'_>, scratch: &mut Vec<f64>) -> io::Result<Option<(f64, f64, f64)>> {
+    if s.len() <= GATHER {
+        s.copy_samples(scratch)?;
+        return Ok(compare::min_median_max(scratch));
+    }
+    compare::min_median_max_by_passes(s.len(), GATHER, |f| s.each_chunk(f))
+}
+
 /// [`compare::min_median_max`] of each series, in order. Selecting the medians of millions of
 /// samples is a tenth of a large file's parse, all of it after the parse, so a large table is
 /// split in two halves of about equal sample counts and the second half runs on its own thread.
-fn min_median_max_each(series: &[SeriesView<'_>]) -> Vec<Option<(f64, f64, f64)>> {
-    fn each(series: &[SeriesView<'_>]) -> Vec<Option<(f64, f64, f64)>> {
+fn min_median_max_each(series: &[SeriesView<'_>]) -> io::Result<Vec<Option<(f64, f64, f64)>>> {
+    fn each(series: &[SeriesView<'_>]) -> io::Result<Vec<Option<(f64, f64, f64)>>> {
         let mut scratch = Vec::new();
-        series
-            .iter()
-            .map(|s| {
-                s.copy_samples(&mut scratch);
-                compare::min_median_max(&mut scratch)
-            })
-            .collect()
+        series.iter().map(|s| figures(s, &mut scratch)).collect()
     }
     let total: usize = series.iter().map(SeriesView::len).sum();
     if total < PARALLEL_SAMPLES || series.len() < 2 {
@@ -163,13 +170,13 @@ fn min_median_max_each(series: &[SeriesView<'_>]) -> Vec<Option<(f64, f64, f64)>
     let (first, second) = series.split_at(split);
     std::thread::scope(|scope| {
         let other = scope.spawn(|| each(second));
-        let mut out = each(first);
+        let mut out = each(first)?;
         out.extend(
             other
                 .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                .unwrap_or_else(|e| std::panic::resume_unwind(e))?,
         );
-        out
+        Ok(out)
     })
 }
 
@@ -202,7 +209,7 @@ fn write_summary(
         "series", "scope", "block", "n", "min", "median", "max", "unit",
     ]);
     let shown: Vec<SeriesView<'_>> = ds.iter().take(MAX_ROWS).collect();
-    for (s, mmm) in shown.iter().zip(min_median_max_each(&shown)) {
+    for (s, mmm) in shown.iter().zip(min_median_max_each(&shown)?) {
         let unit = s.unit.as_str();
         let h = |v: Option<f64>| v.map_or("-".to_string(), |v| super::human(v, unit));
         let mut name = s.metric.to_string();
@@ -270,6 +277,8 @@ mod tests {
             vec![big / 4 + 1; 4],
             vec![1, 2, big / 2, 5, big / 2, 0, 7],
             vec![big, 0],
+            // Longer than is copied: read in passes.
+            vec![3, GATHER + 3, 2],
         ] {
             let t = table(&counts);
             let shown: Vec<SeriesView<'_>> = t.iter().collect();
@@ -277,7 +286,7 @@ mod tests {
                 .iter()
                 .map(|s| compare::min_median_max(&mut s.samples().collect::<Vec<f64>>()))
                 .collect();
-            assert_eq!(min_median_max_each(&shown), one, "{counts:?}");
+            assert_eq!(min_median_max_each(&shown).unwrap(), one, "{counts:?}");
             assert_eq!(
                 one.iter().filter(|m| m.is_none()).count(),
                 counts.iter().filter(|&&n| n == 0).count()

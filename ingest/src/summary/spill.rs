@@ -1,0 +1,139 @@
+//! Samples moved to a temporary file while a large input is parsed, so that memory stays flat
+//! whatever the input's size.
+//!
+//! The thread appending a table's samples ([`super::more`]) writes out every vector long
+//! enough to be worth a segment once the vectors' capacity passes [`LIMIT`]. A series' samples
+//! are then its segments, in the order written, followed by what its vector holds. The file
+//! is anonymous: it goes when the table does.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::FileExt;
+
+/// Capacity of the vectors, in samples, at which they are written out: 24 MiB.
+pub(super) const LIMIT: usize = 3 << 20;
+/// Shortest vector written out: a segment costs 16 bytes of memory, so a shorter vector
+/// would keep most of what writing it frees.
+const MIN_SEGMENT: usize = 64;
+/// Samples read from the file at a time.
+const CHUNK: usize = 1 << 16;
+
+/// `len` samples from sample `at` of the file.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Segment {
+    at: u64,
+    len: u64,
+}
+
+#[derive(Debug)]
+pub(super) struct Spill {
+    file: File,
+    /// Samples written so far.
+    written: u64,
+    /// Each vector's segments, in order.
+    segments: Vec<Vec<Segment>>,
+}
+
+impl Spill {
+    pub(super) fn new() -> io::Result<Self> {
+        Ok(Spill {
+            file: tempfile::tempfile()?,
+            written: 0,
+            segments: Vec::new(),
+        })
+    }
+
+    /// Writes out and empties each vector of at least [`MIN_SEGMENT`] samples; the capacity
+    /// left in the vectors. On an error the vectors are left as they were, and the file must
+    /// not be written again (its end is unknown).
+    pub(super) fn write(&mut self, vecs: &mut [Vec<f64>]) -> io::Result<usize> {
+        let mut out = BufWriter::with_capacity(1 << 20, &self.file);
+        let mut at = self.written;
+        let mut new = Vec::new();
+        for (n, v) in vecs.iter().enumerate() {
+            if v.len() >= MIN_SEGMENT {
+                out.write_all(bytemuck::cast_slice(v))?;
+                new.push((
+                    n,
+                    Segment {
+                        at,
+                        len: v.len() as u64,
+                    },
+                ));
+                at += v.len() as u64;
+            }
+        }
+        out.flush()?;
+        drop(out);
+        self.written = at;
+        if self.segments.len() < vecs.len() {
+            self.segments.resize_with(vecs.len(), Vec::new);
+        }
+        for (n, s) in new {
+            self.segments[n].push(s);
+            vecs[n] = Vec::new();
+        }
+        Ok(vecs.iter().map(Vec::capacity).sum())
+    }
+
+    /// The segments of vector `n`.
+    pub(super) fn segments(&self, n: u32) -> &[Segment] {
+        self.segments.get(n as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// Calls `f` with the samples of `segments`, in order, a chunk at a time.
+    pub(super) fn read(&self, segments: &[Segment], f: &mut dyn FnMut(&[f64])) -> io::Result<()> {
+        let mut buf = vec![0f64; CHUNK];
+        for s in segments {
+            let mut done = 0;
+            while done < s.len {
+                let take = (s.len - done).min(CHUNK as u64) as usize;
+                let chunk = &mut buf[..take];
+                self.file
+                    .read_exact_at(bytemuck::cast_slice_mut(chunk), (s.at + done) * 8)?;
+                f(chunk);
+                done += take as u64;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The samples of one series after its first: segments written out, then what stayed in memory.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stored<'a> {
+    spilled: Option<(&'a Spill, &'a [Segment])>,
+    held: &'a [f64],
+}
+
+impl<'a> Stored<'a> {
+    pub(super) fn new(spill: Option<&'a Spill>, n: u32, held: &'a [f64]) -> Self {
+        let spilled = spill
+            .map(|s| (s, s.segments(n)))
+            .filter(|(_, segs)| !segs.is_empty());
+        Stored { spilled, held }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        let out: u64 = self
+            .spilled
+            .map_or(0, |(_, s)| s.iter().map(|s| s.len).sum());
+        out as usize + self.held.len()
+    }
+
+    /// All of them, when none was written out.
+    pub(super) fn in_memory(&self) -> Option<&'a [f64]> {
+        self.spilled.is_none().then_some(self.held)
+    }
+
+    /// Calls `f` with them in order, a chunk at a time.
+    pub(super) fn each_chunk(&self, f: &mut dyn FnMut(&[f64])) -> io::Result<()> {
+        if let Some((spill, segments)) = self.spilled {
+            spill.read(segments, f)?;
+        }
+        if !self.held.is_empty() {
+            f(self.held);
+        }
+        Ok(())
+    }
+}
