@@ -191,68 +191,6 @@ impl<'a> Spool<'a> {
     }
 }
 
-/// The name prefix of a server's own spool directory in the temporary directory
-/// (`quiescent-spool-PID`), when several servers share a database and maybe a machine.
-pub const PROCESS_SPOOL_PREFIX: &str = "quiescent-spool-";
-
-/// The file a server keeps locked in its own spool directory while it runs.
-const SPOOL_LOCK: &str = ".server.lock";
-
-/// Makes `dir` this process's spool directory for as long as the returned file is kept (it
-/// holds a lock), and removes the spool directories beside it whose server is gone: killed,
-/// it could not remove its own, and no later server has its process id.
-pub fn own_spool(dir: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::create_dir_all(dir)?;
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join(SPOOL_LOCK))?;
-    lock.try_lock().map_err(|e| {
-        std::io::Error::other(format!(
-            "{} is in use by another server ({e})",
-            dir.display()
-        ))
-    })?;
-    if let Some(parent) = dir.parent() {
-        remove_abandoned_spools(parent, dir);
-    }
-    Ok(lock)
-}
-
-/// Removes the per-process spool directories in `parent` whose lock nobody holds. One without
-/// a lock file is left alone (its server may be starting).
-fn remove_abandoned_spools(parent: &Path, own: &Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path == own
-            || !entry
-                .file_name()
-                .to_string_lossy()
-                .starts_with(PROCESS_SPOOL_PREFIX)
-        {
-            continue;
-        }
-        let Ok(lock) = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path.join(SPOOL_LOCK))
-        else {
-            continue;
-        };
-        if lock.try_lock().is_ok() {
-            match std::fs::remove_dir_all(&path) {
-                Ok(()) => {
-                    tracing::info!("removed the spool of a stopped server: {}", path.display())
-                }
-                Err(e) => tracing::warn!("removing {}: {e}", path.display()),
-            }
-        }
-    }
-}
-
 /// A request whose whole body is gzip, decompressed as a stream: at most `limit` compressed
 /// bytes are read, and the caller caps the decompressed bytes with the same limit.
 pub fn gunzip_body(req: Request, limit: u64) -> Request {

@@ -29,6 +29,7 @@ pub mod history_chart;
 pub mod home;
 pub mod limits;
 pub mod machines;
+mod own_spool;
 pub mod paste;
 mod paste_db;
 pub mod runs;
@@ -99,10 +100,10 @@ pub async fn serve(db: &DbArgs, mut config: ServeArgs) -> anyhow::Result<()> {
         config.spool_dir = Some(if per_process {
             let dir = std::env::temp_dir().join(format!(
                 "{}{}",
-                limits::PROCESS_SPOOL_PREFIX,
+                own_spool::PROCESS_SPOOL_PREFIX,
                 std::process::id()
             ));
-            _spool_lock = Some(limits::own_spool(&dir).with_context(|| {
+            _spool_lock = Some(own_spool::own_spool(&dir).with_context(|| {
                 format!("preparing the upload spool directory {}", dir.display())
             })?);
             dir
