@@ -118,7 +118,7 @@ impl More {
     }
 
     /// [`More::threaded`], writing out from `limit` samples of capacity.
-    fn threaded_within(&mut self, limit: usize) {
+    pub(super) fn threaded_within(&mut self, limit: usize) {
         if self.vecs.vecs.is_empty() && self.handed.is_none() {
             self.vecs.limit = limit;
             self.vecs.spill_at = limit;
@@ -160,6 +160,12 @@ impl More {
             None => self.vecs.push(n, value),
             Some(h) => h.pass(&mut self.vecs, n, value),
         }
+    }
+
+    /// Whether some samples were written out to a file.
+    #[cfg(test)]
+    pub(super) fn written_out(&self) -> bool {
+        self.vecs.spill.is_some()
     }
 
     /// Vector `n`, once [`More::finish`] has brought the vectors back.

@@ -105,11 +105,15 @@ fn copy_samples_is_samples_in_order() {
 
 /// The same calls on a table that appends on a thread of its own and on one that does not:
 /// enough samples to start the thread, series made along the way (some with one sample, some
-/// whose first sample has the marker bits), and samples through every path.
+/// whose first sample has the marker bits), and samples through every path. A third table
+/// writes its samples out to a file from 20,000 samples of capacity; its figures and JSON are
+/// those of the table that keeps them.
 #[test]
 fn a_table_with_a_sample_thread_holds_what_one_without_holds() {
     let mut here = SeriesTable::new();
     let mut there = SeriesTable::with_sample_thread();
+    let mut spilling = SeriesTable::default();
+    spilling.more.threaded_within(20_000);
     let odd = [
         f64::from_bits(EMPTY),
         f64::from_bits(MARK << 32 | 3),
@@ -133,28 +137,40 @@ fn a_table_with_a_sample_thread_holds_what_one_without_holds() {
         };
         let spec = SeriesSpec::count(SeriesKey::new(format!("m{m}")));
         if x.is_multiple_of(3) {
-            assert_eq!(here.series_sample(&spec, v), there.series_sample(&spec, v));
+            let id = here.series_sample(&spec, v);
+            assert_eq!(there.series_sample(&spec, v), id);
+            assert_eq!(spilling.series_sample(&spec, v), id);
         } else {
             let id = here.series(&spec);
             assert_eq!(there.series(&spec), id);
+            assert_eq!(spilling.series(&spec), id);
             here.sample(id, v);
             there.sample(id, v);
+            spilling.sample(id, v);
         }
     }
     there.finish();
-    assert_eq!(here.sample_count(), there.sample_count());
-    assert_eq!(here.len(), there.len());
+    spilling.finish();
+    for t in [&there, &spilling] {
+        assert_eq!(here.sample_count(), t.sample_count());
+        assert_eq!(here.len(), t.len());
+    }
     let bits = |t: &SeriesTable| -> Vec<(String, Vec<u64>)> {
         t.iter()
             .map(|s| {
-                (
-                    s.metric.to_string(),
-                    s.samples().map(f64::to_bits).collect(),
-                )
+                let mut v = Vec::new();
+                s.each_chunk(&mut |xs| v.extend(xs.iter().map(|x| x.to_bits())))
+                    .unwrap();
+                assert_eq!(v.len(), s.len());
+                (s.metric.to_string(), v)
             })
             .collect()
     };
-    let (a, b) = (bits(&here), bits(&there));
+    let a = bits(&here);
     assert!(a.iter().any(|(_, s)| s.len() > 50_000) && a.iter().any(|(_, s)| s.len() == 1));
-    assert_eq!(a, b);
+    assert_eq!(a, bits(&there));
+    assert!(spilling.more.written_out(), "nothing was written out");
+    assert_eq!(a, bits(&spilling));
+    let json = |t: &SeriesTable| serde_json::to_string(&AllSeries(t)).unwrap();
+    assert_eq!(json(&here), json(&spilling));
 }
