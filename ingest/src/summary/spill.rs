@@ -25,6 +25,11 @@ pub(super) struct Segment {
     len: u64,
 }
 
+/// The samples `segments` hold.
+fn samples_in(segments: &[Segment]) -> u64 {
+    segments.iter().map(|s| s.len).sum()
+}
+
 #[derive(Debug)]
 pub(super) struct Spill {
     file: File,
@@ -83,7 +88,8 @@ impl Spill {
 
     /// Calls `f` with the samples of `segments`, in order, a chunk at a time.
     pub(super) fn read(&self, segments: &[Segment], f: &mut dyn FnMut(&[f64])) -> io::Result<()> {
-        let mut buf = vec![0f64; CHUNK];
+        // Sized to what is read: a table of many short series reads each one at a time.
+        let mut buf = vec![0f64; samples_in(segments).min(CHUNK as u64) as usize];
         for s in segments {
             let mut done = 0;
             while done < s.len {
@@ -115,9 +121,7 @@ impl<'a> Stored<'a> {
     }
 
     pub(super) fn len(&self) -> usize {
-        let out: u64 = self
-            .spilled
-            .map_or(0, |(_, s)| s.iter().map(|s| s.len).sum());
+        let out = self.spilled.map_or(0, |(_, s)| samples_in(s));
         out as usize + self.held.len()
     }
 
