@@ -19,6 +19,11 @@ pub(crate) use meta::BlockMeta;
 /// Longest label accepted; longer paragraphs are prose, not block titles.
 const MAX_LABEL: usize = 100;
 
+/// Longest label built from others (a section and its heading, an anchor and its
+/// continuation): a longer one is given up for the heading or phrase alone, so that labels
+/// stay bounded whatever the prose repeats.
+const MAX_BUILT: usize = 3 * MAX_LABEL;
+
 /// Paragraphs kept while waiting for a block, and the longest paragraph kept whole: prose of
 /// any length costs bounded memory (longer text is not a label anyway).
 const MAX_PENDING: usize = 16;
@@ -38,6 +43,9 @@ pub(crate) struct Labeler {
     spare: Vec<String>,
     /// The label in force.
     current: Option<String>,
+    /// The label in force as read, before a section was put in front of it: the section a
+    /// heading that comes back is read in, so that sections do not nest without end.
+    base: Option<String>,
     /// The last label that was not a continuation.
     anchor: Option<String>,
     /// Labels found in the prose so far (bounded), each with the label in force before its
@@ -124,6 +132,7 @@ impl Labeler {
         self.blank();
         self.clear_pending();
         self.anchor.clone_from(&label);
+        self.base.clone_from(&label);
         self.current = label;
     }
 
@@ -188,14 +197,20 @@ impl Labeler {
                         }
                         None => out.push_str(phrase),
                     }
+                    if out.len() > MAX_BUILT {
+                        out.clear();
+                        out.push_str(phrase);
+                    }
+                    set_str(&mut self.base, out);
                 }
                 None => {
                     qualify(
                         &mut self.seen,
-                        self.current.as_deref(),
+                        self.base.as_deref(),
                         label,
                         &mut self.scratch,
                     );
+                    set_str(&mut self.base, label);
                     set_str(&mut self.anchor, &self.scratch);
                     set_str(&mut self.current, &self.scratch);
                 }
@@ -235,18 +250,22 @@ pub(crate) fn set_str(dst: &mut Option<String>, src: &str) {
 /// new section (`openSUSE config:` `Patched:` `allmodconfig:` `Patched:`): it is read as
 /// that section's, `allmodconfig: Patched`, so that the two sections' blocks are not pooled.
 /// Labels alternating as before (`original` `patched` `original` `patched`) still pool, and
-/// so does the mail's first label. The label to use is written to `out`.
+/// so does the mail's first label. `section` is the label in force as read, never one already
+/// put in a section: a mail pasted twice gives each heading one section, not a chain of them.
+/// The label to use is written to `out`.
 fn qualify(
     seen: &mut Vec<(String, Option<String>)>,
-    current: Option<&str>,
+    section: Option<&str>,
     label: &str,
     out: &mut String,
 ) {
     out.clear();
     let first = seen.iter().find(|(l, _)| l == label);
-    match (first, current) {
+    match (first, section) {
         (Some((_, before)), Some(section))
-            if section != label && before.as_deref().is_some_and(|b| b != section) =>
+            if section != label
+                && before.as_deref().is_some_and(|b| b != section)
+                && section.len() + 2 + label.len() <= MAX_BUILT =>
         {
             out.push_str(section);
             out.push_str(": ");
@@ -255,7 +274,7 @@ fn qualify(
         _ => out.push_str(label),
     }
     if first.is_none() && seen.len() < MAX_PENDING * 4 {
-        seen.push((label.to_string(), current.map(str::to_string)));
+        seen.push((label.to_string(), section.map(str::to_string)));
     }
 }
 

@@ -116,6 +116,38 @@ fn seed000_six_blocks_of_three_runs() {
     assert_eq!(blocks[5]["line"], 44);
 }
 
+/// A mail pasted again and again, cut so that it starts at a continuation (`and with
+/// reverted X` with nothing before it): each heading comes back in a new section once, and
+/// then the labels repeat. Before, every pass put the sections in front of each other and
+/// the labels grew with the input (50 MB of it took more than 20 GB).
+#[test]
+fn a_repeated_mail_cut_mid_way_keeps_its_labels_bounded() {
+    let text = std::fs::read_to_string(fixture(SEED000)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let cut = lines
+        .iter()
+        .position(|l| l.contains("and with reverted"))
+        .unwrap();
+    let pass: String = lines[cut - 1..]
+        .iter()
+        .chain(&lines[..cut - 1])
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let series = |times: usize| parse_text(&pass.repeat(times)).series.len();
+    let settled = series(3);
+    assert!(settled <= 3 * 18, "{settled} series from 3 passes");
+    assert_eq!(series(40), settled);
+    let ds = parse_text(&pass.repeat(40));
+    assert_eq!(ds.sample_count(), 40 * 54);
+    for label in ds.labels() {
+        assert!(
+            label.len() <= 300,
+            "label of {} bytes: {label:.120}",
+            label.len()
+        );
+    }
+}
+
 #[test]
 fn tc_qdisc_two_labelled_tab_indented_blocks() {
     let ds = parse(TC2025, "time");
