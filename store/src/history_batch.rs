@@ -56,6 +56,156 @@ pub(crate) fn scope_entry(id: i64) -> String {
     format!("[{id},")
 }
 
+/// What one history read takes: the history, the `all` scope's id, whether samples are
+/// read, the run id read after, the metric ids filtered on (when few), and the SQL pieces
+/// naming the metric (id, and name when many), their join and their filter.
+pub(crate) struct Read<'a> {
+    pub of: HistoryOf<'a>,
+    pub all: i64,
+    pub values: bool,
+    pub after: i64,
+    pub ids: &'a [i64],
+    pub metric: &'a str,
+    pub join: &'a str,
+    pub filter: &'a str,
+}
+
+impl Read<'_> {
+    /// The conditions of the history's whole-run blocks, shared by both engines' reads
+    /// (`$1`..`$6` bound by `bind_read!`, the metric ids from `$7`).
+    pub(crate) fn conditions(&self, postgres: bool) -> String {
+        format!(
+            "FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
+             JOIN runs r ON r.build_id = b.id \
+             JOIN series_block sb ON sb.run_id = r.id {join} \
+             WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
+               AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
+               AND {has_scope} AND r.id > $6 \
+               {filter}",
+            join = self.join,
+            filter = self.filter,
+            has_scope = has_scope(postgres, "$5"),
+        )
+    }
+}
+
+/// Binds the parameters of [`Read::conditions`] to a query of either engine.
+macro_rules! bind_read {
+    ($q:expr, $read:expr) => {{
+        let (branch_id, machine_id, benchmark, params_key) = $read.of;
+        let mut q = $q
+            .bind(branch_id)
+            .bind(machine_id)
+            .bind(benchmark)
+            .bind(params_key)
+            .bind($crate::history_batch::scope_entry($read.all))
+            .bind($read.after);
+        for id in $read.ids {
+            q = q.bind(*id);
+        }
+        q
+    }};
+}
+pub(crate) use bind_read;
+
+/// One whole-run block of a history as read: its run's build and place, its ids, its metric's
+/// name (when the metrics are many), its series list and its samples (when read).
+pub(crate) struct BlockRow<'a> {
+    pub build_id: i64,
+    pub label: String,
+    pub position: i64,
+    pub run_id: i64,
+    pub block_id: i64,
+    pub unit_id: i64,
+    pub direction_id: i64,
+    pub metric_id: i64,
+    pub name: Option<&'a str>,
+    pub series: &'a str,
+    pub vals: Option<&'a [u8]>,
+}
+
+/// Files blocks as they are read, under the keys of their metric: the same for every engine
+/// and every way of reading.
+pub(crate) struct Filer<'a> {
+    few: bool,
+    by_id: &'a HashMap<i64, &'a [usize]>,
+    metrics: &'a HashMap<&'a str, Vec<usize>>,
+    all: i64,
+    out: &'a mut [Vec<(HistoryPoint, Vec<f64>)>],
+    /// Points filed with their unit and direction ids, named after the read.
+    unnamed: Vec<(usize, usize, i64, i64)>,
+}
+
+impl Filer<'_> {
+    pub(crate) fn file(&mut self, b: BlockRow<'_>) -> Result<(), Error> {
+        let idx = if self.few {
+            self.by_id.get(&b.metric_id).copied()
+        } else {
+            let name = b
+                .name
+                .ok_or_else(|| Error::Corrupt(format!("block {} has no metric", b.block_id)))?;
+            self.metrics.get(name).map(Vec::as_slice)
+        };
+        let Some(idx) = idx else {
+            return Ok(());
+        };
+        let point = HistoryPoint {
+            build_id: b.build_id,
+            label: b.label,
+            position: b.position,
+            run_id: b.run_id,
+            series_id: b.block_id,
+            unit: String::new(),
+            direction: String::new(),
+        };
+        if file_point(point, b.series, b.vals, self.all, idx, self.out)? {
+            for &i in idx {
+                let at = self.out[i].len() - 1;
+                self.unnamed.push((i, at, b.unit_id, b.direction_id));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads the blocks a row each (PostgreSQL, whose rows come from the socket's buffer) and
+/// files them as they arrive: a profile's history is tens of thousands of blocks, and holding
+/// them all before filing doubled the pass's memory.
+async fn read_rows(
+    pool: &sqlx::PgPool,
+    read: &Read<'_>,
+    filer: &mut Filer<'_>,
+) -> Result<(), Error> {
+    let vals = if read.values { "sb.vals" } else { "NULL" };
+    // Units and directions are named after the read: a join to `names` for each cost
+    // PostgreSQL an index lookup a block.
+    let sql = format!(
+        "SELECT b.id, b.label, bb.position, r.id, sb.id, sb.unit_id, sb.direction_id, {metric}, sb.series, {vals} \
+         {conditions} \
+         ORDER BY bb.position, r.id",
+        metric = read.metric,
+        conditions = read.conditions(true),
+    );
+    let q = bind_read!(sqlx::query(sqlx::AssertSqlSafe(sql)), read);
+    let mut rows = q.fetch(pool);
+    while let Some(r) = rows.try_next().await? {
+        filer.file(BlockRow {
+            build_id: r.try_get(0)?,
+            label: r.try_get(1)?,
+            position: r.try_get(2)?,
+            run_id: r.try_get(3)?,
+            block_id: r.try_get(4)?,
+            unit_id: r.try_get(5)?,
+            direction_id: r.try_get(6)?,
+            metric_id: r.try_get(7)?,
+            name: r.try_get(8)?,
+            series: r.try_get(9)?,
+            vals: r.try_get(10)?,
+        })?;
+    }
+    Ok(())
+}
+
 /// A history series' detector result to record: key, direction, unit and tested p-values.
 pub struct SavedSeries<'a> {
     pub key: &'a HistoryKey,
@@ -184,8 +334,7 @@ impl Store {
 
     /// Files the points of the whole-run blocks of the history `of` under the keys of their
     /// metric in `metrics` (indexes into `out`), with their samples when `values`, in branch
-    /// order; only of runs with an id above `after`. Rows are filed as they arrive: a profile's history is tens of thousands of
-    /// blocks, and holding them all before filing doubled the pass's memory.
+    /// order; only of runs with an id above `after`.
     async fn file_history(
         &self,
         of: HistoryOf<'_>,
@@ -195,7 +344,6 @@ impl Store {
         after: i64,
         out: &mut [Vec<(HistoryPoint, Vec<f64>)>],
     ) -> Result<(), Error> {
-        let (branch_id, machine_id, benchmark, params_key) = of;
         // A few metrics are found by id, through the `(run_id, metric_id)` index (filtering on
         // the name after a join made SQLite read every block of each run); many (a profile's
         // functions) are read in one query and sorted out here by name, as a query per few
@@ -238,63 +386,31 @@ impl Store {
                 String::new(),
             )
         };
-        let vals = if values { "sb.vals" } else { "NULL" };
-        // Blocks are read whole rather than through the `series` view, whose JSON expansion
-        // PostgreSQL's planner cannot estimate; the `all` scope is found in each block. Units
-        // and directions are named after the read: a join to `names` for each cost PostgreSQL
-        // an index lookup a block.
-        let sql = format!(
-            "SELECT b.id, b.label, bb.position, r.id, sb.id, sb.unit_id, sb.direction_id, {metric}, sb.series, {vals} \
-             FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
-             JOIN runs r ON r.build_id = b.id \
-             JOIN series_block sb ON sb.run_id = r.id {join} \
-             WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
-               AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \
-               AND {has_scope} AND r.id > $6 \
-               {filter} \
-             ORDER BY bb.position, r.id",
-            has_scope = has_scope(self.is_postgres(), "$5"),
-        );
-        // Points filed with their unit and direction ids, named below.
-        let mut unnamed: Vec<(usize, usize, i64, i64)> = Vec::new();
-        with_pool!(self, |pool| {
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(branch_id)
-                .bind(machine_id)
-                .bind(benchmark)
-                .bind(params_key)
-                .bind(scope_entry(all))
-                .bind(after);
-            for id in &ids {
-                q = q.bind(*id);
+        let mut filer = Filer {
+            few,
+            by_id: &by_id,
+            metrics,
+            all,
+            out,
+            unnamed: Vec::new(),
+        };
+        let read = Read {
+            of,
+            all,
+            values,
+            after,
+            ids: &ids,
+            metric,
+            join,
+            filter: &filter,
+        };
+        match &self.backend {
+            crate::engine::Backend::Sqlite(pool) => {
+                crate::history_sqlite::read_grouped(pool, &read, &mut filer).await?;
             }
-            let mut rows = q.fetch(pool);
-            while let Some(r) = rows.try_next().await? {
-                let idx = if few {
-                    by_id.get(&r.try_get::<i64, _>(7)?).copied()
-                } else {
-                    metrics.get(r.try_get::<&str, _>(8)?).map(Vec::as_slice)
-                };
-                let Some(idx) = idx else {
-                    continue;
-                };
-                let point = HistoryPoint {
-                    build_id: r.try_get(0)?,
-                    label: r.try_get(1)?,
-                    position: r.try_get(2)?,
-                    run_id: r.try_get(3)?,
-                    series_id: r.try_get(4)?,
-                    unit: String::new(),
-                    direction: String::new(),
-                };
-                if file_point(point, r.try_get(9)?, r.try_get(10)?, all, idx, out)? {
-                    let (unit, direction) = (r.try_get(5)?, r.try_get(6)?);
-                    for &i in idx {
-                        unnamed.push((i, out[i].len() - 1, unit, direction));
-                    }
-                }
-            }
-        });
+            crate::engine::Backend::Postgres(pool) => read_rows(pool, &read, &mut filer).await?,
+        }
+        let Filer { unnamed, .. } = filer;
         self.name_units(&unnamed, out).await
     }
 

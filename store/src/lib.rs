@@ -19,6 +19,7 @@ mod group_batch;
 mod hardening;
 mod history;
 mod history_batch;
+mod history_sqlite;
 mod idempotency;
 mod import;
 mod import_rows;

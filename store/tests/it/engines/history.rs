@@ -454,3 +454,106 @@ both!(an_import_names_the_histories_its_runs_add_to, |st| {
     assert_eq!(count("profile"), Some(3), "{keys:?}");
     assert!(count("hb").is_some_and(|n| n >= 1), "{keys:?}");
 });
+
+/// A metric name JSON and SQL must carry as it is.
+const ODD: &str = "odd \"name\" \\ ü\n\t'; --";
+
+both!(long_histories_read_whole_or_after_a_run_as_stored, |st| {
+    // 700 metrics a run (a profile's many: blocks over several hundred ids, the metrics found
+    // by name), with an odd name, a build label with quotes, and a CPU's scope beside `all`.
+    let mut runs = Vec::new();
+    for (i, label) in ["b1", "b\"2\" 'x'"].iter().enumerate() {
+        let run = st
+            .import_run(
+                &meta(label, "hb"),
+                &[super::super::hb("hb.txt", &[1.0])],
+                None,
+            )
+            .await
+            .unwrap()
+            .run_ids[0];
+        let names: Vec<String> = (0..700)
+            .map(|m| format!("m{m:03}"))
+            .chain([ODD.to_string()])
+            .collect();
+        let values: Vec<[f64; 2]> = (0..names.len())
+            .map(|m| [m as f64 + i as f64 * 1000.0, 0.5 + i as f64])
+            .collect();
+        let mut series: Vec<NewSeries<'_>> = names
+            .iter()
+            .zip(&values)
+            .map(|(metric, v)| NewSeries {
+                run_id: run,
+                metric,
+                unit: "ops/s",
+                direction: "higher_is_better",
+                scope: "all",
+                label: None,
+                statistic: None,
+                values: v,
+            })
+            .collect();
+        series.push(NewSeries {
+            scope: "cpu0",
+            values: &[-1.0],
+            ..series[0]
+        });
+        st.add_series(&series).await.unwrap();
+        let id = build_id(&st, label).await;
+        st.place_build(id, &Placement::main()).await.unwrap();
+        runs.push(run);
+    }
+    let keys: Vec<HistoryKey> = st
+        .history_keys_of_runs(&runs[..1])
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|k| k.metric != "time")
+        .collect();
+    assert_eq!(keys.len(), 701);
+    let expected = |k: &HistoryKey, i: usize| -> Vec<f64> {
+        let m = match k.metric.strip_prefix('m') {
+            Some(n) => n.parse::<f64>().unwrap(),
+            None => 700.0,
+        };
+        vec![m + i as f64 * 1000.0, 0.5 + i as f64]
+    };
+    let whole = st.history_samples_many(&keys).await.unwrap();
+    let points = st.history_points_many(&keys).await.unwrap();
+    for ((k, read), pts) in keys.iter().zip(&whole).zip(&points) {
+        let got: Vec<_> = read
+            .iter()
+            .map(|(p, v)| (p.label.as_str(), p.position, p.run_id, v.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("b1", 0, runs[0], expected(k, 0)),
+                ("b\"2\" 'x'", 1, runs[1], expected(k, 1)),
+            ],
+            "{:?}",
+            k.metric
+        );
+        assert!(read.iter().all(|(p, _)| p.unit == "ops/s"));
+        assert!(read.iter().all(|(p, _)| p.direction == "higher_is_better"));
+        let alone: Vec<i64> = pts.iter().map(|p| p.series_id).collect();
+        let with: Vec<i64> = read.iter().map(|(p, _)| p.series_id).collect();
+        assert_eq!(alone, with, "points alone name the same series");
+    }
+    // A few metrics are found by id: the same points.
+    let few = [keys[0].clone(), keys[699].clone(), keys[700].clone()];
+    assert_eq!(few[2].metric, ODD);
+    let read = st.history_samples_many(&few).await.unwrap();
+    for (k, r) in few.iter().zip(&read) {
+        let i = keys.iter().position(|x| x == k).unwrap();
+        assert_eq!(r, &whole[i]);
+    }
+    // After the first run: the second only.
+    let after = st
+        .history_samples_after(&keys, &vec![runs[0]; keys.len()])
+        .await
+        .unwrap();
+    for (a, w) in after.iter().zip(&whole) {
+        assert_eq!(a.as_slice(), &w[1..]);
+    }
+});
