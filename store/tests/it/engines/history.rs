@@ -447,6 +447,25 @@ both!(an_import_names_the_histories_its_runs_add_to, |st| {
         all_read
     );
     assert!(all_read.len() >= 4, "{all_read:?}");
+    // Runs of one history name the same keys: each key comes back once.
+    let mut named = Vec::new();
+    let mut runs = Vec::new();
+    for (build, times) in [("h2", [3.0, 4.0]), ("h3", [5.0, 6.0])] {
+        let files = vec![crate::engines::hb("hb.txt", &times)];
+        let outcome = st
+            .import_run(&meta(build, "hb"), &files, None)
+            .await
+            .unwrap();
+        for b in st.builds_to_place(&outcome.run_ids, "main").await.unwrap() {
+            st.place_build(b, &Placement::main()).await.unwrap();
+        }
+        named.extend(outcome.history_metrics.unwrap());
+        runs.extend(outcome.run_ids);
+    }
+    let once = st.history_keys_of_metrics(&named).await.unwrap();
+    assert!(once.windows(2).all(|w| w[0] < w[1]), "{once:?}");
+    assert_eq!(once, st.history_keys_of_runs(&runs).await.unwrap());
+    assert_eq!(once.len(), named.len() / 2);
     // The profile's totals are `a`'s three (`b` ran on one CPU: no total); the sweep's block
     // is labelled, so it has no history.
     let count = |b: &str| keys.iter().find(|k| k.0 == b).map(|k| k.1);
