@@ -13,7 +13,7 @@
 //! every run with a lower id is committed or rolled back.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use store::{HistoryKey, Store};
 
@@ -22,7 +22,9 @@ use super::Loaded;
 /// A history as last read, the highest run id read, and how many builds its branch had
 /// before the read.
 struct Kept {
-    loaded: Loaded,
+    /// Shared with the pass that read it, which is over before the next pass takes it: the
+    /// next pass adds to it in place rather than copying every point of it.
+    loaded: Arc<Loaded>,
     last_run: i64,
     builds: usize,
 }
@@ -53,7 +55,7 @@ const KEEP_FROM: usize = 64;
 const MAX_POINTS: usize = 1_000_000;
 
 /// [`super::load_many`], reading for each kept history only the runs after the last one read.
-pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<Loaded>> {
+pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec<Arc<Loaded>>> {
     let mut kept = take(store, keys);
     // A run joins its history when its build is placed, which comes after the run is stored:
     // a build placed since a history was kept may bring runs with lower ids than the last one
@@ -81,7 +83,7 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
     let mut keep = Vec::new();
     for (key, new) in keys.iter().zip(read) {
         let (mut loaded, last_before) = match kept.remove(key) {
-            Some(k) => (k.loaded, k.last_run),
+            Some(k) => (Arc::unwrap_or_clone(k.loaded), k.last_run),
             None => (
                 Loaded {
                     key: key.clone(),
@@ -97,11 +99,12 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
             .map(|(p, _)| p.run_id)
             .fold(last_before, i64::max);
         merge(&mut loaded, new);
+        let loaded = Arc::new(loaded);
         if loaded.points.len() >= KEEP_FROM {
             keep.push((
                 (store.instance(), key.clone()),
                 Kept {
-                    loaded: loaded.clone(),
+                    loaded: Arc::clone(&loaded),
                     last_run,
                     builds: builds.get(&key.branch_id).copied().unwrap_or(0),
                 },

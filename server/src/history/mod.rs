@@ -157,7 +157,7 @@ async fn place(store: &Store, run_ids: &[i64], placement: &Placement) -> anyhow:
 }
 
 /// A re-analysed series: its history series id, what was read and the analysis.
-type Analysed = (i64, Loaded, SeriesAnalysis);
+type Analysed = (i64, std::sync::Arc<Loaded>, SeriesAnalysis);
 
 /// Re-analyses `keys` and records new alerts, with q-values across every series of each
 /// benchmark on the branch.
