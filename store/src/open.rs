@@ -5,6 +5,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use sqlx::ConnectOptions as _;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
@@ -17,6 +18,11 @@ pub static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrati
 /// The embedded PostgreSQL migrations (`migrations/postgres/`), the same schema in
 /// PostgreSQL's types (BIGINT ids, BYTEA, byte-order text).
 pub static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
+
+/// Statements slower than this are logged at INFO, not sqlx's default WARN: reading a 64-CPU
+/// profile's history takes seconds by design, and `ingest` printed a warning with the whole
+/// statement for it. `QUIESCENT_LOG=sqlx=info` shows them.
+const SLOW_STATEMENT: Duration = Duration::from_secs(1);
 
 /// True when `db` names a PostgreSQL database rather than a SQLite file.
 pub fn is_postgres_url(db: &str) -> bool {
@@ -44,6 +50,7 @@ impl Store {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(Duration::from_millis(crate::wal::BUSY_TIMEOUT_MS.into()))
+            .log_slow_statements(log::LevelFilter::Info, SLOW_STATEMENT)
             // After a restart of a log that grew past this (see `wal`), the file is cut back.
             .pragma(
                 "journal_size_limit",
@@ -68,7 +75,9 @@ impl Store {
 /// backups); the schema is created or migrated in it. Migrations take sqlx's own lock, so
 /// servers starting together migrate once.
 async fn open_postgres(url: &str) -> Result<Store, Error> {
-    let opts = PgConnectOptions::from_str(url)?.application_name("quiescent");
+    let opts = PgConnectOptions::from_str(url)?
+        .application_name("quiescent")
+        .log_slow_statements(log::LevelFilter::Info, SLOW_STATEMENT);
     // One connection first: a wrong host, port or password says so at once, where the pool
     // would retry until its timeout and then only say that it timed out.
     sqlx::Connection::close(<sqlx::PgConnection as sqlx::Connection>::connect_with(&opts).await?)
