@@ -497,12 +497,8 @@ async fn gather(
     for (is_head, runs) in [(false, base_runs), (true, head_runs)] {
         // In stored order: the order of samples within a series is what the bootstrap draws from.
         let mut wanted: Vec<(i64, u32)> = Vec::new();
-        for s in store.series_of_runs(runs).await? {
-            if let Some(glob) = &sel.metric
-                && !glob_match(glob, &s.metric)
-            {
-                continue;
-            }
+        let keep = |metric: &str| sel.metric.as_ref().is_none_or(|g| glob_match(g, metric));
+        for s in store.series_of_runs_where(runs, keep).await? {
             let key = Key {
                 benchmark: s.benchmark,
                 params_key: s.params_key,

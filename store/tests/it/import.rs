@@ -394,3 +394,97 @@ async fn files_parsed_in_place_store_what_files_parsed_on_a_thread_store() {
         }
     }
 }
+
+/// `series_of_runs` lists a run's series from its blocks as the `series` view lists them (ids,
+/// names, order), with and without a metric filter.
+#[tokio::test]
+async fn series_of_runs_lists_what_the_series_view_lists() {
+    let (d, st, pool) = fresh().await;
+    let cpus: Vec<Vec<(&str, u64, &str)>> = (0..3)
+        .map(|cpu| {
+            vec![
+                ("rcu_note_context_switch", 100 + cpu, "10.5"),
+                ("__schedule", 200 + cpu, "20.5"),
+                ("only_here", 7, "1.0"),
+            ]
+        })
+        .collect();
+    let profile = st
+        .import_run(
+            &meta("v1", "profile"),
+            &per_cpu_files(d.path(), &cpus),
+            None,
+        )
+        .await
+        .unwrap()
+        .run_ids[0];
+    let hb = st
+        .import_run(
+            &meta("v1", "hb"),
+            &[crate::engines::hb("hb.txt", &[1.0, 2.0])],
+            None,
+        )
+        .await
+        .unwrap()
+        .run_ids[0];
+    st.add_series(&[store::NewSeries {
+        run_id: hb,
+        metric: "ops \"x\"",
+        unit: "ops/s",
+        direction: "higher_is_better",
+        scope: "cpu1",
+        label: Some("tuned"),
+        statistic: Some("p99"),
+        values: &[3.0],
+    }])
+    .await
+    .unwrap();
+    type Row = (
+        i64,
+        String,
+        String,
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        String,
+        String,
+    );
+    let view: Vec<Row> = sqlx::query_as(
+        "SELECT s.id, r.benchmark, r.params_key, s.metric, s.scope, s.statistic, s.label, s.unit, s.direction \
+         FROM series s JOIN runs r ON r.id = s.run_id WHERE s.run_id IN (?, ?) ORDER BY s.id",
+    )
+    .bind(profile)
+    .bind(hb)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let listed = |rows: Vec<store::SeriesRow>| -> Vec<Row> {
+        rows.into_iter()
+            .map(|s| {
+                (
+                    s.id,
+                    s.benchmark,
+                    s.params_key,
+                    s.metric,
+                    s.scope,
+                    s.statistic,
+                    s.label,
+                    s.unit.to_string(),
+                    s.direction.as_str().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert!(view.len() > 20, "{}", view.len());
+    let ours = listed(st.series_of_runs(&[profile, hb]).await.unwrap());
+    assert_eq!(ours, view);
+    let hits = listed(
+        st.series_of_runs_where(&[profile, hb], |m| m.ends_with(".hit"))
+            .await
+            .unwrap(),
+    );
+    let view_hits: Vec<Row> = view.into_iter().filter(|r| r.3.ends_with(".hit")).collect();
+    assert!(!view_hits.is_empty());
+    assert_eq!(hits, view_hits);
+}
