@@ -47,6 +47,22 @@ pub struct SeriesRow {
     pub direction: Direction,
 }
 
+/// A series block as a comparison lists its series: its id, its run's benchmark and
+/// parameters, the name ids of its metric, unit, direction, label and statistic, and its
+/// series list (`[[scope id, samples], ...]`).
+#[derive(sqlx::FromRow)]
+struct SeriesBlock {
+    id: i64,
+    benchmark: String,
+    params_key: String,
+    metric_id: i64,
+    unit_id: i64,
+    direction_id: i64,
+    label_id: Option<i64>,
+    statistic_id: Option<i64>,
+    series: String,
+}
+
 /// A latency trace file stored with a run.
 #[derive(Debug, Clone)]
 pub struct LatencyArtifact {
@@ -206,19 +222,6 @@ impl Store {
         runs: &[i64],
         keep: impl Fn(&str) -> bool,
     ) -> Result<Vec<SeriesRow>, Error> {
-        /// Block id, benchmark, parameters, metric, unit, direction, label and statistic
-        /// name ids, series list.
-        type Block = (
-            i64,
-            String,
-            String,
-            i64,
-            i64,
-            i64,
-            Option<i64>,
-            Option<i64>,
-            String,
-        );
         let mut out = Vec::new();
         for chunk in runs.chunks(CHUNK) {
             let sql = format!(
@@ -227,7 +230,7 @@ impl Store {
                  FROM series_block sb JOIN runs r ON r.id = sb.run_id WHERE sb.run_id IN ({}) ORDER BY sb.id",
                 placeholders(chunk.len())
             );
-            let blocks: Vec<Block> = with_pool!(self, |pool| {
+            let blocks: Vec<SeriesBlock> = with_pool!(self, |pool| {
                 let mut q = sqlx::query_as(AssertSqlSafe(sql));
                 for id in chunk {
                     q = q.bind(id);
@@ -236,27 +239,28 @@ impl Store {
             });
             let series = blocks
                 .iter()
-                .map(|b| crate::blocks::decode_series(&b.8))
+                .map(|b| crate::blocks::decode_series(&b.series))
                 .collect::<Result<Vec<_>, _>>()?;
             let mut ids: Vec<i64> = Vec::new();
             for (b, list) in blocks.iter().zip(&series) {
-                ids.extend([b.3, b.4, b.5]);
-                ids.extend(b.6);
-                ids.extend(b.7);
+                ids.extend([b.metric_id, b.unit_id, b.direction_id]);
+                ids.extend(b.label_id);
+                ids.extend(b.statistic_id);
                 ids.extend(list.iter().map(|&(scope, _)| i64::from(scope)));
             }
             let names = self.names_by_id(ids).await?;
             let name = |id: i64| names.get(&id).map(String::as_str);
             for (b, list) in blocks.iter().zip(&series) {
-                let (Some(metric), Some(unit), Some(direction)) = (name(b.3), name(b.4), name(b.5))
+                let (Some(metric), Some(unit), Some(direction)) =
+                    (name(b.metric_id), name(b.unit_id), name(b.direction_id))
                 else {
                     continue;
                 };
                 if !keep(metric) {
                     continue;
                 }
-                let label = b.6.and_then(name).map(str::to_string);
-                let statistic = b.7.and_then(name).map(str::to_string);
+                let label = b.label_id.and_then(name).map(str::to_string);
+                let statistic = b.statistic_id.and_then(name).map(str::to_string);
                 let unit = Unit::from(unit.to_string());
                 // The store writes only the three names; anything else reads as the default.
                 let direction = Direction::parse(direction).unwrap_or(Direction::LowerIsBetter);
@@ -265,9 +269,9 @@ impl Store {
                         continue;
                     };
                     out.push(SeriesRow {
-                        id: (b.0 << 16) | pos as i64,
-                        benchmark: b.1.clone(),
-                        params_key: b.2.clone(),
+                        id: (b.id << 16) | pos as i64,
+                        benchmark: b.benchmark.clone(),
+                        params_key: b.params_key.clone(),
                         metric: metric.to_string(),
                         scope: scope.to_string(),
                         statistic: statistic.clone(),
@@ -277,28 +281,6 @@ impl Store {
                     });
                 }
             }
-        }
-        Ok(out)
-    }
-
-    /// The stored names of `ids` (each read once; unknown ids are left out).
-    async fn names_by_id(&self, mut ids: Vec<i64>) -> Result<HashMap<i64, String>, Error> {
-        ids.sort_unstable();
-        ids.dedup();
-        let mut out = HashMap::with_capacity(ids.len());
-        for chunk in ids.chunks(CHUNK) {
-            let sql = format!(
-                "SELECT id, name FROM names WHERE id IN ({})",
-                placeholders(chunk.len())
-            );
-            let rows: Vec<(i64, String)> = with_pool!(self, |pool| {
-                let mut q = sqlx::query_as(AssertSqlSafe(sql));
-                for id in chunk {
-                    q = q.bind(id);
-                }
-                q.fetch_all(pool).await?
-            });
-            out.extend(rows);
         }
         Ok(out)
     }

@@ -3,6 +3,8 @@
 //! Sample values are not read here: callers get series ids and read them with
 //! [`crate::series_values`], so the history follows however samples are stored.
 
+use std::collections::HashMap;
+
 use futures_util::TryStreamExt as _;
 use sqlx::Row as _;
 
@@ -77,6 +79,9 @@ pub struct KeyFilter {
     pub machine: Option<String>,
     pub params_key: Option<String>,
 }
+
+/// Name ids per query of [`Store::names_by_id`] (SQLite limits the number of bound parameters).
+const NAMES_PER_QUERY: usize = 500;
 
 /// Runs per query of [`Store::history_keys_of_metrics`].
 const RUNS_PER_QUERY: usize = 500;
@@ -401,7 +406,7 @@ impl Store {
         let mut runs: Vec<i64> = metrics.iter().map(|(run, _)| *run).collect();
         runs.sort_unstable();
         runs.dedup();
-        let mut of_run: std::collections::HashMap<i64, Vec<Of>> = Default::default();
+        let mut of_run: HashMap<i64, Vec<Of>> = Default::default();
         for part in runs.chunks(RUNS_PER_QUERY) {
             let sql = format!(
                 "SELECT r.id, bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key \
@@ -462,6 +467,31 @@ impl Store {
                 .fetch_optional(pool)
                 .await?)
         })
+    }
+
+    /// The stored names of `ids` (each read once; unknown ids are left out).
+    pub(crate) async fn names_by_id(
+        &self,
+        mut ids: Vec<i64>,
+    ) -> Result<HashMap<i64, String>, Error> {
+        ids.sort_unstable();
+        ids.dedup();
+        let mut out = HashMap::with_capacity(ids.len());
+        for chunk in ids.chunks(NAMES_PER_QUERY) {
+            let sql = format!(
+                "SELECT id, name FROM names WHERE id IN ({})",
+                crate::engine::placeholders(1, chunk.len())
+            );
+            let rows: Vec<(i64, String)> = with_pool!(self, |pool| {
+                let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+                for id in chunk {
+                    q = q.bind(id);
+                }
+                q.fetch_all(pool).await?
+            });
+            out.extend(rows);
+        }
+        Ok(out)
     }
 
     /// Every history key matching `filter`, sorted.

@@ -421,23 +421,9 @@ impl Store {
         unnamed: &[(usize, usize, i64, i64)],
         out: &mut [Vec<(HistoryPoint, Vec<f64>)>],
     ) -> Result<(), Error> {
-        let mut ids: Vec<i64> = unnamed.iter().flat_map(|u| [u.2, u.3]).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let sql = format!(
-            "SELECT id, name FROM names WHERE id IN ({})",
-            placeholders(1, ids.len())
-        );
-        let named: HashMap<i64, String> = with_pool!(self, |pool| {
-            let mut q = sqlx::query_as::<_, (i64, String)>(sqlx::AssertSqlSafe(sql));
-            for id in &ids {
-                q = q.bind(*id);
-            }
-            q.fetch_all(pool).await?.into_iter().collect()
-        });
+        let named = self
+            .names_by_id(unnamed.iter().flat_map(|u| [u.2, u.3]).collect())
+            .await?;
         let name = |id: i64| {
             named
                 .get(&id)
