@@ -1,8 +1,9 @@
-//! Two parsed inputs compared (`quiescent compare A.txt B.txt`, the blocks of an email). Each
-//! input is collected into a [`Parsed`], whose series names are interned: a 64-CPU profile of
-//! 19,043 functions declares 1.2 M series per metric, and a key of strings per series cost
-//! gigabytes. Series reach the statistics as ids; strings are looked up again only for the
-//! rows printed.
+//! Two sets of series compared: parsed inputs (`quiescent compare A.txt B.txt`, the blocks of
+//! an email) or the stored runs of two builds. Each side is collected into a [`Parsed`], whose
+//! series names are interned: a 64-CPU profile of 19,043 functions declares 1.2 M series per
+//! metric, and a key of strings per series cost gigabytes (comparing two stored profiles that
+//! way took 86 s and 7 GB). Series reach the statistics as ids; strings are looked up again
+//! only for the rows printed.
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use ingest::intern::Interner;
 use ingest::model::{FastMap, SeriesId, SeriesSpec, Sink, Unit, Warning};
 use store::BuildInfo;
 
-use super::{CpuValues, Report, Row, Side, finish_rows, glob_match, is_cpu_scope};
+use super::{CpuValues, Report, Row, Side, Summary, finish_rows, glob_match, is_cpu_scope};
 
 /// An absent name (no parameters, no statistic, no label).
 const NONE: u32 = u32::MAX;
@@ -23,8 +24,9 @@ fn opt(names: &Interner, id: u32) -> Option<&str> {
     (id != NONE).then(|| names.get(id))
 }
 
-/// What names a row apart from its scope: metric, parameters key, statistic, label.
-type Group = [u32; 4];
+/// What names a row apart from its scope: metric, parameters key, statistic, label,
+/// benchmark (a stored run's; files have none).
+type Group = [u32; 5];
 
 /// A group's series by scope: a short list searched in order (a profile's 64 CPUs), which
 /// costs a third of a hash map's memory, turned into a map past `SCOPES_IN_LIST` scopes.
@@ -112,6 +114,60 @@ impl Parsed {
             only: None,
             values: Vec::new(),
         }
+    }
+
+    /// Adds a stored block's series and samples ([`store::Store::visit_series_of_runs`]):
+    /// series of the same benchmark, parameters, metric, scope, statistic and label pool
+    /// their samples, in the order they are added.
+    pub fn stored(&mut self, b: &store::StoredBlock<'_>) {
+        let metric = self.names.id(b.metric);
+        if !self.keeps(metric) {
+            return;
+        }
+        let params = match b.params_key {
+            "" => NONE,
+            k => self.names.id(k),
+        };
+        let statistic = b.statistic.map_or(NONE, |s| self.names.id(s));
+        let label = b.label.map_or(NONE, |s| self.names.id(s));
+        let benchmark = self.names.id(b.benchmark);
+        let group = self.group([metric, params, statistic, label, benchmark]);
+        let unit = Unit::from(b.unit.to_string());
+        for &(scope, samples) in &b.series {
+            let id = self.declare(group, scope, &unit, b.direction);
+            for &v in samples {
+                self.sample(id as SeriesId, v);
+            }
+        }
+    }
+
+    /// The id of a group of series, added when new.
+    fn group(&mut self, key: Group) -> u32 {
+        match self.group_index.get(&key) {
+            Some(&g) => g,
+            None => {
+                let g = self.groups.len() as u32;
+                self.groups.push(key);
+                self.group_index.insert(key, g);
+                self.scopes.push(Scopes::List(Vec::new()));
+                g
+            }
+        }
+    }
+
+    /// The series of `group` in `scope`, declared with this unit and direction when new (a
+    /// series keeps the unit it was first declared with).
+    fn declare(&mut self, group: u32, scope: &str, unit: &Unit, direction: Direction) -> u32 {
+        let scope = self.scope(scope);
+        if let Some(id) = self.find(group, scope) {
+            return id;
+        }
+        let kind = self.kind(unit, direction);
+        let id = self.series.len() as u32;
+        assert!(id < POOLED, "more than 2^31 series in one input");
+        self.series.push(Entry { group, scope, kind });
+        self.scopes[group as usize].insert(scope, id);
+        id
     }
 
     /// The series and samples of a dataset (a block of an email).
@@ -213,27 +269,8 @@ impl Sink for Parsed {
         };
         let statistic = k.statistic.as_deref().map_or(NONE, |s| self.names.id(s));
         let label = k.label.as_deref().map_or(NONE, |s| self.names.id(s));
-        let key = [metric, params, statistic, label];
-        let group = match self.group_index.get(&key) {
-            Some(&g) => g,
-            None => {
-                let g = self.groups.len() as u32;
-                self.groups.push(key);
-                self.group_index.insert(key, g);
-                self.scopes.push(Scopes::List(Vec::new()));
-                g
-            }
-        };
-        let scope = self.scope(&k.scope);
-        if let Some(id) = self.find(group, scope) {
-            return id as SeriesId;
-        }
-        let kind = self.kind(&spec.unit, spec.direction);
-        let id = self.series.len() as u32;
-        assert!(id < POOLED, "more than 2^31 series in one input");
-        self.series.push(Entry { group, scope, kind });
-        self.scopes[group as usize].insert(scope, id);
-        id as SeriesId
+        let group = self.group([metric, params, statistic, label, NONE]);
+        self.declare(group, &k.scope, &spec.unit, spec.direction) as SeriesId
     }
 
     fn sample(&mut self, id: SeriesId, value: f64) {
@@ -277,16 +314,48 @@ fn take(vals: &mut Vec<f64>, r: std::ops::Range<usize>) -> Vec<f64> {
     }
 }
 
-/// Compares two parsed inputs: series match by metric, scope, statistic, block label and
-/// parameters. `direction`, when given, overrides what the parsers say is better. With `fold`,
-/// per-CPU series of one value a side appear only inside their pooled `cpus` row.
+/// Compares two parsed inputs ([`compare_sides`]), named as files are.
 pub fn compare_parsed(
-    (base_name, mut base): (&str, Parsed),
-    (head_name, mut head): (&str, Parsed),
+    (base_name, base): (&str, Parsed),
+    (head_name, head): (&str, Parsed),
     direction: Option<Direction>,
     settings: &Settings,
     fold: bool,
 ) -> Report {
+    let (rows, summary) = compare_sides(base, head, direction, settings, fold);
+    let side = |name: &str| Side {
+        build: BuildInfo {
+            label: name.to_string(),
+            commit: None,
+            kernel_version: None,
+            config: None,
+            cmdline: None,
+        },
+        run_ids: Vec::new(),
+        machines: Vec::new(),
+    };
+    Report {
+        base: side(base_name),
+        head: side(head_name),
+        settings: *settings,
+        comparisons: rows,
+        summary,
+        env_diff: Vec::new(),
+        newer_runs: false,
+    }
+}
+
+/// Compares two sets of series: series match by benchmark, parameters, metric, scope,
+/// statistic and block label. `direction`, when given, overrides what the series say is
+/// better. With `fold`, per-CPU series of one value a side appear only inside their pooled
+/// `cpus` row. The rows come sorted, with their verdicts counted ([`finish_rows`]).
+pub fn compare_sides(
+    mut base: Parsed,
+    mut head: Parsed,
+    direction: Option<Direction>,
+    settings: &Settings,
+    fold: bool,
+) -> (Vec<Row>, Summary) {
     // The head's id of each base group and scope name, found by their strings.
     let head_id = |names: &Interner, id: u32| match id {
         NONE => Some(NONE),
@@ -296,7 +365,7 @@ pub fn compare_parsed(
         .groups
         .iter()
         .map(|g| {
-            let mut hg = [NONE; 4];
+            let mut hg = [NONE; 5];
             for (h, &b) in hg.iter_mut().zip(g) {
                 *h = head_id(&base.names, b)?;
             }
@@ -345,7 +414,7 @@ pub fn compare_parsed(
         if b.is_empty() || h.is_empty() {
             return None;
         }
-        let [_, _, statistic, _] = base.groups[e.group as usize];
+        let [_, _, statistic, _, _] = base.groups[e.group as usize];
         let cpu = (statistic == NONE && is_cpu_scope(base.names.get(e.scope))).then(|| {
             let pk = &mut pooled_kind[e.group as usize];
             if *pk == NONE {
@@ -379,11 +448,11 @@ pub fn compare_parsed(
                 let e = base.series[o.key as usize];
                 (e.group, names.get(e.scope), e.kind)
             };
-            let [metric, params, statistic, label] = base.groups[group as usize];
+            let [metric, params, statistic, label, benchmark] = base.groups[group as usize];
             let mut per_cpu: Vec<CpuValues> = o.per_cpu;
             per_cpu.sort_by(|a, b| crate::natural(&a.cpu, &b.cpu));
             Row {
-                benchmark: String::new(),
+                benchmark: opt(names, benchmark).unwrap_or_default().to_string(),
                 params: opt(names, params)
                     .map(super::parse_params_key)
                     .unwrap_or_default(),
@@ -400,27 +469,7 @@ pub fn compare_parsed(
             }
         })
         .collect();
-    let (rows, summary) = finish_rows(rows);
-    let side = |name: &str| Side {
-        build: BuildInfo {
-            label: name.to_string(),
-            commit: None,
-            kernel_version: None,
-            config: None,
-            cmdline: None,
-        },
-        run_ids: Vec::new(),
-        machines: Vec::new(),
-    };
-    Report {
-        base: side(base_name),
-        head: side(head_name),
-        settings: *settings,
-        comparisons: rows,
-        summary,
-        env_diff: Vec::new(),
-        newer_runs: false,
-    }
+    finish_rows(rows)
 }
 
 #[cfg(test)]

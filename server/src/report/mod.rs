@@ -3,11 +3,10 @@
 //! statistics ([`compare::pool`]), and states how the environments differ ([`env`]). The
 //! renderers are in the `export` module.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use compare::{Direction, SeriesComparison, Settings, Verdict};
-use ingest::model::{FastMap, Unit};
-use polars::prelude::*;
+use ingest::model::Unit;
 use serde::Serialize;
 use store::{BuildLookup, Store};
 
@@ -17,7 +16,7 @@ mod env;
 mod files;
 
 pub use env::EnvDiff;
-pub use files::{Parsed, compare_parsed};
+pub use files::{Parsed, compare_parsed, compare_sides};
 pub use store::BuildInfo;
 
 /// What to compare.
@@ -218,24 +217,6 @@ pub async fn build_frozen(
     assemble(store, sides, sel, settings, None, newer, false).await
 }
 
-/// Identity of a pooled series.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-struct Key {
-    benchmark: String,
-    params_key: String,
-    metric: String,
-    scope: String,
-    statistic: Option<String>,
-    label: Option<String>,
-}
-
-/// What every sample of a key shares.
-#[derive(Clone)]
-struct KeyInfo {
-    unit: Unit,
-    direction: Direction,
-}
-
 /// The builds and the runs of each side.
 type Sides = (BuildInfo, BuildInfo, Vec<i64>, Vec<i64>);
 
@@ -248,14 +229,14 @@ async fn assemble(
     newer_runs: bool,
     fold: bool,
 ) -> Result<Report, AppError> {
-    let (keys, infos, frame) = gather(store, &base_runs, &head_runs, sel).await?;
-    // Group the samples with polars: (key, side) -> list of values.
-    let grouped = tokio::task::spawn_blocking(move || group_samples(frame))
-        .await
-        .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping failed: {e}")))?
-        .map_err(|e| AppError::Anyhow(anyhow::anyhow!("grouping samples: {e}")))?;
-
-    let (rows, summary) = rows_from_groups(keys, &infos, grouped, settings, fold, direction);
+    let base_set = gather(store, &base_runs, sel).await?;
+    let head_set = gather(store, &head_runs, sel).await?;
+    let kept = *settings;
+    let (rows, summary) = tokio::task::spawn_blocking(move || {
+        compare_sides(base_set, head_set, direction, &kept, fold)
+    })
+    .await
+    .map_err(|e| AppError::Anyhow(anyhow::anyhow!("comparing failed: {e}")))?;
     let base_machines = store.machines_of(&base_runs).await?;
     let head_machines = store.machines_of(&head_runs).await?;
     let env_diff = env::env_diff(&base, &head, &base_machines, &head_machines);
@@ -276,79 +257,6 @@ async fn assemble(
         env_diff,
         newer_runs,
     })
-}
-
-/// Compares every key present on both sides (per-CPU series pooled, see [`compare::pool`]),
-/// applies BH and sorts. `direction`, when given, overrides what the series say is better,
-/// before any verdict is decided.
-fn rows_from_groups(
-    keys: Vec<Key>,
-    infos: &[KeyInfo],
-    mut grouped: Grouped,
-    settings: &Settings,
-    fold: bool,
-    direction: Option<Direction>,
-) -> (Vec<Row>, Summary) {
-    // Which series gives each key its unit: a pooled key takes its first CPU's.
-    let mut info_of: FastMap<Key, usize> = FastMap::default();
-    let mut inputs = Vec::new();
-    for (kid, key) in keys.into_iter().enumerate() {
-        let Some((base, head)) = grouped.remove(&(kid as u32)) else {
-            continue;
-        };
-        if base.is_empty() || head.is_empty() {
-            continue; // present on one side only
-        }
-        let cpu = (is_cpu_scope(&key.scope) && key.statistic.is_none()).then(|| {
-            let pooled = Key {
-                scope: "cpus".into(),
-                ..key.clone()
-            };
-            info_of.entry(pooled.clone()).or_insert(kid);
-            (pooled, key.scope.clone())
-        });
-        info_of.insert(key.clone(), kid);
-        inputs.push(compare::pool::Input {
-            direction: direction.unwrap_or(infos[kid].direction),
-            summary: key.statistic.is_some(),
-            cpu,
-            key,
-            base,
-            head,
-        });
-    }
-    let rows: Vec<Row> = compare::pool::pool(inputs, settings, fold)
-        .into_iter()
-        .map(|o| {
-            let mut per_cpu: Vec<CpuValues> = o
-                .per_cpu
-                .into_iter()
-                .map(|c| CpuValues {
-                    cpu: c.cpu.into(),
-                    base: c.base,
-                    head: c.head,
-                })
-                .collect();
-            per_cpu.sort_by(|a, b| crate::natural(&a.cpu, &b.cpu));
-            let unit = infos[info_of[&o.key]].unit.clone();
-            let key = o.key;
-            Row {
-                benchmark: key.benchmark,
-                params: parse_params_key(&key.params_key),
-                metric: key.metric,
-                scope: key.scope,
-                unit,
-                direction: o.direction,
-                statistic: key.statistic,
-                label: key.label,
-                cmp: o.cmp,
-                base_samples: o.base,
-                head_samples: o.head,
-                per_cpu,
-            }
-        })
-        .collect();
-    finish_rows(rows)
 }
 
 /// Flags multiplexed counters, sorts the rows and counts their verdicts.
@@ -478,96 +386,15 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     pi == p.len()
 }
 
-type Gathered = (Vec<Key>, Vec<KeyInfo>, DataFrame);
-
-/// Reads the series and samples of both sides: keys are interned, samples land in a frame of
-/// (key id, side, value).
-async fn gather(
-    store: &Store,
-    base_runs: &[i64],
-    head_runs: &[i64],
-    sel: &Selection,
-) -> Result<Gathered, AppError> {
-    let mut keys: Vec<Key> = Vec::new();
-    let mut infos: Vec<KeyInfo> = Vec::new();
-    let mut key_index: FastMap<Key, u32> = FastMap::default();
-    let mut key_col: Vec<u32> = Vec::new();
-    let mut side_col: Vec<bool> = Vec::new();
-    let mut value_col: Vec<f64> = Vec::new();
-    for (is_head, runs) in [(false, base_runs), (true, head_runs)] {
-        // In stored order: the order of samples within a series is what the bootstrap draws from.
-        let mut wanted: Vec<(i64, u32)> = Vec::new();
-        let keep = |metric: &str| sel.metric.as_ref().is_none_or(|g| glob_match(g, metric));
-        for s in store.series_of_runs_where(runs, keep).await? {
-            let key = Key {
-                benchmark: s.benchmark,
-                params_key: s.params_key,
-                metric: s.metric,
-                scope: s.scope,
-                statistic: s.statistic,
-                label: s.label,
-            };
-            let kid = match key_index.get(&key) {
-                Some(&k) => k,
-                None => {
-                    let k = keys.len() as u32;
-                    key_index.insert(key.clone(), k);
-                    keys.push(key);
-                    infos.push(KeyInfo {
-                        unit: s.unit,
-                        direction: s.direction,
-                    });
-                    k
-                }
-            };
-            wanted.push((s.id, kid));
-        }
-        let kid_of: HashMap<i64, u32> = wanted.iter().copied().collect();
-        let ids: Vec<i64> = wanted.iter().map(|w| w.0).collect();
-        let samples = store.samples_of_series(&ids).await?;
-        key_col.reserve(samples.len());
-        for (sid, value) in samples {
-            key_col.push(kid_of[&sid]);
-            side_col.push(is_head);
-            value_col.push(value);
-        }
-    }
-    let frame = DataFrame::new_infer_height(vec![
-        Column::new("key".into(), key_col),
-        Column::new("head".into(), side_col),
-        Column::new("value".into(), value_col),
-    ])
-    .map_err(|e| AppError::Anyhow(anyhow::anyhow!("building the sample frame: {e}")))?;
-    Ok((keys, infos, frame))
-}
-
-/// key id -> (base values, head values), grouped with polars.
-/// Samples per key id: (base values, head values).
-type Grouped = FastMap<u32, (Vec<f64>, Vec<f64>)>;
-
-fn group_samples(frame: DataFrame) -> PolarsResult<Grouped> {
-    let out = frame
-        .lazy()
-        .group_by([col("key"), col("head")])
-        .agg([col("value")])
-        .collect()?;
-    let keys = out.column("key")?.u32()?.clone();
-    let heads = out.column("head")?.bool()?.clone();
-    let values = out.column("value")?.list()?.clone();
-    let mut map: Grouped = FastMap::default();
-    for ((k, h), v) in keys.iter().zip(heads.iter()).zip(values.series_iter()) {
-        let (Some(k), Some(h), Some(v)) = (k, h, v) else {
-            continue;
-        };
-        let vals: Vec<f64> = v.f64()?.into_no_null_iter().collect();
-        let e = map.entry(k).or_default();
-        if h {
-            e.1 = vals;
-        } else {
-            e.0 = vals;
-        }
-    }
-    Ok(map)
+/// The series and samples of one side's runs, in stored order (the order of samples within a
+/// series is what the bootstrap draws from), interned as a file's are.
+async fn gather(store: &Store, runs: &[i64], sel: &Selection) -> Result<Parsed, AppError> {
+    let mut set = Parsed::new(None);
+    let keep = |metric: &str| sel.metric.as_ref().is_none_or(|g| glob_match(g, metric));
+    store
+        .visit_series_of_runs(runs, keep, |block| set.stored(block))
+        .await?;
+    Ok(set)
 }
 
 fn summarise(rows: &[Row]) -> Summary {

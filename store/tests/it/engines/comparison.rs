@@ -150,10 +150,6 @@ both!(the_runs_of_a_selection_and_their_samples, |st| {
         "by id, each once, unknown ids left out"
     );
     assert!(st.series_values(&[]).await.unwrap().is_empty());
-    assert_eq!(
-        st.samples_of_series(&[sa]).await.unwrap(),
-        [(sa, 1.0), (sa, 2.0), (sa, 3.0)]
-    );
     assert_eq!(st.run_values(b).await.unwrap(), [(sb, vec![4.0, 5.0])]);
 });
 
@@ -293,4 +289,119 @@ both!(series_added_to_a_run_read_back, |st| {
     assert_eq!(bits, [(-0.0f64).to_bits(), 1e-300f64.to_bits()]);
     assert_eq!(st.total_samples().await.unwrap(), 6);
     assert!(st.add_series(&[]).await.unwrap().is_empty());
+});
+
+/// (benchmark, params, metric, scope, statistic, label, unit, direction, samples) of a series.
+type Listed = (
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    Direction,
+    Vec<f64>,
+);
+
+both!(a_visit_of_blocks_gives_each_series_with_its_samples, |st| {
+    let d = tempfile::tempdir().unwrap();
+    let cpus: Vec<Vec<(&str, u64, &str)>> = (0..3)
+        .map(|cpu| {
+            vec![
+                ("rcu_note_context_switch", 100 + cpu, "10.5"),
+                ("__schedule", 200 + cpu, "20.5"),
+            ]
+        })
+        .collect();
+    let mut m = meta("v1", "profile");
+    m.params.insert("load".into(), "idle \"q\"".into());
+    let profile = st
+        .import_run(&m, &crate::per_cpu_files(d.path(), &cpus), None)
+        .await
+        .unwrap()
+        .run_ids[0];
+    let hb_run = run_of(&st, "v1", "rig", "hb", &[1.0, 2.0, 3.0]).await;
+    st.add_series(&[NewSeries {
+        run_id: hb_run,
+        metric: "ops \"x\"';--",
+        unit: "ops/s",
+        direction: "higher_is_better",
+        scope: "cpu1",
+        label: Some("tuned ü"),
+        statistic: Some("p99"),
+        values: &[3.0, -0.0, 7.5],
+    }])
+    .await
+    .unwrap();
+    let runs = [hb_run, profile];
+
+    // The two-step read: series, then their samples by id.
+    let two_step = |keep: fn(&str) -> bool| {
+        let st = &st;
+        async move {
+            let series = st.series_of_runs_where(&runs, keep).await.unwrap();
+            let ids: Vec<i64> = series.iter().map(|s| s.id).collect();
+            let values: HashMap<i64, Vec<f64>> =
+                st.series_values(&ids).await.unwrap().into_iter().collect();
+            series
+                .into_iter()
+                .map(|s| {
+                    (
+                        s.benchmark,
+                        s.params_key,
+                        s.metric,
+                        s.scope,
+                        s.statistic,
+                        s.label,
+                        s.unit.to_string(),
+                        s.direction,
+                        values[&s.id].clone(),
+                    )
+                })
+                .collect::<Vec<Listed>>()
+        }
+    };
+    let visited = |keep: fn(&str) -> bool| {
+        let st = &st;
+        async move {
+            let mut out: Vec<Listed> = Vec::new();
+            st.visit_series_of_runs(&runs, keep, |b| {
+                for &(scope, samples) in &b.series {
+                    out.push((
+                        b.benchmark.to_string(),
+                        b.params_key.to_string(),
+                        b.metric.to_string(),
+                        scope.to_string(),
+                        b.statistic.map(str::to_string),
+                        b.label.map(str::to_string),
+                        b.unit.to_string(),
+                        b.direction,
+                        samples.to_vec(),
+                    ));
+                }
+            })
+            .await
+            .unwrap();
+            out
+        }
+    };
+    let all = two_step(|_| true).await;
+    assert!(all.len() > 12, "{}", all.len());
+    assert_eq!(visited(|_| true).await, all);
+    let quoted = all.iter().find(|s| s.2.starts_with("ops")).unwrap();
+    assert_eq!(quoted.4.as_deref(), Some("p99"));
+    assert_eq!(
+        quoted.8.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        [3.0f64, -0.0, 7.5].map(f64::to_bits)
+    );
+    assert!(
+        all.iter().any(|s| s.1.contains("idle")),
+        "the run's parameters"
+    );
+
+    let hits = two_step(|m| m.ends_with(".hit")).await;
+    assert!(!hits.is_empty() && hits.len() < all.len());
+    assert_eq!(visited(|m| m.ends_with(".hit")).await, hits);
+    assert!(visited(|_| false).await.is_empty());
 });
