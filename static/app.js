@@ -56,7 +56,8 @@
   // Live filtering of the comparison table; the same fields submit as a GET form without JS.
   var form = document.getElementById("filters");
   var table = document.getElementById("results");
-  if (!form || !table) return;
+  // A capped table lists only some rows: the form filters through the server instead.
+  if (!form || !table || table.hasAttribute("data-capped")) return;
   var only = document.getElementById("f-only");
   var hideNs = document.getElementById("f-hide-ns");
   var q = document.getElementById("f-q");

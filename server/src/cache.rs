@@ -13,6 +13,9 @@ use crate::report::Report;
 const CAPACITY: usize = 64;
 /// Samples held by cached reports at most (8 bytes each: 128 MiB).
 const MAX_SAMPLES: usize = 16 << 20;
+/// What a report's row weighs, in samples: with its names and statistics a row holds about
+/// half a KiB. A report of millions of rows (two profiles) is not kept.
+const ROW_WEIGHT: usize = 64;
 /// Bytes of cached pages at most.
 const MAX_PAGE_BYTES: usize = 64 << 20;
 
@@ -80,7 +83,7 @@ impl ReportCache {
             .iter()
             .map(|r| r.base_samples.len() + r.head_samples.len())
             .sum::<usize>()
-            + report.comparisons.len();
+            + report.comparisons.len() * ROW_WEIGHT;
         if let Ok(mut m) = self.reports.lock() {
             m.put(key, generation, report, samples);
         }

@@ -17,6 +17,12 @@ fn std_pct(d: &compare::Describe) -> String {
 
 /// Plain text within 72 columns for an LKML reply.
 pub fn text(r: &Report) -> String {
+    text_first(r, r.comparisons.len())
+}
+
+/// [`text`] listing the first `rows` series only (in the report's order, regressions first)
+/// and then how many it left out: a page shows two profiles' millions of series this way.
+pub fn text_first(r: &Report, rows: usize) -> String {
     let commit = |c: &Option<String>| c.as_ref().map(|c| format!(" ({c})")).unwrap_or_default();
     let mut out = format!(
         "base: {}{}\nhead: {}{}\n\n",
@@ -28,7 +34,7 @@ pub fn text(r: &Report) -> String {
     out.push_str("            base  %stddev     %change           head  %stddev\n");
     out.push_str("---------------- --------  ---------- -------------- --------\n");
     let mut last_bench = String::new();
-    for row in &r.comparisons {
+    for row in r.comparisons.iter().take(rows) {
         if row.benchmark != last_bench {
             out.push_str(&format!("{}:\n", clip(&row.benchmark, 72)));
             last_bench = row.benchmark.clone();
@@ -60,6 +66,9 @@ pub fn text(r: &Report) -> String {
         name.push_str(&row.name());
         out.push_str(&clip(&name, 72));
         out.push('\n');
+    }
+    if let Some(left) = r.comparisons.len().checked_sub(rows).filter(|&n| n > 0) {
+        out.push_str(&format!("({left} more series, not listed here)\n"));
     }
     out.push_str(&format!(
         "\n{} series: {} regressions, {} improvements, {} increases, {} decreases,\n{} unchanged, {} without enough data.\n",

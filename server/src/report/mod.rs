@@ -199,7 +199,8 @@ pub async fn build(
     assemble(store, sides, sel, settings, direction, false, fold).await
 }
 
-/// Builds a comparison over exactly these runs (a frozen, shared comparison).
+/// Builds a comparison over exactly these runs (a frozen, shared comparison), per-CPU series
+/// folded as the live page folds them.
 pub async fn build_frozen(
     store: &Store,
     base_runs: &[i64],
@@ -214,7 +215,7 @@ pub async fn build_frozen(
     let newer = now_base.iter().any(|r| !base_runs.contains(r))
         || now_head.iter().any(|r| !head_runs.contains(r));
     let sides = (base, head, base_runs.to_vec(), head_runs.to_vec());
-    assemble(store, sides, sel, settings, None, newer, false).await
+    assemble(store, sides, sel, settings, None, newer, true).await
 }
 
 /// The builds and the runs of each side.
@@ -334,7 +335,12 @@ fn sort_rows(rows: &mut [Row]) {
         Verdict::NoSignificantChange => 3,
         Verdict::NotEnoughData => 4,
     };
-    rows.sort_by(|a, b| {
+    // Indexes are sorted, each row's parameter text made once: a row is large, and two
+    // profiles compare millions of them.
+    let params: Vec<String> = rows.iter().map(Row::params_text).collect();
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&i, &j| {
+        let (a, b) = (&rows[i], &rows[j]);
         rank(a.cmp.verdict)
             .cmp(&rank(b.cmp.verdict))
             .then_with(|| {
@@ -343,13 +349,24 @@ fn sort_rows(rows: &mut [Row]) {
                 qa.total_cmp(&qb)
             })
             .then_with(|| a.benchmark.cmp(&b.benchmark))
-            .then_with(|| crate::natural(&a.params_text(), &b.params_text()))
+            .then_with(|| crate::natural(&params[i], &params[j]))
             .then_with(|| a.metric.cmp(&b.metric))
             .then_with(|| crate::natural(&a.scope, &b.scope))
             // A total order: rows are built from hash maps.
             .then_with(|| a.statistic.cmp(&b.statistic))
             .then_with(|| a.label.cmp(&b.label))
     });
+    // In place, cycle by cycle: position `j` takes the row at `order[j]`.
+    for i in 0..rows.len() {
+        let mut j = i;
+        while order[j] != i {
+            let next = order[j];
+            rows.swap(j, next);
+            order[j] = j;
+            j = next;
+        }
+        order[j] = j;
+    }
 }
 
 pub fn parse_params_key(k: &str) -> BTreeMap<String, String> {

@@ -389,6 +389,14 @@ async fn trace_stat_comparison_shows_functions_by_cpu() {
     )
     .await;
     let html = t.page("/compare?base=parent&head=patched").await;
+    // One value a CPU a side: the table folds the CPUs into one pooled row per field, as
+    // the command does; the profile below still shows each CPU's values.
+    let table = results_table(&html);
+    assert!(
+        table.contains("rcu_preempt_deferred_qs_handle.hit [4 cpus]"),
+        "{table}"
+    );
+    assert!(!table.contains("[cpu0]"), "{table}");
     let prof = between(&html, "<h2>Function profile per CPU</h2>", "</section>");
     assert!(prof.contains(r#"<th class="mono fn">rcu_preempt_deferred_qs_handle</th>"#));
     for cpu in ["cpu0", "cpu1", "cpu2", "cpu3"] {
@@ -445,4 +453,90 @@ async fn latency_comparison_shows_traces_side_by_side() {
     assert!(lat.contains("<li>system_call_fastpath</li>"));
     // One trace per side is not enough data for a test.
     assert!(html.contains(r#"<span class="count v-not_enough_data"><b>"#));
+}
+
+/// `head trace_stat/function*` of two CPUs and `functions` functions; `scale` moves the times.
+fn wide_profile(
+    dir: &std::path::Path,
+    name: &str,
+    functions: usize,
+    scale: f64,
+) -> std::path::PathBuf {
+    let mut text = String::new();
+    for cpu in 0..2 {
+        text.push_str(&format!(
+            "==> /sys/kernel/debug/tracing/trace_stat/function{cpu} <==\n  Function                               Hit    Time            Avg             s^2\n  --------                               ---    ----            ---             ---\n"
+        ));
+        for f in 0..functions {
+            let hit = 1000 + f * 3 + cpu;
+            let avg = (1.0 + f as f64 / 100.0) * scale;
+            text.push_str(&format!(
+                "  kfunc_{f:06}                   {hit}    {:.3} us    {avg:.3} us    0.004 us\n",
+                hit as f64 * avg
+            ));
+        }
+        text.push('\n');
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn a_huge_comparison_renders_the_first_rows_that_pass_the_filters() {
+    let t = common::app().await;
+    let dir = tempfile::tempdir().unwrap();
+    for (build, scale) in [("wide-a", 1.0), ("wide-b", 1.2)] {
+        let f = wide_profile(dir.path(), &format!("{build}.txt"), 700, scale);
+        common::import(&t.pool, build, "rig", "profile", &[f], None).await;
+    }
+    let csv = t.get("/compare.csv?base=wide-a&head=wide-b").await.text();
+    let total = csv.lines().count() - 1;
+    assert!(
+        total > 2 * quiescent::web::compare::ROWS_RENDERED,
+        "{total} rows"
+    );
+
+    let html = t.page("/compare?base=wide-a&head=wide-b").await;
+    let table = between(&html, r#"id="results" data-capped>"#, "</table>");
+    assert_eq!(
+        table.matches("<tr id=\"row-").count(),
+        quiescent::web::compare::ROWS_RENDERED
+    );
+    assert!(
+        !table.contains(" hidden>"),
+        "filtered rows are not rendered hidden"
+    );
+    assert!(html.contains(&format!("{total} of {total} series shown")));
+    let hint = between(&html, r#"id="rows-capped">"#, "</p>");
+    assert!(
+        hint.contains(&format!(
+            "first {} of the {total} series",
+            quiescent::web::compare::ROWS_RENDERED
+        )),
+        "{hint}"
+    );
+    let email = between(&html, r#"<pre id="email-text" class="email">"#, "</pre>");
+    assert!(
+        email.contains(&format!(
+            "({} more series, not listed here)",
+            total - quiescent::web::compare::ROWS_RENDERED
+        )),
+        "{email}"
+    );
+    // Filters narrow through the server: only matching rows, all of them.
+    let html = t
+        .page("/compare?base=wide-a&head=wide-b&q=kfunc_000123")
+        .await;
+    let table = between(&html, r#"id="results" data-capped>"#, "</table>");
+    let want = csv.lines().filter(|l| l.contains("kfunc_000123")).count();
+    assert!(want >= 4, "{want}");
+    assert_eq!(table.matches("<tr id=\"row-").count(), want);
+    assert!(html.contains(&format!("{want} of {total} series shown")));
+    // A small comparison is rendered whole, hidden rows included, for filtering in place.
+    let html = t
+        .page("/compare?base=wide-a&head=wide-b&metric=kfunc_00001*.hit")
+        .await;
+    assert!(html.contains(r#"<table class="data results" id="results">"#));
+    assert!(!html.contains("rows-capped"));
 }

@@ -56,9 +56,56 @@ pub(super) fn is_cpu(scope: &str) -> bool {
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Where a function's field on one CPU (or in total) comes from: its own row, or the value a
+/// pooled row folded in (a single run's per-CPU series have no rows of their own).
+#[derive(Clone, Copy)]
+enum Source {
+    Row(usize),
+    /// The `k`th per-CPU value of the pooled row `row`.
+    Folded {
+        row: usize,
+        k: usize,
+    },
+}
+
+/// A field's base and head medians, verdict and change in percent, and the row giving its unit.
+struct Values {
+    base: Option<f64>,
+    head: Option<f64>,
+    verdict: &'static str,
+    change: Option<f64>,
+    row: usize,
+}
+
+fn values(rows: &[Row], src: Source) -> Values {
+    match src {
+        Source::Row(i) => {
+            let c = &rows[i].cmp;
+            Values {
+                base: c.base.median,
+                head: c.head.median,
+                verdict: c.verdict.as_str(),
+                change: c.change_pct,
+                row: i,
+            }
+        }
+        // One value a side: what the series' own row would say.
+        Source::Folded { row, k } => {
+            let v = &rows[row].per_cpu[k];
+            Values {
+                base: v.base,
+                head: v.head,
+                verdict: compare::Verdict::NotEnoughData.as_str(),
+                change: compare::change_pct(v.base, v.head),
+                row,
+            }
+        }
+    }
+}
+
 pub(super) fn profiles(rows: &[Row]) -> Vec<Profile> {
-    // (benchmark, params, label) -> (functions in order, function -> (field, scope) -> row)
-    type Fields = HashMap<(String, String), usize>;
+    // (benchmark, params, label) -> (functions in order, function -> (field, scope) -> source)
+    type Fields = HashMap<(String, String), Source>;
     type Group = (Vec<String>, HashMap<String, Fields>);
     let mut groups: BTreeMap<(String, String, String), Group> = BTreeMap::new();
     for (i, r) in rows.iter().enumerate() {
@@ -82,9 +129,14 @@ pub(super) fn profiles(rows: &[Row]) -> Vec<Profile> {
             // Rows come sorted by significance: the first functions seen matter most.
             g.0.push(func.to_string());
         }
-        g.1.entry(func.to_string())
-            .or_default()
-            .insert((field.to_string(), r.scope.clone()), i);
+        let fields = g.1.entry(func.to_string()).or_default();
+        fields.insert((field.to_string(), r.scope.clone()), Source::Row(i));
+        for (k, v) in r.per_cpu.iter().enumerate() {
+            // A CPU's own row, when it has one, says more than its folded value.
+            fields
+                .entry((field.to_string(), v.cpu.to_string()))
+                .or_insert(Source::Folded { row: i, k });
+        }
     }
     let mut out = Vec::new();
     for ((benchmark, params, label), (order, funcs)) in groups {
@@ -100,54 +152,49 @@ pub(super) fn profiles(rows: &[Row]) -> Vec<Profile> {
         }
         cpus.sort_by(|a, b| crate::natural(a, b));
         let mut computed_totals = false;
-        let med = |i: usize, base: bool| {
-            let d = if base {
-                &rows[i].cmp.base
-            } else {
-                &rows[i].cmp.head
-            };
-            d.median
-        };
         let list: Vec<ProfFunc> = order
             .iter()
             .take(PROFILE_FUNCS)
             .map(|name| {
                 let f = &funcs[name];
-                let get = |field: &str, scope: &str| f.get(&(field.to_string(), scope.to_string()));
+                let get = |field: &str, scope: &str| {
+                    f.get(&(field.to_string(), scope.to_string()))
+                        .map(|&src| values(rows, src))
+                };
                 let mut cells: Vec<ProfCell> = cpus
                     .iter()
                     .map(|cpu| {
                         let mut c = ProfCell::default();
-                        if let Some(&i) = get("hit", cpu) {
+                        if let Some(v) = get("hit", cpu) {
                             c.present = true;
-                            c.hit_base = human(med(i, true), &rows[i].unit);
-                            c.hit_head = human(med(i, false), &rows[i].unit);
-                            c.hit_verdict = rows[i].cmp.verdict.as_str();
-                            c.hit_change = pct(rows[i].cmp.change_pct);
+                            c.hit_base = human(v.base, &rows[v.row].unit);
+                            c.hit_head = human(v.head, &rows[v.row].unit);
+                            c.hit_verdict = v.verdict;
+                            c.hit_change = pct(v.change);
                         }
-                        if let Some(&i) = get("avg", cpu) {
+                        if let Some(v) = get("avg", cpu) {
                             c.present = true;
-                            c.avg_base = human(med(i, true), &rows[i].unit);
-                            c.avg_head = human(med(i, false), &rows[i].unit);
-                            c.avg_verdict = rows[i].cmp.verdict.as_str();
-                            c.avg_change = pct(rows[i].cmp.change_pct);
+                            c.avg_base = human(v.base, &rows[v.row].unit);
+                            c.avg_head = human(v.head, &rows[v.row].unit);
+                            c.avg_verdict = v.verdict;
+                            c.avg_change = pct(v.change);
                         }
                         c
                     })
                     .collect();
                 // Totals: the file's own `all` rows, else sums over the CPUs.
                 let mut total = ProfCell::default();
-                if let Some(&i) = get("hit", "all") {
+                if let Some(v) = get("hit", "all") {
                     total.present = true;
-                    total.hit_base = human(med(i, true), &rows[i].unit);
-                    total.hit_head = human(med(i, false), &rows[i].unit);
-                    total.hit_verdict = rows[i].cmp.verdict.as_str();
-                    total.hit_change = pct(rows[i].cmp.change_pct);
-                    if let Some(&j) = get("avg", "all") {
-                        total.avg_base = human(med(j, true), &rows[j].unit);
-                        total.avg_head = human(med(j, false), &rows[j].unit);
-                        total.avg_verdict = rows[j].cmp.verdict.as_str();
-                        total.avg_change = pct(rows[j].cmp.change_pct);
+                    total.hit_base = human(v.base, &rows[v.row].unit);
+                    total.hit_head = human(v.head, &rows[v.row].unit);
+                    total.hit_verdict = v.verdict;
+                    total.hit_change = pct(v.change);
+                    if let Some(w) = get("avg", "all") {
+                        total.avg_base = human(w.base, &rows[w.row].unit);
+                        total.avg_head = human(w.head, &rows[w.row].unit);
+                        total.avg_verdict = w.verdict;
+                        total.avg_change = pct(w.change);
                     }
                 } else {
                     computed_totals = true;
@@ -155,14 +202,14 @@ pub(super) fn profiles(rows: &[Row]) -> Vec<Profile> {
                         let vals: Vec<f64> = cpus
                             .iter()
                             .filter_map(|c| get(field, c))
-                            .filter_map(|&i| med(i, base))
+                            .filter_map(|v| if base { v.base } else { v.head })
                             .collect();
                         (!vals.is_empty()).then(|| vals.iter().sum())
                     };
                     let unit_of = |field: &str| {
                         cpus.iter()
                             .find_map(|c| get(field, c))
-                            .map(|&i| rows[i].unit.to_string())
+                            .map(|v| rows[v.row].unit.to_string())
                             .unwrap_or_default()
                     };
                     let (hb, hh) = (sum("hit", true), sum("hit", false));
@@ -186,7 +233,10 @@ pub(super) fn profiles(rows: &[Row]) -> Vec<Profile> {
                 ProfFunc {
                     name: name.clone(),
                     cells,
-                    pooled: get("hit", "cpus").map(|&i| cell(i, &rows[i])),
+                    pooled: match f.get(&("hit".to_string(), "cpus".to_string())) {
+                        Some(&Source::Row(i)) => Some(cell(i, &rows[i])),
+                        _ => None,
+                    },
                 }
             })
             .collect();

@@ -31,7 +31,8 @@ pub struct RowView {
     pub search: String,
     pub significant: bool,
     pub charted: bool,
-    /// Passes the table filters (rows that do not are rendered hidden, for live filtering).
+    /// Passes the table filters (rows that do not are rendered hidden, for live filtering,
+    /// unless the table is capped).
     pub shown: bool,
 }
 
@@ -80,7 +81,7 @@ pub(super) fn row_view(idx: usize, r: &Row) -> RowView {
     let name = r.name();
     RowView {
         idx,
-        search: format!("{} {} {}", r.benchmark, params, name).to_lowercase(),
+        search: search_text(r, &params, &name),
         benchmark: r.benchmark.clone(),
         params: if params.is_empty() {
             "-".into()
@@ -119,7 +120,13 @@ pub(super) fn row_view(idx: usize, r: &Row) -> RowView {
     }
 }
 
-pub(super) fn keep(r: &Row, rv: &RowView, f: &ViewFilter) -> bool {
+/// Lower-case text the search box matches: benchmark, parameters and series name.
+fn search_text(r: &Row, params: &str, name: &str) -> String {
+    format!("{} {} {}", r.benchmark, params, name).to_lowercase()
+}
+
+/// Whether a row passes the table filters; its search text is made only for a search.
+pub(super) fn keep(r: &Row, f: &ViewFilter) -> bool {
     match f.only.as_deref() {
         Some("regressions") if r.cmp.verdict != Verdict::Regression => return false,
         Some("changes") if !is_change(r.cmp.verdict) => return false,
@@ -130,7 +137,8 @@ pub(super) fn keep(r: &Row, rv: &RowView, f: &ViewFilter) -> bool {
     }
     if let Some(q) = &f.q {
         let q = q.to_lowercase();
-        if !q.split_whitespace().all(|w| rv.search.contains(w)) {
+        let search = search_text(r, &r.params_text(), &r.name());
+        if !q.split_whitespace().all(|w| search.contains(w)) {
             return false;
         }
     }

@@ -8,6 +8,12 @@ use store::Store;
 use super::latency::{Latency, latency};
 use super::profile::{Profile, profiles};
 use super::rows::{CHARTS_SHOWN, Detail, RowView, detail, keep, row_view};
+
+/// Rows rendered into the table at most. A larger report (a profile compares millions of
+/// series, hundreds of bytes of HTML each) renders only the rows that pass the filters, the
+/// first this many in the report's order (regressions first): the filters then work through
+/// the server, and the exports hold every row.
+pub const ROWS_RENDERED: usize = 2000;
 use super::sweep::{Sweep, sweeps};
 use super::{ViewFilter, query_string};
 use crate::error::AppError;
@@ -17,6 +23,10 @@ use crate::report::{Report, Selection};
 pub struct CompareView {
     pub report: Arc<Report>,
     pub rows: Vec<RowView>,
+    /// Rows that pass the filters, rendered or not.
+    pub shown_rows: usize,
+    /// Only some of the rows are rendered ([`ROWS_RENDERED`]).
+    pub capped: bool,
     pub details: Vec<Detail>,
     pub sweeps: Vec<Sweep>,
     pub profiles: Vec<Profile>,
@@ -44,10 +54,17 @@ impl CompareView {
         filter: ViewFilter,
     ) -> Result<CompareView, AppError> {
         let r = &report;
+        let capped = r.comparisons.len() > ROWS_RENDERED;
         let mut rows: Vec<RowView> = Vec::new();
+        let mut shown_rows = 0;
         for (i, row) in r.comparisons.iter().enumerate() {
+            let shown = keep(row, &filter);
+            shown_rows += usize::from(shown);
+            if capped && (!shown || rows.len() == ROWS_RENDERED) {
+                continue;
+            }
             let mut rv = row_view(i, row);
-            rv.shown = keep(row, &rv, &filter);
+            rv.shown = shown;
             rows.push(rv);
         }
         let (bn, hn) = (r.base.build.label.as_str(), r.head.build.label.as_str());
@@ -94,7 +111,7 @@ impl CompareView {
             sweeps: sweeps(&r.comparisons),
             profiles: profiles(&r.comparisons),
             latency: latency(store, r).await?,
-            email: crate::export::email::text(r),
+            email: crate::export::email::text_first(r, ROWS_RENDERED),
             env_warning: r.env_diff.iter().any(|d| d.is_environmental()),
             csv_href: format!("/compare.csv?{query}"),
             json_href: format!("/compare.json?{query}"),
@@ -104,6 +121,8 @@ impl CompareView {
             sel_fields,
             share_fields,
             rows,
+            shown_rows,
+            capped,
             details,
             report,
         })
@@ -116,12 +135,12 @@ impl CompareView {
 
     /// How many rows pass the filters.
     pub fn shown(&self) -> usize {
-        self.rows.iter().filter(|r| r.shown).count()
+        self.shown_rows
     }
 
     /// How many rows the filters hide.
     pub fn hidden(&self) -> usize {
-        self.rows.len() - self.shown()
+        self.report.comparisons.len() - self.shown()
     }
 
     pub fn base_runs(&self) -> String {
