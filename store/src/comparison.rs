@@ -123,9 +123,18 @@ pub struct StoredBlock<'a> {
     pub direction: Direction,
     pub statistic: Option<&'a str>,
     pub label: Option<&'a str>,
-    /// Each series' scope and samples in stored order; a series whose scope has no stored
-    /// name is left out, as the `series` view leaves it out.
-    pub series: Vec<(&'a str, &'a [f64])>,
+    /// Its series in stored order; a series whose scope has no stored name is left out, as
+    /// the `series` view leaves it out.
+    pub series: Vec<StoredSeries<'a>>,
+}
+
+/// One series of a [`StoredBlock`].
+pub struct StoredSeries<'a> {
+    /// The series id (`block << 16 | position`), as the `series` view gives it.
+    pub id: i64,
+    pub scope: &'a str,
+    /// Its samples in stored order.
+    pub samples: &'a [f64],
 }
 
 /// A latency trace file stored with a run.
@@ -337,7 +346,7 @@ impl Store {
                 let vals = crate::write::unpack(b.vals.as_deref().unwrap_or_default())?;
                 let mut series = Vec::with_capacity(block.scopes.len());
                 let mut at = 0;
-                for (scope, &(_, n)) in block.scopes.iter().zip(&b.counts) {
+                for (pos, (scope, &(_, n))) in block.scopes.iter().zip(&b.counts).enumerate() {
                     let Some(samples) = vals.get(at..at + n) else {
                         return Err(Error::Corrupt(format!(
                             "block {}: its series count more samples than its data holds ({})",
@@ -347,7 +356,11 @@ impl Store {
                     };
                     at += n;
                     if let Some(scope) = scope {
-                        series.push((*scope, samples));
+                        series.push(StoredSeries {
+                            id: (b.id << 16) | pos as i64,
+                            scope,
+                            samples,
+                        });
                     }
                 }
                 visit(&StoredBlock {

@@ -46,7 +46,9 @@ pub use browse::{
     BenchmarkCount, BenchmarkSummary, Build, BuildInfoDetail, BuildSummary, MachineInfo,
     MachineSummary,
 };
-pub use comparison::{BuildInfo, BuildLookup, LatencyArtifact, SeriesRow, StoredBlock};
+pub use comparison::{
+    BuildInfo, BuildLookup, LatencyArtifact, SeriesRow, StoredBlock, StoredSeries,
+};
 pub use copy::{CopyOutcome, CopyProgress, CopyReport};
 pub use error::{Error, Result};
 #[cfg(feature = "test-support")]

@@ -133,9 +133,9 @@ impl Parsed {
         let benchmark = self.names.id(b.benchmark);
         let group = self.group([metric, params, statistic, label, benchmark]);
         let unit = Unit::from(b.unit.to_string());
-        for &(scope, samples) in &b.series {
-            let id = self.declare(group, scope, &unit, b.direction);
-            for &v in samples {
+        for s in &b.series {
+            let id = self.declare(group, s.scope, &unit, b.direction);
+            for &v in s.samples {
                 self.sample(id as SeriesId, v);
             }
         }

@@ -367,17 +367,17 @@ both!(a_visit_of_blocks_gives_each_series_with_its_samples, |st| {
         async move {
             let mut out: Vec<Listed> = Vec::new();
             st.visit_series_of_runs(&runs, keep, |b| {
-                for &(scope, samples) in &b.series {
+                for s in &b.series {
                     out.push((
                         b.benchmark.to_string(),
                         b.params_key.to_string(),
                         b.metric.to_string(),
-                        scope.to_string(),
+                        s.scope.to_string(),
                         b.statistic.map(str::to_string),
                         b.label.map(str::to_string),
                         b.unit.to_string(),
                         b.direction,
-                        samples.to_vec(),
+                        s.samples.to_vec(),
                     ));
                 }
             })
@@ -398,6 +398,45 @@ both!(a_visit_of_blocks_gives_each_series_with_its_samples, |st| {
     assert!(
         all.iter().any(|s| s.1.contains("idle")),
         "the run's parameters"
+    );
+
+    // A run's series, sorted by metric, scope, label and statistic, none before any.
+    let one = [1.0];
+    let with = |label, statistic| NewSeries {
+        run_id: hb_run,
+        metric: "m",
+        unit: "s",
+        direction: "neutral",
+        scope: "all",
+        label,
+        statistic,
+        values: &one,
+    };
+    st.add_series(&[
+        with(Some("b"), None),
+        with(None, Some("p99")),
+        with(None, None),
+        with(Some("a"), Some("p50")),
+    ])
+    .await
+    .unwrap();
+    let of_m: Vec<(Option<String>, Option<String>)> = st
+        .run_series(hb_run)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.metric == "m")
+        .map(|s| (s.label, s.statistic))
+        .collect();
+    let own = |l: Option<&str>, s: Option<&str>| (l.map(String::from), s.map(String::from));
+    assert_eq!(
+        of_m,
+        [
+            own(None, None),
+            own(None, Some("p99")),
+            own(Some("a"), Some("p50")),
+            own(Some("b"), None)
+        ]
     );
 
     let hits = two_step(|m| m.ends_with(".hit")).await;
