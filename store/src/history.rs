@@ -368,23 +368,14 @@ impl Store {
             for id in run_ids {
                 // Streamed: a profile's run is tens of thousands of blocks.
                 let mut rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "SELECT bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key, mn.name, sb.series \
-                     FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
-                     JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
-                     JOIN series_block sb ON sb.run_id = r.id JOIN names mn ON mn.id = sb.metric_id \
-                     WHERE r.id = $1 AND sb.label_id IS NULL AND sb.statistic_id IS NULL AND {}",
-                    has_scope(self.is_postgres(), "$2")
+                    "SELECT {KEY_COLUMNS}, sb.series {KEY_BLOCKS} AND {} AND r.id = $2",
+                    has_scope(self.is_postgres(), "$1")
                 )))
-                .bind(id)
                 .bind(scope_entry(all))
+                .bind(id)
                 .fetch(pool);
                 while let Some(r) = rows.try_next().await? {
-                    if decode_series(r.try_get(7)?)?
-                        .iter()
-                        .any(|&(scope, _)| i64::from(scope) == all)
-                    {
-                        out.push(key_of(&r)?);
-                    }
+                    out.extend(whole_run_key(&r, all)?);
                 }
             }
             out.sort();
@@ -494,20 +485,23 @@ impl Store {
         Ok(out)
     }
 
-    /// Every history key matching `filter`, sorted.
+    /// Every history key matching `filter`, sorted. From the blocks, not the `series` view (a
+    /// row per series: a benchmark page of four stored profiles took 8 s), and distinct in
+    /// SQL: a scope's entry text is found only where an entry starts ([`scope_entry`]).
     pub async fn history_keys(&self, filter: &KeyFilter) -> Result<Vec<HistoryKey>, Error> {
+        let Some(all) = self.name_id("all").await? else {
+            return Ok(Vec::new());
+        };
         with_pool!(self, |pool| {
             let sql = format!(
-                "SELECT DISTINCT bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key, s.metric \
-                 FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
-                 JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
-                 JOIN series s ON s.run_id = r.id \
-                 WHERE {HISTORY_SERIES} \
-                   AND ($1 IS NULL OR br.name = $1) AND ($2 IS NULL OR r.benchmark = $2) \
-                   AND ($3 IS NULL OR s.metric = $3) AND ($4 IS NULL OR m.name = $4) \
-                   AND ($5 IS NULL OR r.params_key = $5)"
+                "SELECT DISTINCT {KEY_COLUMNS} {KEY_BLOCKS} AND {} \
+                   AND ($2 IS NULL OR br.name = $2) AND ($3 IS NULL OR r.benchmark = $3) \
+                   AND ($4 IS NULL OR mn.name = $4) AND ($5 IS NULL OR m.name = $5) \
+                   AND ($6 IS NULL OR r.params_key = $6)",
+                has_scope(self.is_postgres(), "$1")
             );
             let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(scope_entry(all))
                 .bind(&filter.branch)
                 .bind(&filter.benchmark)
                 .bind(&filter.metric)
@@ -527,6 +521,32 @@ impl Store {
         let mut points = self.history_points_many(std::slice::from_ref(key)).await?;
         Ok(points.pop().unwrap_or_default())
     }
+}
+
+/// The history key columns of a block, as [`key_of`] reads them.
+const KEY_COLUMNS: &str =
+    "bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key, mn.name";
+
+/// The blocks of whole-run series with their runs' branches and machines: conditions follow
+/// with `AND`.
+const KEY_BLOCKS: &str = "FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
+     JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
+     JOIN series_block sb ON sb.run_id = r.id JOIN names mn ON mn.id = sb.metric_id \
+     WHERE sb.label_id IS NULL AND sb.statistic_id IS NULL";
+
+/// The key of a [`KEY_BLOCKS`] row (with its block's series list after [`KEY_COLUMNS`])
+/// whose block holds the scope `all`.
+fn whole_run_key<R: sqlx::Row>(r: &R, all: i64) -> Result<Option<HistoryKey>, Error>
+where
+    usize: sqlx::ColumnIndex<R>,
+    i64: for<'a> sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+    String: for<'a> sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+    for<'a> &'a str: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
+{
+    let whole = decode_series(r.try_get(7)?)?
+        .iter()
+        .any(|&(scope, _)| i64::from(scope) == all);
+    whole.then(|| key_of(r)).transpose()
 }
 
 fn key_of<R: sqlx::Row>(r: &R) -> Result<HistoryKey, Error>
