@@ -8,16 +8,16 @@ use store::Store;
 use super::latency::{Latency, latency};
 use super::profile::{Profile, profiles};
 use super::rows::{CHARTS_SHOWN, Detail, RowView, detail, keep, row_view};
+use super::sweep::{Sweep, sweeps};
+use super::{ViewFilter, query_string};
+use crate::error::AppError;
+use crate::report::{Report, Selection};
 
 /// Rows rendered into the table at most. A larger report (a profile compares millions of
 /// series, hundreds of bytes of HTML each) renders only the rows that pass the filters, the
 /// first this many in the report's order (regressions first): the filters then work through
 /// the server, and the exports hold every row.
 pub const ROWS_RENDERED: usize = 2000;
-use super::sweep::{Sweep, sweeps};
-use super::{ViewFilter, query_string};
-use crate::error::AppError;
-use crate::report::{Report, Selection};
 
 /// Everything the comparison page shows about one report.
 pub struct CompareView {
