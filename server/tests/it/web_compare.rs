@@ -533,6 +533,16 @@ async fn a_huge_comparison_renders_the_first_rows_that_pass_the_filters() {
     assert!(want >= 4, "{want}");
     assert_eq!(table.matches("<tr id=\"row-").count(), want);
     assert!(html.contains(&format!("{want} of {total} series shown")));
+    assert!(
+        !html.contains("rows-capped"),
+        "every matching row is listed"
+    );
+    let html = t
+        .page("/compare?base=wide-a&head=wide-b&q=no-such-series")
+        .await;
+    assert!(html.contains(&format!("0 of {total} series shown")));
+    assert!(html.contains(r#"<p class="hint" id="no-rows">No series pass the filters.</p>"#));
+    assert!(!html.contains("rows-capped"));
     // A small comparison is rendered whole, hidden rows included, for filtering in place.
     let html = t
         .page("/compare?base=wide-a&head=wide-b&metric=kfunc_00001*.hit")

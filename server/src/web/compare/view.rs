@@ -133,6 +133,11 @@ impl CompareView {
         self.details.len() == CHARTS_SHOWN
     }
 
+    /// Whether rows that pass the filters were left out of the table ([`ROWS_RENDERED`]).
+    pub fn cut(&self) -> bool {
+        self.shown_rows > self.rows.len()
+    }
+
     /// How many rows pass the filters.
     pub fn shown(&self) -> usize {
         self.shown_rows
