@@ -61,9 +61,8 @@ struct SeriesBlock {
     label_id: Option<i64>,
     statistic_id: Option<i64>,
     series: String,
-    /// The samples, packed; read only when asked for.
-    #[sqlx(default)]
-    vals: Option<Vec<u8>>,
+    /// The samples, packed.
+    vals: Vec<u8>,
     /// `series` decoded: (scope id, samples) of each series.
     #[sqlx(skip)]
     counts: Vec<(u32, usize)>,
@@ -284,53 +283,40 @@ impl Store {
         self.series_of_runs_where(runs, |_| true).await
     }
 
-    /// [`Store::series_of_runs`] of the metrics `keep` accepts. The blocks are read, not the
-    /// `series` view: a 64-CPU profile's run is 4.9 M series in 76,000 blocks, and a row per
-    /// series (each handed over by the database's connection with its nine columns copied)
-    /// took a comparison of two such builds 117 s and 14 GB. A block's series are listed here
-    /// as the view lists them: id `block << 16 | position`, names by id, a series whose
-    /// metric, unit, direction or scope has no stored name left out, a missing label or
-    /// statistic name read as none. `keep` is asked once per block (a metric is the block's).
+    /// [`Store::series_of_runs`] of the metrics `keep` accepts, from the blocks
+    /// ([`Store::visit_series_of_runs`]) rather than the `series` view: a row per series (each
+    /// handed over by the database's connection with its columns copied) took a comparison of
+    /// two 64-CPU profiles 117 s and 14 GB.
     pub async fn series_of_runs_where(
         &self,
         runs: &[i64],
         keep: impl Fn(&str) -> bool,
     ) -> Result<Vec<SeriesRow>, Error> {
         let mut out = Vec::new();
-        for chunk in runs.chunks(CHUNK) {
-            let (blocks, names) = self.blocks_of(chunk, false).await?;
-            for b in &blocks {
-                let Some(block) = b.resolve(&names, &keep) else {
-                    continue;
-                };
-                let statistic = block.statistic.map(str::to_string);
-                let label = block.label.map(str::to_string);
-                let unit = Unit::from(block.unit.to_string());
-                for (pos, scope) in block.scopes.iter().enumerate() {
-                    let Some(scope) = scope else {
-                        continue;
-                    };
-                    out.push(SeriesRow {
-                        id: (b.id << 16) | pos as i64,
-                        benchmark: b.benchmark.clone(),
-                        params_key: b.params_key.clone(),
-                        metric: block.metric.to_string(),
-                        scope: scope.to_string(),
-                        statistic: statistic.clone(),
-                        label: label.clone(),
-                        unit: unit.clone(),
-                        direction: block.direction,
-                    });
-                }
-            }
-        }
+        self.visit_series_of_runs(runs, keep, |b| {
+            let unit = Unit::from(b.unit.to_string());
+            out.extend(b.series.iter().map(|s| SeriesRow {
+                id: s.id,
+                benchmark: b.benchmark.to_string(),
+                params_key: b.params_key.to_string(),
+                metric: b.metric.to_string(),
+                scope: s.scope.to_string(),
+                statistic: b.statistic.map(str::to_string),
+                label: b.label.map(str::to_string),
+                unit: unit.clone(),
+                direction: b.direction,
+            }));
+        })
+        .await?;
         Ok(out)
     }
 
     /// The series of these runs whose metric `keep` accepts, a block at a time, each with
-    /// its samples: the same series in the same order as [`Store::series_of_runs_where`], the
-    /// samples as [`Store::series_values`] gives them, without a string per series or an id
-    /// per sample (comparing two 64-CPU profiles reads 9.8 M series).
+    /// its samples (as [`Store::series_values`] gives them), listed as the `series` view lists
+    /// them: id `block << 16 | position`, names by id, a series whose metric, unit, direction
+    /// or scope has no stored name left out, a missing label or statistic name read as none.
+    /// `keep` is asked once per block (a metric is the block's). No string per series and no
+    /// id per sample: comparing two 64-CPU profiles reads 9.8 M series.
     pub async fn visit_series_of_runs(
         &self,
         runs: &[i64],
@@ -338,31 +324,24 @@ impl Store {
         mut visit: impl FnMut(&StoredBlock<'_>),
     ) -> Result<(), Error> {
         for chunk in runs.chunks(CHUNK) {
-            let (blocks, names) = self.blocks_of(chunk, true).await?;
+            let (blocks, names) = self.blocks_of(chunk).await?;
             for b in &blocks {
                 let Some(block) = b.resolve(&names, &keep) else {
                     continue;
                 };
-                let vals = crate::write::unpack(b.vals.as_deref().unwrap_or_default())?;
-                let mut series = Vec::with_capacity(block.scopes.len());
-                let mut at = 0;
-                for (pos, (scope, &(_, n))) in block.scopes.iter().zip(&b.counts).enumerate() {
-                    let Some(samples) = vals.get(at..at + n) else {
-                        return Err(Error::Corrupt(format!(
-                            "block {}: its series count more samples than its data holds ({})",
-                            b.id,
-                            vals.len()
-                        )));
-                    };
-                    at += n;
-                    if let Some(scope) = scope {
-                        series.push(StoredSeries {
+                let split = crate::read::split_decoded(&b.counts, &b.vals)?;
+                let series = block
+                    .scopes
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(pos, scope)| {
+                        Some(StoredSeries {
                             id: (b.id << 16) | pos as i64,
-                            scope,
-                            samples,
-                        });
-                    }
-                }
+                            scope: (*scope)?,
+                            samples: split.get(pos)?,
+                        })
+                    })
+                    .collect();
                 visit(&StoredBlock {
                     benchmark: &b.benchmark,
                     params_key: &b.params_key,
@@ -378,18 +357,16 @@ impl Store {
         Ok(())
     }
 
-    /// The blocks of these runs (at most [`CHUNK`]) in id order, with their samples when
-    /// `with_vals`, and every name they refer to, by id.
+    /// The blocks of these runs (at most [`CHUNK`]) in id order with their samples, and every
+    /// name they refer to, by id.
     async fn blocks_of(
         &self,
         runs: &[i64],
-        with_vals: bool,
     ) -> Result<(Vec<SeriesBlock>, HashMap<i64, String>), Error> {
         let sql = format!(
             "SELECT sb.id, r.benchmark, r.params_key, sb.metric_id, sb.unit_id, sb.direction_id, \
-                    sb.label_id, sb.statistic_id, sb.series{} \
+                    sb.label_id, sb.statistic_id, sb.series, sb.vals \
              FROM series_block sb JOIN runs r ON r.id = sb.run_id WHERE sb.run_id IN ({}) ORDER BY sb.id",
-            if with_vals { ", sb.vals" } else { "" },
             placeholders(runs.len())
         );
         let mut blocks: Vec<SeriesBlock> = with_pool!(self, |pool| {

@@ -5,10 +5,8 @@
 
 use std::collections::HashMap;
 
-use futures_util::TryStreamExt as _;
 use sqlx::Row as _;
 
-use crate::blocks::decode_series;
 use crate::history_batch::{has_scope, scope_entry};
 use crate::with_pool;
 use crate::{Error, Store};
@@ -358,30 +356,34 @@ impl Store {
     /// The history keys the runs `run_ids` add a point to: one per branch of their build and
     /// metric of their whole-run series.
     pub async fn history_keys_of_runs(&self, run_ids: &[i64]) -> Result<Vec<HistoryKey>, Error> {
-        // Blocks are read whole rather than through the `series` view: a per-CPU profile's
-        // run has millions of series, and its `all` totals are found in each block here.
+        // From the blocks holding the scope `all` ([`KEY_BLOCKS`]), not the `series` view: a
+        // per-CPU profile's run has millions of series.
         let Some(all) = self.name_id("all").await? else {
             return Ok(Vec::new());
         };
-        with_pool!(self, |pool| {
-            let mut out = Vec::new();
-            for id in run_ids {
-                // Streamed: a profile's run is tens of thousands of blocks.
-                let mut rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "SELECT {KEY_COLUMNS}, sb.series {KEY_BLOCKS} AND {} AND r.id = $2",
-                    has_scope(self.is_postgres(), "$1")
-                )))
-                .bind(scope_entry(all))
-                .bind(id)
-                .fetch(pool);
-                while let Some(r) = rows.try_next().await? {
-                    out.extend(whole_run_key(&r, all)?);
+        let mut out = Vec::new();
+        for part in run_ids.chunks(RUNS_PER_QUERY) {
+            let sql = format!(
+                "SELECT DISTINCT {KEY_COLUMNS} {KEY_BLOCKS} AND {} AND r.id IN ({})",
+                has_scope(self.is_postgres(), "$1"),
+                crate::engine::placeholders(2, part.len())
+            );
+            let rows = with_pool!(self, |pool| {
+                let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(scope_entry(all));
+                for id in part {
+                    q = q.bind(*id);
                 }
-            }
-            out.sort();
-            out.dedup();
-            Ok(out)
-        })
+                q.fetch_all(pool)
+                    .await?
+                    .iter()
+                    .map(key_of)
+                    .collect::<Result<Vec<_>, _>>()?
+            });
+            out.extend(rows);
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
     }
 
     /// [`Store::history_keys_of_runs`] from what the import saw: (run id, metric) of each
@@ -485,9 +487,9 @@ impl Store {
         Ok(out)
     }
 
-    /// Every history key matching `filter`, sorted. From the blocks, not the `series` view (a
-    /// row per series: a benchmark page of four stored profiles took 8 s), and distinct in
-    /// SQL: a scope's entry text is found only where an entry starts ([`scope_entry`]).
+    /// Every history key matching `filter`, sorted. From the blocks holding the scope `all`
+    /// ([`KEY_BLOCKS`]), not the `series` view: a row per series, a benchmark page of four
+    /// stored profiles took 8 s.
     pub async fn history_keys(&self, filter: &KeyFilter) -> Result<Vec<HistoryKey>, Error> {
         let Some(all) = self.name_id("all").await? else {
             return Ok(Vec::new());
@@ -528,26 +530,13 @@ const KEY_COLUMNS: &str =
     "bb.branch_id, br.name, r.machine_id, m.name, r.benchmark, r.params_key, mn.name";
 
 /// The blocks of whole-run series with their runs' branches and machines: conditions follow
-/// with `AND`.
+/// with `AND`, [`has_scope`] for the scope `all` among them. Its search is exact (a scope's
+/// entry text, [`scope_entry`], is found only where an entry starts), so the keys are
+/// distinct in SQL and no block's series list is read.
 const KEY_BLOCKS: &str = "FROM runs r JOIN build_branches bb ON bb.build_id = r.build_id \
      JOIN branches br ON br.id = bb.branch_id JOIN machines m ON m.id = r.machine_id \
      JOIN series_block sb ON sb.run_id = r.id JOIN names mn ON mn.id = sb.metric_id \
      WHERE sb.label_id IS NULL AND sb.statistic_id IS NULL";
-
-/// The key of a [`KEY_BLOCKS`] row (with its block's series list after [`KEY_COLUMNS`])
-/// whose block holds the scope `all`.
-fn whole_run_key<R: sqlx::Row>(r: &R, all: i64) -> Result<Option<HistoryKey>, Error>
-where
-    usize: sqlx::ColumnIndex<R>,
-    i64: for<'a> sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
-    String: for<'a> sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
-    for<'a> &'a str: sqlx::Decode<'a, R::Database> + sqlx::Type<R::Database>,
-{
-    let whole = decode_series(r.try_get(7)?)?
-        .iter()
-        .any(|&(scope, _)| i64::from(scope) == all);
-    whole.then(|| key_of(r)).transpose()
-}
 
 fn key_of<R: sqlx::Row>(r: &R) -> Result<HistoryKey, Error>
 where

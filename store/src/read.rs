@@ -25,22 +25,21 @@ impl Split {
     pub(crate) fn get(&self, i: usize) -> Option<&[f64]> {
         self.at.get(i).map(|r| &self.vals[r.clone()])
     }
-
-    /// The values of each series, in block order.
-    fn each(&self) -> impl Iterator<Item = &[f64]> {
-        self.at.iter().map(|r| &self.vals[r.clone()])
-    }
 }
 
 /// Splits a block's samples into its series without copying them (a profile's block holds
 /// 65 series and a reader often wants one).
 pub(crate) fn split(series_json: &str, blob: &[u8]) -> Result<Split, Error> {
-    let series = decode_series(series_json)?;
+    split_decoded(&decode_series(series_json)?, blob)
+}
+
+/// [`split`] of a series list decoded already.
+pub(crate) fn split_decoded(series: &[(u32, usize)], blob: &[u8]) -> Result<Split, Error> {
     let vals = unpack(blob)?;
     let mut at = Vec::with_capacity(series.len());
     let mut scopes = Vec::with_capacity(series.len());
     let mut end = 0;
-    for (scope, n) in series {
+    for &(scope, n) in series {
         at.push(end..end + n);
         scopes.push(scope);
         end += n;
@@ -88,25 +87,6 @@ impl Store {
                             out.push(((block << 16) | i as i64, v.to_vec()));
                         }
                     }
-                }
-            }
-            Ok(out)
-        })
-    }
-
-    /// The samples of every series of `run_id`, as (series id, values), in id order.
-    pub async fn run_values(&self, run_id: i64) -> Result<Vec<(i64, Vec<f64>)>, Error> {
-        with_pool!(self, |pool| {
-            let rows: Vec<(i64, String, Vec<u8>)> = sqlx::query_as(
-                "SELECT id, series, vals FROM series_block WHERE run_id = $1 ORDER BY id",
-            )
-            .bind(run_id)
-            .fetch_all(pool)
-            .await?;
-            let mut out = Vec::new();
-            for (block, series, blob) in rows {
-                for (i, v) in split(&series, &blob)?.each().enumerate() {
-                    out.push(((block << 16) | i as i64, v.to_vec()));
                 }
             }
             Ok(out)

@@ -152,8 +152,8 @@ impl Store {
         })
     }
 
-    /// A run's series with their samples, ordered by metric, scope, label, statistic (a missing
-    /// label or statistic first, as SQLite sorts NULL; PostgreSQL would sort it last).
+    /// A run's series with their samples, ordered by metric, scope, label, statistic (names
+    /// as bytes, a missing label or statistic first), then id: the same on both engines.
     pub async fn run_series(&self, run_id: i64) -> Result<Vec<RunSeries>, Error> {
         // From the blocks, not a row per series through the `series` view: a 64-CPU
         // profile's run is 4.9 M series.
@@ -175,7 +175,6 @@ impl Store {
             },
         )
         .await?;
-        // Names compare as bytes on both engines; no label or statistic first.
         out.sort_unstable_by(|a, b| {
             (&a.metric, &a.scope, &a.label, &a.statistic, a.id).cmp(&(
                 &b.metric,

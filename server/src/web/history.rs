@@ -208,7 +208,7 @@ async fn benchmark(
         })
         .await?;
     let mut sparks = Vec::new();
-    // The 200 histories read together: one at a time, a profile's took 10 s.
+    // The histories of the first 200 keys, read in one call.
     let shown = &keys[..keys.len().min(200)];
     for (key, loaded) in shown
         .iter()

@@ -25,8 +25,6 @@ pub struct CompareView {
     pub rows: Vec<RowView>,
     /// Rows that pass the filters, rendered or not.
     pub shown_rows: usize,
-    /// Only some of the rows are rendered ([`ROWS_RENDERED`]).
-    pub capped: bool,
     pub details: Vec<Detail>,
     pub sweeps: Vec<Sweep>,
     pub profiles: Vec<Profile>,
@@ -122,7 +120,6 @@ impl CompareView {
             share_fields,
             rows,
             shown_rows,
-            capped,
             details,
             report,
         })
@@ -133,6 +130,11 @@ impl CompareView {
         self.details.len() == CHARTS_SHOWN
     }
 
+    /// Whether only the rows that pass the filters are rendered, at most [`ROWS_RENDERED`].
+    pub fn capped(&self) -> bool {
+        self.report.comparisons.len() > ROWS_RENDERED
+    }
+
     /// Whether rows that pass the filters were left out of the table ([`ROWS_RENDERED`]).
     pub fn cut(&self) -> bool {
         self.shown_rows > self.rows.len()
@@ -141,11 +143,6 @@ impl CompareView {
     /// How many rows pass the filters.
     pub fn shown(&self) -> usize {
         self.shown_rows
-    }
-
-    /// How many rows the filters hide.
-    pub fn hidden(&self) -> usize {
-        self.report.comparisons.len() - self.shown()
     }
 
     pub fn base_runs(&self) -> String {

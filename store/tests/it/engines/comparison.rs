@@ -150,7 +150,14 @@ both!(the_runs_of_a_selection_and_their_samples, |st| {
         "by id, each once, unknown ids left out"
     );
     assert!(st.series_values(&[]).await.unwrap().is_empty());
-    assert_eq!(st.run_values(b).await.unwrap(), [(sb, vec![4.0, 5.0])]);
+    let of_b: Vec<(i64, Vec<f64>)> = st
+        .run_series(b)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.id, s.values))
+        .collect();
+    assert_eq!(of_b, [(sb, vec![4.0, 5.0])]);
 });
 
 both!(latency_traces_of_runs, |st| {

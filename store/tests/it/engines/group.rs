@@ -150,11 +150,11 @@ both!(
             assert_eq!(run.params, m.params, "upload {i}");
             // Every sample of the upload, in its run.
             let mut values: Vec<f64> = st
-                .run_values(id)
+                .run_series(id)
                 .await
                 .unwrap()
                 .into_iter()
-                .flat_map(|(_, v)| v)
+                .flat_map(|s| s.values)
                 .collect();
             values.sort_by(f64::total_cmp);
             let mut want = vec![10.0 + f64::from(i), 20.5];
