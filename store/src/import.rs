@@ -143,7 +143,7 @@ async fn import_run(
     let mut new_runs: Vec<(BTreeMap<String, String>, String)> = Vec::new();
     let mut attachments: Vec<Attachment> = Vec::with_capacity(files.len());
     let base_pkey = params_key(&meta.params);
-    let mut names = Names::snapshot(store).await?;
+    let mut names = Names::cached(store);
     // Every series of the import, gathered into blocks written at the end (a block takes the
     // samples of one key from every file: one per CPU for a per-CPU profile).
     let mut blocks = Blocks::default();
@@ -420,6 +420,11 @@ async fn import_run(
     outcome.history_metrics = Some(names.names_of(blocks.whole_run_with_scope(names.get("all"))));
     // Encoded (packed) now, so that the writer only inserts.
     let mut blocks = blocks.encode();
+    // Names the cache did not know are looked up now, outside the writer.
+    if let Some(renamed) = names.refresh(store).await? {
+        let numbers: Vec<i64> = (0..new_runs.len() as i64).collect();
+        blocks.renumber(&numbers, Some(&renamed));
+    }
     // A large import writes its blocks ahead in bounded batches that other uploads commit
     // between; its last transaction then only moves them under their runs.
     let staged = if store.stage_large && blocks.len() >= STAGE_MIN_BLOCKS {

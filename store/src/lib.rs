@@ -77,7 +77,7 @@ pub struct Store {
     writer: std::sync::Arc<tokio::sync::Mutex<()>>,
     /// Imports waiting for that turn, written together (see `group`).
     queue: std::sync::Arc<group::Queue>,
-    /// The names last read (see `write::Names::snapshot`).
+    /// The names last read (see `write::Names::cached`).
     names: std::sync::Arc<write::NameCache>,
     /// Named locks on SQLite (see `named_locks`).
     named: std::sync::Arc<Vec<std::sync::Arc<tokio::sync::Mutex<()>>>>,

@@ -35,7 +35,7 @@ pub fn unpack(blob: &[u8]) -> Result<Vec<f64>, Error> {
         .collect())
 }
 
-/// The names as stored, shared by the imports of a [`Store`] (see [`Names::snapshot`]).
+/// The names as stored, shared by the imports of a [`Store`] (see [`Names::cached`]).
 #[derive(Default)]
 pub(crate) struct NameTable {
     ids: FastMap<Box<str>, u32>,
@@ -90,37 +90,57 @@ impl Names {
         Ok(Names::over(std::sync::Arc::new(table)))
     }
 
-    /// The names as stored now, read outside any write transaction (an import parses before
-    /// it takes the writer); [`Names::reconcile`] then settles the ids of new names. Only the
-    /// names stored since the store's last snapshot are read.
-    pub(crate) async fn snapshot(store: &Store) -> Result<Names, Error> {
+    /// The names this store last read, without reading: an import whose names are all among
+    /// them (most uploads: the same metrics and functions again) needs no read at all, one
+    /// with others reads what was stored since ([`Names::refresh`]) once it has parsed.
+    pub(crate) fn cached(store: &Store) -> Names {
         let cached = store
             .names
             .0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
+        Names::over(cached)
+    }
+
+    /// Outside any write transaction, after parsing: when the import allocated names the
+    /// cache did not hold, reads the names stored since it was read (other imports may have
+    /// stored them) and settles the import's ids as [`Names::reconcile`] does in the writer,
+    /// which then usually has nothing left to do. The map to renumber the import's series
+    /// by, `None` when nothing changed.
+    pub(crate) async fn refresh(
+        &mut self,
+        store: &Store,
+    ) -> Result<Option<FastMap<u32, u32>>, Error> {
+        if self.new.is_empty() {
+            return Ok(None);
+        }
         let rows: Vec<(i64, String)> = with_pool!(store, |pool| {
             sqlx::query_as("SELECT id, name FROM names WHERE id >= $1")
-                .bind(i64::from(cached.next))
+                .bind(i64::from(self.stored.next))
                 .fetch_all(pool)
                 .await?
         });
         if rows.is_empty() {
-            return Ok(Names::over(cached));
+            return Ok(None);
         }
         let mut table = NameTable {
-            ids: cached.ids.clone(),
-            next: cached.next,
+            ids: self.stored.ids.clone(),
+            next: self.stored.next,
         };
-        table.extend(rows)?;
+        table.extend(rows.clone())?;
         let table = std::sync::Arc::new(table);
-        let mut shared = store.names.0.lock().unwrap_or_else(|e| e.into_inner());
-        // Another import may have read further meanwhile; the longer table stays.
-        if shared.next < table.next {
-            *shared = table.clone();
+        {
+            let mut shared = store.names.0.lock().unwrap_or_else(|e| e.into_inner());
+            // Another import may have read further meanwhile; the longer table stays.
+            if shared.next < table.next {
+                *shared = table.clone();
+            }
         }
-        Ok(Names::over(table))
+        let map = self.absorb(&rows)?;
+        self.loaded_next = self.loaded_next.max(table.next);
+        self.stored = table;
+        Ok(map)
     }
 
     fn over(stored: std::sync::Arc<NameTable>) -> Names {
@@ -134,7 +154,7 @@ impl Names {
         }
     }
 
-    /// Inside the write transaction: the names other writers stored since the snapshot. New
+    /// Inside the write transaction: the names other writers stored since they were read. New
     /// names of ours they also stored take their ids, the others get ids after theirs; the
     /// returned map (old id -> new id) is what the import's series must be renumbered by,
     /// `None` when nothing was stored in between (the usual case), or when the import has no
@@ -152,12 +172,19 @@ impl Names {
                 .fetch_all(&mut **t)
                 .await?
         });
+        self.absorb(&fresh)
+    }
+
+    /// Names stored by others from `loaded_next` on: the import's new names among them take
+    /// their ids, the others get ids after theirs. The map old id -> new id, `None` when
+    /// `fresh` is empty.
+    fn absorb(&mut self, fresh: &[(i64, String)]) -> Result<Option<FastMap<u32, u32>>, Error> {
         if fresh.is_empty() {
             return Ok(None);
         }
         let mut next = self.loaded_next;
         let mut theirs: FastMap<&str, u32> = FastMap::default();
-        for (id, name) in &fresh {
+        for (id, name) in fresh {
             let id = u32::try_from(*id)
                 .map_err(|_| Error::Corrupt(format!("name id {id} out of range")))?;
             next = next.max(id + 1);
@@ -179,6 +206,11 @@ impl Names {
         }
         self.new = still_new;
         self.next = next;
+        for id in self.ids.values_mut() {
+            if let Some(&moved) = map.get(id) {
+                *id = moved;
+            }
+        }
         Ok(Some(map))
     }
 

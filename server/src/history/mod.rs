@@ -283,6 +283,7 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
 pub async fn after_upload(
     state: &crate::AppState,
     outcome: &ImportOutcome,
+    build: &str,
     placement: &Placement,
 ) -> Result<(), crate::AppError> {
     state
@@ -290,6 +291,7 @@ pub async fn after_upload(
         .after_stored(
             &state.store,
             outcome,
+            build,
             placement,
             state.config.webhook.clone(),
         )

@@ -14,6 +14,7 @@
 //! background work, and under a stream of uploads back-to-back passes (each re-reading whole
 //! histories) took as much of the machine as the uploads themselves.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,7 +38,13 @@ pub struct Passes {
     turn: Arc<tokio::sync::Mutex<()>>,
     /// When the next pass may start, after the last one's rest.
     next_at: Mutex<Option<Instant>>,
+    /// (build label, branch) of builds this server placed or found placed: builds are never
+    /// taken off a branch, nor removed, so the next upload of the build skips the lookup.
+    placed: Mutex<HashSet<(String, String)>>,
 }
+
+/// Entries of `placed` at most: a lab uploads to a few hundred builds at a time.
+const PLACED_KEPT: usize = 4096;
 
 /// A pass is followed by a rest of this many times its duration (so passes take at most a
 /// quarter of the time of one core while uploads keep coming)...
@@ -47,7 +54,7 @@ const REST_PER_PASS: u32 = 3;
 const MAX_REST: Duration = Duration::from_secs(2);
 
 impl Passes {
-    /// Places the runs of `outcome` on their branch, then queues their histories for the next
+    /// Places the runs of `outcome` (of the build labelled `build`) on their branch, then queues their histories for the next
     /// pass and returns without waiting for it. `Err` is a placement the request got wrong
     /// (an unknown parent, say); other failures are logged, as the runs are stored. After a
     /// pass that raised alerts, `webhook` (when given) is sent the groups waiting for it.
@@ -55,10 +62,19 @@ impl Passes {
         self: &Arc<Self>,
         store: &Store,
         outcome: &ImportOutcome,
+        build: &str,
         placement: &Placement,
         webhook: Option<String>,
     ) -> Result<(), String> {
-        if let Err(e) = super::place(store, &outcome.run_ids, placement).await {
+        let key = (build.to_string(), placement.branch.clone());
+        let known = self
+            .placed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&key);
+        if known {
+            // Placed before: nothing to look up.
+        } else if let Err(e) = super::place(store, &outcome.run_ids, placement).await {
             let invalid = e
                 .downcast_ref::<store::Error>()
                 .is_some_and(|e| matches!(e, store::Error::Invalid(_)));
@@ -67,6 +83,12 @@ impl Passes {
             }
             tracing::error!("placing uploaded runs {:?} failed: {e:#}", outcome.run_ids);
             return Ok(());
+        } else {
+            let mut placed = self.placed.lock().unwrap_or_else(|e| e.into_inner());
+            if placed.len() >= PLACED_KEPT {
+                placed.clear();
+            }
+            placed.insert(key);
         }
         self.queue
             .lock()

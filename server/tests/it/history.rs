@@ -532,6 +532,24 @@ fn multipart(fields: &[(&str, &str)], csv: &str) -> (String, Vec<u8>) {
     )
 }
 
+/// `POST /api/v1/runs` of [`multipart`]'s body with `token`.
+async fn upload(
+    app: &common::TestApp,
+    token: &str,
+    fields: &[(&str, &str)],
+    csv: &str,
+) -> common::Resp {
+    let (ct, body) = multipart(fields, csv);
+    app.request(
+        Request::post("/api/v1/runs")
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", ct)
+            .body(Body::from(body))
+            .unwrap(),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn uploads_on_a_branch_raise_alerts_and_the_server_posts_them_to_its_webhook() {
     let seen: Arc<Mutex<Vec<serde_json::Value>>> = Arc::default();
@@ -561,7 +579,9 @@ async fn uploads_on_a_branch_raise_alerts_and_the_server_posts_them_to_its_webho
             .unwrap();
     for (b, level) in step_levels().iter().enumerate() {
         let label = format!("u{b:02}");
-        let (ct, body) = multipart(
+        let r = upload(
+            &app,
+            &token,
             &[
                 ("build", &label),
                 ("machine", "rig2"),
@@ -569,16 +589,8 @@ async fn uploads_on_a_branch_raise_alerts_and_the_server_posts_them_to_its_webho
                 ("branch", "next"),
             ],
             &samples(b, *level),
-        );
-        let r = app
-            .request(
-                Request::post("/api/v1/runs")
-                    .header("authorization", format!("Bearer {token}"))
-                    .header("content-type", ct)
-                    .body(Body::from(body))
-                    .unwrap(),
-            )
-            .await;
+        )
+        .await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
     }
     // Detection runs after the answers, in the background.
@@ -608,7 +620,9 @@ async fn uploads_on_a_branch_raise_alerts_and_the_server_posts_them_to_its_webho
     assert_eq!(got[0]["build"], "u15");
 
     // A bad commit time is refused before anything is stored.
-    let (ct, body) = multipart(
+    let r = upload(
+        &app,
+        &token,
         &[
             ("build", "u99"),
             ("machine", "rig2"),
@@ -616,18 +630,47 @@ async fn uploads_on_a_branch_raise_alerts_and_the_server_posts_them_to_its_webho
             ("commit_time", "yesterday"),
         ],
         &samples(99, 10.0),
-    );
-    let r = app
-        .request(
-            Request::post("/api/v1/runs")
-                .header("authorization", format!("Bearer {token}"))
-                .header("content-type", ct)
-                .body(Body::from(body))
-                .unwrap(),
-        )
-        .await;
+    )
+    .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
     assert!(r.text().contains("commit_time"), "{}", r.text());
+}
+
+/// A build's later uploads skip its placement on a branch it is on (the server remembers it),
+/// but not on another branch.
+#[tokio::test]
+async fn later_uploads_of_a_build_place_it_on_each_new_branch_once() {
+    let app = common::app().await;
+    let st = store::Store::from_sqlite_pool(app.pool.clone());
+    let token = quiescent::tokens::create(&st, "rig-p").await.unwrap();
+    for (n, (machine, branch)) in [
+        ("m1", "main"),
+        ("m2", "main"),
+        ("m3", "next"),
+        ("m4", "next"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let r = upload(
+            &app,
+            &token,
+            &[
+                ("build", "p1"),
+                ("machine", machine),
+                ("benchmark", "up"),
+                ("branch", branch),
+            ],
+            &samples(n, 10.0),
+        )
+        .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text());
+    }
+    for branch in ["main", "next"] {
+        let builds = st.branch_builds(branch, 10).await.unwrap();
+        assert_eq!(builds.len(), 1, "{branch}: {builds:?}");
+    }
+    app.settled().await;
 }
 
 #[test]

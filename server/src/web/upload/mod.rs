@@ -256,7 +256,7 @@ async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
     };
     drop(spool);
     if outcome.created {
-        crate::history::after_upload(state, &outcome, &placement).await?;
+        crate::history::after_upload(state, &outcome, &meta.build.label, &placement).await?;
         tracing::info!(
             token = %token.name,
             runs = ?outcome.run_ids,

@@ -1,7 +1,7 @@
 //! One database written by many: concurrent writers through one store, and two stores (two
 //! servers) opened on the same database.
 
-use store::{NewShare, Placement, RunQuery, Store};
+use store::{InputFile, NewShare, Placement, RunQuery, Store};
 
 use super::{build_id, hb, meta};
 
@@ -95,8 +95,69 @@ async fn two_stores(a: Store, b: Store) {
     assert!(b.insert_token("rig", "h").await.unwrap());
     assert!(!a.insert_token("rig", "h2").await.unwrap());
     assert_eq!(a.token_by_hash("h").await.unwrap().unwrap().name, "rig");
+    names_stored_by_the_other(&a, &b).await;
     a.close().await;
-    assert_eq!(b.runs(&RunQuery::default()).await.unwrap().len(), 2);
+    assert_eq!(b.runs(&RunQuery::default()).await.unwrap().len(), 6);
+}
+
+/// A generic CSV with one sample of each metric, valued 1, 2, ... in order.
+fn csv(metrics: &[&str]) -> InputFile {
+    let mut text = String::from("metric,value\n");
+    for (i, m) in metrics.iter().enumerate() {
+        text.push_str(&format!("{m},{}\n", i + 1));
+    }
+    InputFile::bytes("m.csv", text.into_bytes(), Some("samples".into()))
+}
+
+/// Each store knows the names it read: names the other stored since are found when an import
+/// meets them, and take the ids they have (not the next ids this store would have given).
+async fn names_stored_by_the_other(a: &Store, b: &Store) {
+    let metrics = |st: &Store, run: i64| {
+        let st = st.clone();
+        async move {
+            let mut got: Vec<(String, Vec<f64>)> = st
+                .run_series(run)
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|s| s.scope == "all")
+                .map(|s| (s.metric, s.values))
+                .collect();
+            got.sort_by(|x, y| x.0.cmp(&y.0));
+            got
+        }
+    };
+    let imported = |st: &Store, build: &str, names: &[&str]| {
+        let (st, m, file) = (st.clone(), meta(build, "csv"), csv(names));
+        async move {
+            let out = st.import_run(&m, &[file], None).await.unwrap();
+            assert!(out.created);
+            out.run_ids[0]
+        }
+    };
+    imported(a, "n1", &["a_one", "a_two"]).await;
+    // `b` has not seen a_one nor a_two: a_two is a_one's id + 1, where b's new b_one would be.
+    let run = imported(b, "n2", &["a_two", "b_one"]).await;
+    let want = vec![
+        ("a_two".to_string(), vec![1.0]),
+        ("b_one".to_string(), vec![2.0]),
+    ];
+    assert_eq!(metrics(b, run).await, want);
+    assert_eq!(metrics(a, run).await, want);
+    // Now `a` meets b_one, and `b` only names it knows.
+    let run = imported(a, "n3", &["b_one", "a_one", "a_three"]).await;
+    let want = vec![
+        ("a_one".to_string(), vec![2.0]),
+        ("a_three".to_string(), vec![3.0]),
+        ("b_one".to_string(), vec![1.0]),
+    ];
+    assert_eq!(metrics(b, run).await, want);
+    let run = imported(b, "n4", &["a_one", "b_one"]).await;
+    let want = vec![
+        ("a_one".to_string(), vec![1.0]),
+        ("b_one".to_string(), vec![2.0]),
+    ];
+    assert_eq!(metrics(a, run).await, want);
 }
 
 #[tokio::test]
