@@ -22,7 +22,8 @@ pub struct CopyDbArgs {
     #[arg(long)]
     pub to: PathBuf,
     /// Delete everything the target holds first (in the copy's transaction: a failed copy
-    /// deletes nothing).
+    /// deletes nothing). Restart servers running on the target afterwards: they keep the
+    /// names and build placements they have read, which the copy replaced.
     #[arg(long)]
     pub force: bool,
 }
