@@ -203,16 +203,23 @@ impl Encoded {
     /// Renumbers the blocks before they are written: run `i` of the import becomes `runs[i]`,
     /// and name ids found in `names` become what it maps them to.
     pub(crate) fn renumber(&mut self, runs: &[i64], names: Option<&FastMap<u32, u32>>) {
-        let name = |id: u32| names.and_then(|m| m.get(&id).copied()).unwrap_or(id);
         for b in &mut self.blocks {
             b.key.0 = runs[b.key.0 as usize];
-            if names.is_some() {
-                for id in &mut b.key.1 {
-                    *id = name(*id);
-                }
-                for s in &mut b.scopes {
-                    *s = name(*s);
-                }
+        }
+        if let Some(names) = names {
+            self.rename(names);
+        }
+    }
+
+    /// The name ids found in `names` become what it maps them to (runs keep their numbers).
+    pub(crate) fn rename(&mut self, names: &FastMap<u32, u32>) {
+        let name = |id: u32| names.get(&id).copied().unwrap_or(id);
+        for b in &mut self.blocks {
+            for id in &mut b.key.1 {
+                *id = name(*id);
+            }
+            for s in &mut b.scopes {
+                *s = name(*s);
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use ingest::model::{Direction, Unit};
+use ingest::model::Direction;
 use serde::Serialize;
 use sqlx::{AssertSqlSafe, Row as _};
 
@@ -33,7 +33,10 @@ pub enum BuildLookup {
     Missing,
 }
 
-/// A stored series with the run facts that identify it across runs.
+/// A stored series with the run facts that identify it across runs: the listing of
+/// [`Store::series_of_runs`], by which tests check what [`Store::visit_series_of_runs`] hands
+/// over (readers of the store visit the blocks).
+#[cfg(feature = "test-support")]
 #[derive(Debug, Clone)]
 pub struct SeriesRow {
     pub id: i64,
@@ -43,7 +46,7 @@ pub struct SeriesRow {
     pub scope: String,
     pub statistic: Option<String>,
     pub label: Option<String>,
-    pub unit: Unit,
+    pub unit: ingest::model::Unit,
     pub direction: Direction,
 }
 
@@ -279,6 +282,7 @@ impl Store {
 
     /// The series of these runs, by id (within each batch of [`CHUNK`] runs): the same order
     /// on both engines.
+    #[cfg(feature = "test-support")]
     pub async fn series_of_runs(&self, runs: &[i64]) -> Result<Vec<SeriesRow>, Error> {
         self.series_of_runs_where(runs, |_| true).await
     }
@@ -287,6 +291,7 @@ impl Store {
     /// ([`Store::visit_series_of_runs`]) rather than the `series` view: a row per series (each
     /// handed over by the database's connection with its columns copied) took a comparison of
     /// two 64-CPU profiles 117 s and 14 GB.
+    #[cfg(feature = "test-support")]
     pub async fn series_of_runs_where(
         &self,
         runs: &[i64],
@@ -294,7 +299,7 @@ impl Store {
     ) -> Result<Vec<SeriesRow>, Error> {
         let mut out = Vec::new();
         self.visit_series_of_runs(runs, keep, |b| {
-            let unit = Unit::from(b.unit.to_string());
+            let unit = ingest::model::Unit::from(b.unit.to_string());
             out.extend(b.series.iter().map(|s| SeriesRow {
                 id: s.id,
                 benchmark: b.benchmark.to_string(),

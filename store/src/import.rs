@@ -422,13 +422,12 @@ async fn import_run(
     let mut blocks = blocks.encode();
     // Names the cache did not know are looked up now, outside the writer.
     if let Some(renamed) = names.refresh(store).await? {
-        let numbers: Vec<i64> = (0..new_runs.len() as i64).collect();
-        blocks.renumber(&numbers, Some(&renamed));
+        blocks.rename(&renamed);
     }
     // A large import writes its blocks ahead in bounded batches that other uploads commit
     // between; its last transaction then only moves them under their runs.
     let staged = if store.stage_large && blocks.len() >= STAGE_MIN_BLOCKS {
-        Some(stage(store, &mut names, &mut blocks, new_runs.len(), &hashes).await?)
+        Some(stage(store, &mut names, &mut blocks, &hashes).await?)
     } else {
         None
     };
@@ -487,15 +486,15 @@ async fn stage(
     store: &Store,
     names: &mut Names,
     blocks: &mut Encoded,
-    runs: usize,
     hashes: &[(String, u64)],
 ) -> Result<String, Error> {
     let mut tx = store.begin_write().await?;
     let renamed = names.reconcile(&mut tx).await?;
     names.flush(&mut tx).await?;
     tx.commit().await?;
-    let numbers: Vec<i64> = (0..runs as i64).collect();
-    blocks.renumber(&numbers, renamed.as_ref());
+    if let Some(renamed) = &renamed {
+        blocks.rename(renamed);
+    }
     // Unique among imports in flight on every server of the database.
     static STAGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()

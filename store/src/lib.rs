@@ -46,9 +46,9 @@ pub use browse::{
     BenchmarkCount, BenchmarkSummary, Build, BuildInfoDetail, BuildSummary, MachineInfo,
     MachineSummary,
 };
-pub use comparison::{
-    BuildInfo, BuildLookup, LatencyArtifact, SeriesRow, StoredBlock, StoredSeries,
-};
+#[cfg(feature = "test-support")]
+pub use comparison::SeriesRow;
+pub use comparison::{BuildInfo, BuildLookup, LatencyArtifact, StoredBlock, StoredSeries};
 pub use copy::{CopyOutcome, CopyProgress, CopyReport};
 pub use error::{Error, Result};
 #[cfg(feature = "test-support")]

@@ -54,10 +54,11 @@ const REST_PER_PASS: u32 = 3;
 const MAX_REST: Duration = Duration::from_secs(2);
 
 impl Passes {
-    /// Places the runs of `outcome` (of the build labelled `build`) on their branch, then queues their histories for the next
-    /// pass and returns without waiting for it. `Err` is a placement the request got wrong
-    /// (an unknown parent, say); other failures are logged, as the runs are stored. After a
-    /// pass that raised alerts, `webhook` (when given) is sent the groups waiting for it.
+    /// Places the runs of `outcome` (of the build labelled `build`) on their branch unless this
+    /// server placed that build there before, then queues their histories for the next pass
+    /// and returns without waiting for it. `Err` is a placement the request got wrong (an
+    /// unknown parent, say); other failures are logged, as the runs are stored. After a pass
+    /// that raised alerts, `webhook` (when given) is sent the groups waiting for it.
     pub async fn after_stored(
         self: &Arc<Self>,
         store: &Store,
@@ -67,24 +68,18 @@ impl Passes {
         webhook: Option<String>,
     ) -> Result<(), String> {
         let key = (build.to_string(), placement.branch.clone());
-        let known = self
-            .placed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&key);
-        if known {
-            // Placed before: nothing to look up.
-        } else if let Err(e) = super::place(store, &outcome.run_ids, placement).await {
-            let invalid = e
-                .downcast_ref::<store::Error>()
-                .is_some_and(|e| matches!(e, store::Error::Invalid(_)));
-            if invalid {
-                return Err(format!("{e:#}"));
+        if !self.placed().contains(&key) {
+            if let Err(e) = super::place(store, &outcome.run_ids, placement).await {
+                let invalid = e
+                    .downcast_ref::<store::Error>()
+                    .is_some_and(|e| matches!(e, store::Error::Invalid(_)));
+                if invalid {
+                    return Err(format!("{e:#}"));
+                }
+                tracing::error!("placing uploaded runs {:?} failed: {e:#}", outcome.run_ids);
+                return Ok(());
             }
-            tracing::error!("placing uploaded runs {:?} failed: {e:#}", outcome.run_ids);
-            return Ok(());
-        } else {
-            let mut placed = self.placed.lock().unwrap_or_else(|e| e.into_inner());
+            let mut placed = self.placed();
             if placed.len() >= PLACED_KEPT {
                 placed.clear();
             }
@@ -133,6 +128,10 @@ impl Passes {
             drop(turn);
         });
         Ok(())
+    }
+
+    fn placed(&self) -> std::sync::MutexGuard<'_, HashSet<(String, String)>> {
+        self.placed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn is_empty(&self) -> bool {
