@@ -8,6 +8,10 @@
 //! (function0..3 with one function each, as in the mailing-list reports) to show the fixed cost
 //! of an upload apart from the per-sample cost.
 //!
+//! Each phase also prints this process's CPU time per request (server and clients together,
+//! from `/proc`) and how busy the whole machine was: an upload costing N times a `/healthz`
+//! answer's CPU cannot reach more than 1/N of its rate on a machine as busy.
+//!
 //! The same phases then run on PostgreSQL through one server and through four (clients spread
 //! over them), and the uploads/s are printed as ratios against SQLite's of the same run.
 //! `BENCH_PG_URL=postgres://user@host:port` uses that server; without it a throwaway one is
@@ -59,8 +63,69 @@ fn form(seed: u64, functions: usize) -> reqwest::multipart::Form {
     form
 }
 
+/// CPU time, in clock ticks of `/proc` (`USER_HZ`, 100 per second on Linux): of this process
+/// (server and clients, every thread) and of the whole machine, busy and in all.
+#[derive(Clone, Copy)]
+struct Ticks {
+    process: u64,
+    busy: u64,
+    total: u64,
+}
+
+const TICKS_PER_SEC: f64 = 100.0;
+
+impl Ticks {
+    /// Zero where `/proc` cannot be read (not Linux): the CPU figures then print as zero.
+    fn now() -> Ticks {
+        let process = std::fs::read_to_string("/proc/self/stat")
+            .ok()
+            .and_then(|s| {
+                // Fields after the command name: utime and stime are the 12th and 13th.
+                let rest = &s[s.rfind(')')? + 1..];
+                let mut f = rest.split_whitespace().skip(11);
+                Some(f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?)
+            })
+            .unwrap_or(0);
+        let (busy, total) = std::fs::read_to_string("/proc/stat")
+            .ok()
+            .and_then(|s| {
+                // `cpu user nice system idle iowait irq softirq steal ...`
+                let t: Vec<u64> = s
+                    .lines()
+                    .next()?
+                    .split_whitespace()
+                    .skip(1)
+                    .take(8)
+                    .map(|v| v.parse().ok())
+                    .collect::<Option<_>>()?;
+                let total: u64 = t.iter().sum();
+                Some((total - t.get(3)? - t.get(4)?, total))
+            })
+            .unwrap_or((0, 0));
+        Ticks {
+            process,
+            busy,
+            total,
+        }
+    }
+
+    fn since(self, before: Ticks) -> Ticks {
+        Ticks {
+            process: self.process - before.process,
+            busy: self.busy - before.busy,
+            total: self.total - before.total,
+        }
+    }
+}
+
+/// What a phase cost: its duration and the CPU spent meanwhile.
+struct Spent {
+    elapsed: Duration,
+    ticks: Ticks,
+}
+
 /// Runs `CLIENTS` loops of `one` for `secs` seconds; returns the latencies of the successes.
-async fn load<F, Fut>(secs: f64, one: F) -> (Vec<Duration>, Duration)
+async fn load<F, Fut>(secs: f64, one: F) -> (Vec<Duration>, Spent)
 where
     F: Fn(usize, u64) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = bool> + Send,
@@ -68,6 +133,7 @@ where
     let one = Arc::new(one);
     let stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
+    let ticks = Ticks::now();
     let mut tasks = Vec::new();
     for c in 0..CLIENTS {
         let (one, stop) = (one.clone(), stop.clone());
@@ -89,7 +155,11 @@ where
     for t in tasks {
         all.extend(t.await.expect("client task"));
     }
-    (all, start.elapsed())
+    let spent = Spent {
+        elapsed: start.elapsed(),
+        ticks: Ticks::now().since(ticks),
+    };
+    (all, spent)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -100,18 +170,32 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[idx]
 }
 
-fn report(what: &str, mut lat: Vec<Duration>, elapsed: Duration) -> f64 {
+/// A phase's figures: requests per second, and this process's CPU time per request
+/// (microseconds; the server's and the clients' together).
+struct Rate {
+    per_sec: f64,
+    cpu_us: f64,
+}
+
+fn report(what: &str, mut lat: Vec<Duration>, spent: Spent) -> Rate {
     lat.sort_unstable();
-    let rate = lat.len() as f64 / elapsed.as_secs_f64();
+    let elapsed = spent.elapsed.as_secs_f64();
+    let rate = lat.len() as f64 / elapsed;
+    let t = spent.ticks;
+    let cpu_us = t.process as f64 / TICKS_PER_SEC * 1e6 / lat.len().max(1) as f64;
     println!(
-        "{what:<28} {:>8} requests in {:>5.1} s = {:>9.1}/s   p50 {:>8.2} ms   p99 {:>8.2} ms",
+        "{what:<28} {:>8} requests in {:>5.1} s = {:>9.1}/s   p50 {:>8.2} ms   p99 {:>8.2} ms   CPU {cpu_us:>7.0} us/request, machine {:>3.0}% busy",
         lat.len(),
-        elapsed.as_secs_f64(),
+        elapsed,
         rate,
         percentile(&lat, 0.50).as_secs_f64() * 1e3,
         percentile(&lat, 0.99).as_secs_f64() * 1e3,
+        100.0 * t.busy as f64 / t.total.max(1) as f64,
     );
-    rate
+    Rate {
+        per_sec: rate,
+        cpu_us,
+    }
 }
 
 /// What one configuration measured: requests/s of `/healthz` and of the two upload sizes.
@@ -174,6 +258,16 @@ async fn bench(what: &str, db: &str, servers: usize, secs: f64) -> anyhow::Resul
     let small = upload_phase(&client, &upload_urls, &token, secs, 1, 1).await;
     let small_count = small.0.len();
     let small = report("POST /api/v1/runs (4x1)", small.0, small.1);
+    // The rate an upload could reach with the machine as busy as `/healthz` kept it, were
+    // its CPU time the only limit (on PostgreSQL the database's server is another process,
+    // so its share is not counted here).
+    println!(
+        "CPU per request: a 4x1 upload {:.0}x a /healthz answer (4x200 {:.0}x): with the machine as busy as under /healthz, at most 1/{:.0} of its rate",
+        small.cpu_us / healthz.cpu_us,
+        big.cpu_us / healthz.cpu_us,
+        small.cpu_us / healthz.cpu_us,
+    );
+    let (healthz, big, small) = (healthz.per_sec, big.per_sec, small.per_sec);
 
     // Every 2xx answer is one stored run.
     let runs = st.runs(&store::RunQuery::default()).await?.len();
@@ -278,7 +372,7 @@ async fn upload_phase(
     secs: f64,
     functions: usize,
     phase: u64,
-) -> (Vec<Duration>, Duration) {
+) -> (Vec<Duration>, Spent) {
     let (c, urls, token) = (client.clone(), urls.to_vec(), token.to_string());
     load(secs, move |client_no, i| {
         let (c, url, token) = (
