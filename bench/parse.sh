@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Parse benchmark: `quiescent parse` (release) on large inputs built by repeating the real
 # fixtures, beside `mawk '{s+=$2}' FILE` (summing one column) and `wc -l` on the same bytes in
-# the same run. Prints the median wall time of several runs, the peak RSS, and the median of
-# the ratios against mawk over alternating runs. Targets: every line format at most 1/3 of
+# the same run. Prints the median wall time of several runs, the peak RSS, and the medians of
+# the wall-time and CPU-time ratios against mawk over alternating runs. Targets: every line format at most 1/3 of
 # mawk's time and <= 64 MiB (also at three times the size); the 64-CPU x 19,043-function
 # trace_stat profile (4.9 M series) no slower than mawk, <= 512 MiB.
 # Needs: mawk, GNU time (/usr/bin/time), python3.
@@ -55,14 +55,15 @@ with open(sys.argv[1], "w") as f:
         f.write("\n")
 PY
 
-# One run of a command: wall seconds and peak RSS (KiB); output to /dev/null.
+# One run of a command: wall seconds, peak RSS (KiB) and CPU seconds (user + system, every
+# thread); output to /dev/null.
 run_once() {
-    local tf t rss
+    local tf t rss user sys
     tf=$(mktemp)
-    /usr/bin/time -o "$tf" -f "%e %M" "$@" >/dev/null 2>/dev/null || true
-    read -r t rss <"$tf"
+    /usr/bin/time -o "$tf" -f "%e %M %U %S" "$@" >/dev/null 2>/dev/null || true
+    read -r t rss user sys <"$tf"
     rm -f "$tf"
-    echo "$t $rss"
+    echo "$t $rss $(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')"
 }
 
 # The median of the numbers on standard input.
@@ -74,7 +75,7 @@ median() {
 measure() {
     local t rss walls=() peak=0
     for _ in $(seq "$runs"); do
-        read -r t rss < <(run_once "$@")
+        read -r t rss _ < <(run_once "$@")
         walls+=("$t")
         [ "$rss" -gt "$peak" ] && peak=$rss
     done
@@ -83,27 +84,30 @@ measure() {
 
 # mawk and the parser alternate, RUNS rounds of one run each: this machine's speed drifts by
 # a third over seconds, and a pair run back to back sees the same machine. Prints the median
-# of each, the parser's peak RSS and the median of the rounds' ratios parse/mawk.
+# of each, the parser's peak RSS, the median of the rounds' ratios parse/mawk, and the median
+# of their CPU-time ratios (the parser's threads together against mawk's one): a wall ratio
+# can be at most about this ratio divided by the machine's CPUs.
 measure_pair() {
-    local f=$1 m q rss peak=0 ms=() qs=() ratios=()
+    local f=$1 m mc q rss qc peak=0 ms=() qs=() ratios=() cpus=()
     for _ in $(seq "$runs"); do
-        read -r m _ < <(run_once mawk '{s+=$2} END {print s}' "$f")
-        read -r q rss < <(run_once "$qbin" parse "$f")
+        read -r m _ mc < <(run_once mawk '{s+=$2} END {print s}' "$f")
+        read -r q rss qc < <(run_once "$qbin" parse "$f")
         ms+=("$m")
         qs+=("$q")
         ratios+=("$(awk -v a="$q" -v b="$m" 'BEGIN {printf "%.3f", (b > 0 ? a / b : 0)}')")
+        cpus+=("$(awk -v a="$qc" -v b="$mc" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')")
         [ "$rss" -gt "$peak" ] && peak=$rss
     done
-    echo "$(printf '%s\n' "${ms[@]}" | median) $(printf '%s\n' "${qs[@]}" | median) $peak $(printf '%s\n' "${ratios[@]}" | median)"
+    echo "$(printf '%s\n' "${ms[@]}" | median) $(printf '%s\n' "${qs[@]}" | median) $peak $(printf '%s\n' "${ratios[@]}" | median) $(printf '%s\n' "${cpus[@]}" | median)"
 }
 
-printf '%-18s %7s %8s %8s %9s %9s %10s %8s %s\n' input MB wc_s mawk_s parse_s parse/mawk parse_MiB target ok
+printf '%-18s %7s %8s %8s %9s %9s %8s %10s %8s %s\n' input MB wc_s mawk_s parse_s parse/mawk cpu/mawk parse_MiB target ok
 fail=0
 for name in function_graph rcuscale perf_stat latency time trace_stat_64cpu; do
     f=$out/$name.txt
     size=$(($(stat -c %s "$f") / 1000000))
     read -r wc_s _ < <(measure wc -l "$f")
-    read -r mawk_s q_s q_rss ratio < <(measure_pair "$f")
+    read -r mawk_s q_s q_rss ratio cpu < <(measure_pair "$f")
     mib=$((q_rss / 1024))
     if [ "$name" = trace_stat_64cpu ]; then
         target="<=1,512M"
@@ -113,7 +117,7 @@ for name in function_graph rcuscale perf_stat latency time trace_stat_64cpu; do
         ok=$(awk -v r="$ratio" -v m="$mib" 'BEGIN {print (r <= 1/3 && m <= 64) ? "yes" : "NO"}')
     fi
     [ "$ok" = yes ] || fail=1
-    printf '%-18s %7s %8s %8s %9s %9s %10s %8s %s\n' "$name" "$size" "$wc_s" "$mawk_s" "$q_s" "$ratio" "$mib" "$target" "$ok"
+    printf '%-18s %7s %8s %8s %9s %9s %8s %10s %8s %s\n' "$name" "$size" "$wc_s" "$mawk_s" "$q_s" "$ratio" "$cpu" "$mib" "$target" "$ok"
 done
 # Memory flat whatever the input's size: each line format at three times the size (the same
 # bytes thrice), one run each; the parser's peak must stay within the same 64 MiB.
@@ -121,7 +125,7 @@ printf '%-18s %7s %9s %10s %8s %s\n' "input x3" MB parse_s parse_MiB target ok
 for name in function_graph rcuscale perf_stat latency time; do
     big=$(mktemp "$out/$name.x3.XXXX")
     cat "$out/$name.txt" "$out/$name.txt" "$out/$name.txt" >"$big"
-    read -r q_s q_rss < <(run_once "$qbin" parse "$big")
+    read -r q_s q_rss _ < <(run_once "$qbin" parse "$big")
     mib=$((q_rss / 1024))
     ok=$(awk -v m="$mib" 'BEGIN {print (m <= 64) ? "yes" : "NO"}')
     [ "$ok" = yes ] || fail=1
