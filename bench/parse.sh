@@ -2,9 +2,9 @@
 # Parse benchmark: `quiescent parse` (release) on large inputs built by repeating the real
 # fixtures, beside `mawk '{s+=$2}' FILE` (summing one column) and `wc -l` on the same bytes in
 # the same run. Prints the median wall time of several runs, the peak RSS, and the medians of
-# the wall-time and CPU-time ratios against mawk over alternating runs. Targets: every line format at most 1/3 of
-# mawk's time and <= 64 MiB (also at three times the size); the 64-CPU x 19,043-function
-# trace_stat profile (4.9 M series) no slower than mawk, <= 512 MiB.
+# the wall-time and CPU-time ratios against mawk over alternating runs. Targets: every line
+# format at most 1/3 of mawk's time and <= 64 MiB (also at three times the size); the 64-CPU x
+# 19,043-function trace_stat profile (4.9 M series) no slower than mawk, <= 512 MiB.
 # Needs: mawk, GNU time (/usr/bin/time), python3.
 # Usage: bench/parse.sh [OUTDIR]   (env: MB=100 size of each line-format input, RUNS=5)
 set -euo pipefail
