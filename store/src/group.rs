@@ -251,7 +251,7 @@ impl Store {
     /// dropped (rolled back).
     pub async fn hold_database_write_lock(&self) -> Result<DatabaseWriteLock, Error> {
         Ok(DatabaseWriteLock {
-            _tx: self.begin_database_write().await?,
+            _tx: self.begin_other_database_write().await?,
         })
     }
 

@@ -87,6 +87,9 @@ pub struct Store {
     instance: u64,
     /// SQLite's write-ahead log, kept short (see `wal`).
     log: std::sync::Arc<wal::Log>,
+    /// SQLite: the one connection every write transaction of this store runs on (see
+    /// [`engine::WritePool`]); `None` on PostgreSQL and for a database in memory.
+    sqlite_writes: Option<sqlx::SqlitePool>,
 }
 
 impl Store {
@@ -144,6 +147,7 @@ impl Store {
             queue: Default::default(),
             names: Default::default(),
             stage_large: false,
+            sqlite_writes: None,
             named: std::sync::Arc::new(
                 (0..named_locks::LOCAL_LOCKS)
                     .map(|_| Default::default())
@@ -170,6 +174,9 @@ impl Store {
 
     /// Closes every connection (checkpointing SQLite's WAL on the last one).
     pub async fn close(&self) {
+        if let Some(w) = &self.sqlite_writes {
+            w.close().await;
+        }
         with_pool!(self, |p| p.close().await)
     }
 }

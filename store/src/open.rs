@@ -61,11 +61,21 @@ impl Store {
         let pool = SqlitePoolOptions::new()
             .max_connections(8)
             .test_before_acquire(false)
-            .connect_with(opts)
+            .connect_with(opts.clone())
             .await?;
         SQLITE_MIGRATOR.run(&pool).await?;
         crate::upgrade::pack_v1_samples(&pool).await?;
-        let store = Store::over(Backend::Sqlite(pool));
+        let mut store = Store::over(Backend::Sqlite(pool));
+        // The writes' own connection (see `engine::WritePool`), opened when first needed. A
+        // database in memory is one per connection, so its writes stay on the pool.
+        if !crate::wal::in_memory(&opts) {
+            store.sqlite_writes = Some(
+                SqlitePoolOptions::new()
+                    .max_connections(1)
+                    .test_before_acquire(false)
+                    .connect_lazy_with(opts),
+            );
+        }
         store.remove_abandoned_blocks().await?;
         Ok(store)
     }

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sqlx::SqlitePool;
+use sqlx::sqlite::SqliteConnectOptions;
 
 use crate::Error;
 
@@ -31,6 +32,12 @@ const WAIT_MS: u32 = 50;
 
 /// The busy timeout the store's connections have otherwise (see `open`).
 pub(crate) const BUSY_TIMEOUT_MS: u32 = 30_000;
+
+/// Whether `opts` open a database in memory, which has no file (nor log).
+pub(crate) fn in_memory(opts: &SqliteConnectOptions) -> bool {
+    let db = opts.get_filename().as_os_str();
+    db.is_empty() || db == ":memory:"
+}
 
 /// The log of one SQLite database, and when to restart it next.
 #[derive(Debug)]
@@ -46,9 +53,9 @@ pub(crate) struct Log {
 impl Log {
     /// The log of the database `pool` opens.
     pub(crate) fn of(pool: &SqlitePool) -> Log {
-        let db = pool.connect_options().get_filename().to_path_buf();
-        let path = (!db.as_os_str().is_empty() && db.as_os_str() != ":memory:").then(|| {
-            let mut log = db.into_os_string();
+        let opts = pool.connect_options();
+        let path = (!in_memory(&opts)).then(|| {
+            let mut log = opts.get_filename().to_path_buf().into_os_string();
             log.push("-wal");
             PathBuf::from(log)
         });

@@ -6,6 +6,7 @@ mod engines;
 mod import;
 mod packing;
 mod wal;
+mod write_connection;
 
 use std::path::{Path, PathBuf};
 
