@@ -134,10 +134,6 @@ impl WritePool for SqlitePool {
 
 impl WritePool for PgPool {
     type Db = Postgres;
-    fn for_writes<'a>(&'a self, _: &'a Store) -> &'a Self {
-        self
-    }
-
     async fn begin_write(&self) -> Result<Transaction<'static, Postgres>, Error> {
         let mut tx = self.begin().await?;
         sqlx::query("SELECT pg_advisory_xact_lock($1)")
@@ -145,6 +141,10 @@ impl WritePool for PgPool {
             .execute(&mut *tx)
             .await?;
         Ok(tx)
+    }
+
+    fn for_writes<'a>(&'a self, _: &'a Store) -> &'a Self {
+        self
     }
 }
 
@@ -186,18 +186,24 @@ impl Store {
     /// The engine's write transaction ([`WritePool`]) without this process's turn: what the
     /// turn's holder begins, or (in tests) what another server's writer would hold.
     pub(crate) async fn begin_database_write(&self) -> Result<TxInner, Error> {
-        Ok(match &self.backend {
-            Backend::Sqlite(p) => TxInner::Sqlite(p.for_writes(self).begin_write().await?),
-            Backend::Postgres(p) => TxInner::Postgres(p.begin_write().await?),
-        })
+        self.begin_database_write_on_own(true).await
     }
 
     /// A write transaction on the engine's pool rather than this store's writing connection:
     /// what another server's writer holds (tests).
     #[cfg(feature = "test-support")]
     pub(crate) async fn begin_other_database_write(&self) -> Result<TxInner, Error> {
+        self.begin_database_write_on_own(false).await
+    }
+
+    /// [`Store::begin_database_write`], on the writes' own connection ([`WritePool::for_writes`])
+    /// or, with `own` false, on the engine's pool.
+    async fn begin_database_write_on_own(&self, own: bool) -> Result<TxInner, Error> {
         Ok(match &self.backend {
-            Backend::Sqlite(p) => TxInner::Sqlite(p.begin_write().await?),
+            Backend::Sqlite(p) => {
+                let p = if own { p.for_writes(self) } else { p };
+                TxInner::Sqlite(p.begin_write().await?)
+            }
             Backend::Postgres(p) => TxInner::Postgres(p.begin_write().await?),
         })
     }
