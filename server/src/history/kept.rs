@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use store::{HistoryKey, Store};
 
 use super::Loaded;
+use super::lru::Lru;
 
 /// A history as last read, the highest run id read, and how many builds its branch had
 /// before the read.
@@ -27,67 +28,15 @@ struct Kept {
     loaded: Arc<Loaded>,
     last_run: i64,
     builds: usize,
-    /// When it was last put back ([`Held::tick`]): the least recent go first when room is
-    /// needed.
-    used: u64,
 }
 
 /// Kept histories by store ([`Store::instance`]: tests open many databases in one process)
-/// and key, and how many points they hold together.
-#[derive(Default)]
-struct Held {
-    histories: HashMap<(u64, HistoryKey), Kept>,
-    points: usize,
-    /// Counts the histories put back, to order them by use.
-    tick: u64,
-}
-
-impl Held {
-    /// Keeps `k` under `key`, making room by dropping the histories used least recently:
-    /// the histories being uploaded to now are the ones worth keeping, and a server that
-    /// once analysed a large profile must not be left re-reading its busy histories whole
-    /// for good because the profile's filled the room first. `room` is the points kept at
-    /// most ([`MAX_POINTS`]); a history that alone exceeds it is not kept. The dropped ones
-    /// are handed back, to be freed after the cache's lock is let go.
-    fn put(&mut self, key: (u64, HistoryKey), mut k: Kept, room: usize) -> Vec<Kept> {
-        let len = k.loaded.points.len();
-        let mut dropped = Vec::new();
-        if len > room {
-            return dropped;
-        }
-        if self.points + len > room {
-            // Down to three quarters of the room at once, so that a stream of new histories
-            // sorts the kept ones once per many insertions rather than once each.
-            let target = (room / 4 * 3).min(room - len);
-            let mut by_use: Vec<(u64, (u64, HistoryKey))> = self
-                .histories
-                .iter()
-                .map(|(key, k)| (k.used, key.clone()))
-                .collect();
-            by_use.sort_unstable_by_key(|(used, _)| *used);
-            for (_, old) in by_use {
-                if self.points <= target {
-                    break;
-                }
-                if let Some(o) = self.histories.remove(&old) {
-                    self.points -= o.loaded.points.len();
-                    dropped.push(o);
-                }
-            }
-        }
-        self.tick += 1;
-        k.used = self.tick;
-        self.points += len;
-        self.histories.insert(key, k);
-        dropped
-    }
-}
-
-type Cache = Mutex<Held>;
+/// and key, weighed in points.
+type Cache = Mutex<Lru<(u64, HistoryKey), Kept>>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(Cache::default)
+    CACHE.get_or_init(|| Mutex::new(Lru::new(MAX_POINTS)))
 }
 
 /// Histories shorter than this many points are read whole and not kept (as with the
@@ -96,7 +45,7 @@ fn cache() -> &'static Cache {
 const KEEP_FROM: usize = 64;
 
 /// Points kept at most, all histories together (a point with its samples is about 150 bytes
-/// for a few samples): beyond it, the histories used least recently are dropped ([`Held::put`])
+/// for a few samples): beyond it, the histories used least recently are dropped ([`Lru`])
 /// and read whole when next needed. A lab's profiles make tens of thousands of long
 /// histories, which must not grow the server's memory without end.
 const MAX_POINTS: usize = 1_000_000;
@@ -154,7 +103,6 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
                     loaded: Arc::clone(&loaded),
                     last_run,
                     builds: builds.get(&key.branch_id).copied().unwrap_or(0),
-                    used: 0,
                 },
             ));
         }
@@ -163,14 +111,15 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
     let mut dropped = Vec::new();
     let mut c = lock();
     for (key, k) in keep {
-        dropped.extend(c.put(key, k, MAX_POINTS));
+        let weight = k.loaded.points.len();
+        dropped.extend(c.put(key, k, weight));
     }
     drop(c);
     drop(dropped);
     Ok(out)
 }
 
-fn lock() -> std::sync::MutexGuard<'static, Held> {
+fn lock() -> std::sync::MutexGuard<'static, Lru<(u64, HistoryKey), Kept>> {
     cache().lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -179,8 +128,7 @@ fn take(store: &Store, keys: &[HistoryKey]) -> HashMap<HistoryKey, Kept> {
     let mut c = lock();
     let mut taken = HashMap::new();
     for k in keys {
-        if let Some(v) = c.histories.remove(&(store.instance(), k.clone())) {
-            c.points -= v.loaded.points.len();
+        if let Some(v) = c.take(&(store.instance(), k.clone())) {
             taken.insert(k.clone(), v);
         }
     }
@@ -265,77 +213,10 @@ fn merge(loaded: &mut Loaded, new: Vec<(store::HistoryPoint, Vec<f64>)>) {
 
 /// Drops every kept history (the next pass reads each whole).
 pub fn forget() {
-    *lock() = Held::default();
+    lock().clear();
 }
 
 /// Whether the history `key` of `store` is kept for the next pass.
 pub fn is_kept(store: &Store, key: &HistoryKey) -> bool {
-    lock()
-        .histories
-        .contains_key(&(store.instance(), key.clone()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(metric: &str) -> (u64, HistoryKey) {
-        let key = HistoryKey {
-            branch_id: 1,
-            branch: "main".into(),
-            machine_id: 1,
-            machine: "m".into(),
-            benchmark: "b".into(),
-            params_key: String::new(),
-            metric: metric.into(),
-        };
-        (7, key)
-    }
-
-    fn kept(metric: &str, points: usize) -> Kept {
-        let point = store::HistoryPoint {
-            build_id: 1,
-            label: "v1".into(),
-            position: 0,
-            run_id: 1,
-            series_id: 1,
-            unit: "s".into(),
-            direction: "lower_is_better".into(),
-        };
-        Kept {
-            loaded: Arc::new(Loaded {
-                key: key(metric).1,
-                points: vec![point; points],
-                values: vec![vec![1.0]; points],
-            }),
-            last_run: 1,
-            builds: 1,
-            used: 0,
-        }
-    }
-
-    #[test]
-    fn the_least_recently_used_histories_make_room() {
-        let mut held = Held::default();
-        for m in ["a", "b", "c", "d"] {
-            assert!(held.put(key(m), kept(m, 25), 100).is_empty());
-        }
-        assert_eq!(held.points, 100);
-        // "a" is taken by a pass and put back: now the most recent.
-        let a = held.histories.remove(&key("a")).unwrap();
-        held.points -= 25;
-        assert!(held.put(key("a"), a, 100).is_empty());
-        // A new history that does not fit drops the least recent down to 3/4 of the room:
-        // "b" and "c" go, "d" and "a" stay.
-        let dropped = held.put(key("e"), kept("e", 30), 100);
-        assert_eq!(dropped.len(), 2);
-        let mut left: Vec<&str> = held.histories.keys().map(|k| k.1.metric.as_str()).collect();
-        left.sort_unstable();
-        assert_eq!(left, ["a", "d", "e"]);
-        assert_eq!(held.points, 80);
-        // One larger than the whole room is not kept, and drops nothing.
-        assert!(held.put(key("f"), kept("f", 101), 100).is_empty());
-        assert_eq!(held.histories.len(), 3);
-        assert_eq!(held.points, 80);
-    }
+    lock().contains(&(store.instance(), key.clone()))
 }

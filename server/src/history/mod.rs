@@ -4,6 +4,7 @@
 
 pub mod aggregate;
 pub mod kept;
+mod lru;
 pub mod notify;
 pub mod passes;
 
@@ -12,6 +13,7 @@ use std::sync::{Mutex, OnceLock};
 
 use compare::Direction;
 use compare::changepoint::{self, DetectSettings, History, SeriesAnalysis};
+use lru::Lru;
 use store::{HistoryKey, HistoryPoint, ImportOutcome, NewAlert, Placement, Store};
 
 /// One history read from the store: its runs and every run's samples, in branch order.
@@ -74,18 +76,28 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
 }
 
 /// Detector state per history key kept between imports in this process, so a run appended at
-/// the end of a history re-analyses only the windows it falls in.
-type Cache = Mutex<HashMap<HistoryKey, History>>;
+/// the end of a history re-analyses only the windows it falls in; weighed in samples.
+type Cache = Mutex<Lru<HistoryKey, History>>;
 
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(Cache::default)
+    CACHE.get_or_init(|| Mutex::new(Lru::new(MAX_STATE_SAMPLES)))
+}
+
+fn states() -> std::sync::MutexGuard<'static, Lru<HistoryKey, History>> {
+    cache().lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Histories shorter than this many samples are analysed whole every time and keep no state:
 /// their whole analysis costs less than the state would weigh (a profile's import re-analyses
 /// tens of thousands of histories of a few points each).
 const KEEP_STATE_FROM: usize = 64;
+
+/// Samples of kept detector states at most, all histories together (a state holds each
+/// sample's position and value and its builds' sums, about 40 bytes a sample): beyond it, the
+/// states used least recently are dropped, and their histories analysed whole when next
+/// needed. A lab's profiles make tens of thousands of long histories.
+const MAX_STATE_SAMPLES: usize = 2_000_000;
 
 /// The analysis of one history, incremental when this process analysed its prefix before:
 /// the samples beyond it are pushed into the kept state, otherwise the series is analysed
@@ -99,25 +111,31 @@ pub fn analyse(
     if values.len() < KEEP_STATE_FROM {
         return Ok(changepoint::analyse(positions, values, &settings)?);
     }
-    let mut cache = cache()
-        .lock()
-        .map_err(|_| anyhow::anyhow!("detector cache poisoned"))?;
-    if let Some(h) = cache.get_mut(key) {
+    // Taken out while it is worked on, so that the cache's lock is held only to take and put.
+    let kept = states().take(key);
+    let extended = kept.and_then(|mut h| {
         let (done_pos, done_vals) = h.samples();
         let prefix = done_vals.len();
-        if prefix <= values.len()
+        let extends = prefix <= values.len()
             && done_pos == &positions[..prefix]
-            && done_vals == &values[..prefix]
-        {
-            for (p, v) in positions[prefix..].iter().zip(&values[prefix..]) {
-                h.push(*p, *v)?;
-            }
-            return Ok(h.analysis().clone());
+            && done_vals == &values[..prefix];
+        if !extends {
+            return None;
         }
-    }
-    let h = History::new(positions, values, settings)?;
+        for (p, v) in positions[prefix..].iter().zip(&values[prefix..]) {
+            if h.push(*p, *v).is_err() {
+                return None;
+            }
+        }
+        Some(h)
+    });
+    let h = match extended {
+        Some(h) => h,
+        None => History::new(positions, values, settings)?,
+    };
     let out = h.analysis().clone();
-    cache.insert(key.clone(), h);
+    let dropped = states().put(key.clone(), h, values.len());
+    drop(dropped);
     Ok(out)
 }
 
@@ -302,8 +320,61 @@ pub async fn after_upload(
 /// Drops the detector state and the histories kept between imports (the next analysis of
 /// each series reads and analyses it whole).
 pub fn forget_state() {
-    if let Ok(mut c) = cache().lock() {
-        c.clear();
-    }
+    states().clear();
     kept::forget();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key of its own per test: the detector states are the process's.
+    fn key(metric: &str) -> HistoryKey {
+        HistoryKey {
+            branch_id: 1,
+            branch: "main".into(),
+            machine_id: 1,
+            machine: "m".into(),
+            benchmark: "analyse-test".into(),
+            params_key: String::new(),
+            metric: metric.into(),
+        }
+    }
+
+    /// A series with a step after build 60, a little noise on each run.
+    fn series(builds: i64) -> (Vec<i64>, Vec<f64>) {
+        let (mut pos, mut vals) = (Vec::new(), Vec::new());
+        for b in 0..builds {
+            for r in 0..2 {
+                pos.push(b);
+                let level = if b < 60 { 10.0 } else { 11.0 };
+                vals.push(level + ((b * 7 + r * 3) % 5) as f64 * 0.01);
+            }
+        }
+        (pos, vals)
+    }
+
+    #[test]
+    fn kept_states_give_what_a_whole_analysis_gives() {
+        let settings = DetectSettings::default();
+        let k = key("extended");
+        let (pos, vals) = series(50);
+        let first = analyse(&k, &pos, &vals).unwrap();
+        assert_eq!(first, changepoint::analyse(&pos, &vals, &settings).unwrap());
+        // Extended by runs past the step: pushed into the kept state.
+        let (pos, vals) = series(80);
+        let extended = analyse(&k, &pos, &vals).unwrap();
+        let whole = changepoint::analyse(&pos, &vals, &settings).unwrap();
+        assert_eq!(extended, whole);
+        assert!(!whole.change_points.is_empty(), "{whole:?}");
+        // A changed prefix is analysed whole again, not pushed onto the kept state.
+        let (pos, mut vals) = series(80);
+        vals[3] += 5.0;
+        let changed = analyse(&k, &pos, &vals).unwrap();
+        assert_eq!(
+            changed,
+            changepoint::analyse(&pos, &vals, &settings).unwrap()
+        );
+        assert_ne!(changed, extended);
+    }
 }
