@@ -45,16 +45,14 @@ impl<K: Hash + Eq + Clone, V> Lru<K, V> {
     /// Puts `value` of `weight` under `key` as the most recently used entry, first dropping
     /// the least recently used ones down to three quarters of the room when it does not fit
     /// (so that a stream of new entries sorts the others once per many puts, not once each).
-    /// A value heavier than the whole room is not kept. What was dropped is handed back, to
-    /// be freed after the caller's lock is let go.
+    /// A value heavier than the whole room is not kept (nor the key's old one). What was
+    /// dropped is handed back, to be freed after the caller's lock is let go.
     pub fn put(&mut self, key: K, value: V, weight: usize) -> Vec<V> {
-        let mut dropped = Vec::new();
+        // The key's old value goes either way: it is replaced, or its new one is not kept.
+        let mut dropped: Vec<V> = self.take(&key).into_iter().collect();
         if weight > self.room {
             dropped.push(value);
             return dropped;
-        }
-        if let Some(old) = self.take(&key) {
-            dropped.push(old);
         }
         if self.weight + weight > self.room {
             let target = (self.room / 4 * 3).min(self.room - weight);
@@ -128,6 +126,10 @@ mod tests {
         // Putting a key again replaces its entry and its weight.
         assert_eq!(lru.put("e", 1, 10).len(), 1);
         assert_eq!(lru.weight(), 60);
+        // A key put again too heavy to keep loses its old entry too.
+        assert_eq!(lru.put("e", 2, 101), [1, 2]);
+        assert!(!lru.contains(&"e"));
+        assert_eq!(lru.weight(), 50);
         lru.clear();
         assert_eq!((lru.weight(), lru.contains(&"a")), (0, false));
     }

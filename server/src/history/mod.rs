@@ -134,6 +134,8 @@ pub fn analyse(
         None => History::new(positions, values, settings)?,
     };
     let out = h.analysis().clone();
+    // Bound to a name so that what the put drops is freed after the lock (a temporary of
+    // the statement) is let go.
     let dropped = states().put(key.clone(), h, values.len());
     drop(dropped);
     Ok(out)
