@@ -9,7 +9,7 @@
 //! of an upload apart from the per-sample cost.
 //!
 //! Each phase also prints this process's CPU time per request (server and clients together,
-//! from `/proc`) and how busy the whole machine was: an upload costing N times a `/healthz`
+//! through sysinfo) and how busy the whole machine was: an upload costing N times a `/healthz`
 //! answer's CPU cannot reach more than 1/N of its rate on a machine as busy.
 //!
 //! The same phases then run on PostgreSQL through one server and through four (clients spread
@@ -63,65 +63,53 @@ fn form(seed: u64, functions: usize) -> reqwest::multipart::Form {
     form
 }
 
-/// CPU time, in clock ticks of `/proc` (`USER_HZ`, 100 per second on Linux): of this process
-/// (server and clients, every thread) and of the whole machine, busy and in all.
-#[derive(Clone, Copy)]
-struct Ticks {
-    process: u64,
-    busy: u64,
-    total: u64,
+/// Measures the CPU spent from its start (sysinfo): this process's (server and clients, every
+/// thread) and how busy the whole machine was meanwhile.
+struct CpuMeter {
+    sys: sysinfo::System,
+    /// `None` where sysinfo cannot name this process: the CPU figures then print as zero.
+    pid: Option<sysinfo::Pid>,
+    start_ms: u64,
 }
 
-const TICKS_PER_SEC: f64 = 100.0;
-
-impl Ticks {
-    /// Zero where `/proc` cannot be read (not Linux): the CPU figures then print as zero.
-    fn now() -> Ticks {
-        let process = std::fs::read_to_string("/proc/self/stat")
-            .ok()
-            .and_then(|s| {
-                // Fields after the command name: utime and stime are the 12th and 13th.
-                let rest = &s[s.rfind(')')? + 1..];
-                let mut f = rest.split_whitespace().skip(11);
-                Some(f.next()?.parse::<u64>().ok()? + f.next()?.parse::<u64>().ok()?)
-            })
-            .unwrap_or(0);
-        let (busy, total) = std::fs::read_to_string("/proc/stat")
-            .ok()
-            .and_then(|s| {
-                // `cpu user nice system idle iowait irq softirq steal ...`
-                let t: Vec<u64> = s
-                    .lines()
-                    .next()?
-                    .split_whitespace()
-                    .skip(1)
-                    .take(8)
-                    .map(|v| v.parse().ok())
-                    .collect::<Option<_>>()?;
-                let total: u64 = t.iter().sum();
-                Some((total - t.get(3)? - t.get(4)?, total))
-            })
-            .unwrap_or((0, 0));
-        Ticks {
-            process,
-            busy,
-            total,
-        }
+impl CpuMeter {
+    fn start() -> CpuMeter {
+        let mut sys = sysinfo::System::new();
+        let pid = sysinfo::get_current_pid().ok();
+        // The machine's usage is measured between two refreshes: this one and the last.
+        sys.refresh_cpu_usage();
+        let start_ms = process_cpu_ms(&mut sys, pid);
+        CpuMeter { sys, pid, start_ms }
     }
 
-    fn since(self, before: Ticks) -> Ticks {
-        Ticks {
-            process: self.process - before.process,
-            busy: self.busy - before.busy,
-            total: self.total - before.total,
-        }
+    /// This process's CPU seconds since the start, and the machine's busy percentage.
+    fn stop(mut self) -> (f64, f32) {
+        let spent_ms = process_cpu_ms(&mut self.sys, self.pid).saturating_sub(self.start_ms);
+        self.sys.refresh_cpu_usage();
+        (spent_ms as f64 / 1e3, self.sys.global_cpu_usage())
     }
 }
 
-/// What a phase cost: its duration and the CPU spent meanwhile.
+/// The CPU milliseconds this process has used so far.
+fn process_cpu_ms(sys: &mut sysinfo::System, pid: Option<sysinfo::Pid>) -> u64 {
+    let Some(pid) = pid else {
+        return 0;
+    };
+    sys.refresh_processes_specifics(
+        sysinfo::ProcessesToUpdate::Some(&[pid]),
+        false,
+        sysinfo::ProcessRefreshKind::nothing().with_cpu(),
+    );
+    sys.process(pid)
+        .map_or(0, sysinfo::Process::accumulated_cpu_time)
+}
+
+/// What a phase cost: its duration, this process's CPU seconds and how busy the whole machine
+/// was (percent).
 struct Spent {
     elapsed: Duration,
-    ticks: Ticks,
+    cpu_secs: f64,
+    busy_pct: f32,
 }
 
 /// Runs `CLIENTS` loops of `one` for `secs` seconds; returns the latencies of the successes.
@@ -133,7 +121,7 @@ where
     let one = Arc::new(one);
     let stop = Arc::new(AtomicBool::new(false));
     let start = Instant::now();
-    let ticks = Ticks::now();
+    let meter = CpuMeter::start();
     let mut tasks = Vec::new();
     for c in 0..CLIENTS {
         let (one, stop) = (one.clone(), stop.clone());
@@ -155,9 +143,12 @@ where
     for t in tasks {
         all.extend(t.await.expect("client task"));
     }
+    let elapsed = start.elapsed();
+    let (cpu_secs, busy_pct) = meter.stop();
     let spent = Spent {
-        elapsed: start.elapsed(),
-        ticks: Ticks::now().since(ticks),
+        elapsed,
+        cpu_secs,
+        busy_pct,
     };
     (all, spent)
 }
@@ -181,8 +172,7 @@ fn report(what: &str, mut lat: Vec<Duration>, spent: Spent) -> Rate {
     lat.sort_unstable();
     let elapsed = spent.elapsed.as_secs_f64();
     let rate = lat.len() as f64 / elapsed;
-    let t = spent.ticks;
-    let cpu_us = t.process as f64 / TICKS_PER_SEC * 1e6 / lat.len().max(1) as f64;
+    let cpu_us = spent.cpu_secs * 1e6 / lat.len().max(1) as f64;
     println!(
         "{what:<28} {:>8} requests in {:>5.1} s = {:>9.1}/s   p50 {:>8.2} ms   p99 {:>8.2} ms   CPU {cpu_us:>7.0} us/request, machine {:>3.0}% busy",
         lat.len(),
@@ -190,7 +180,7 @@ fn report(what: &str, mut lat: Vec<Duration>, spent: Spent) -> Rate {
         rate,
         percentile(&lat, 0.50).as_secs_f64() * 1e3,
         percentile(&lat, 0.99).as_secs_f64() * 1e3,
-        100.0 * t.busy as f64 / t.total.max(1) as f64,
+        spent.busy_pct,
     );
     Rate {
         per_sec: rate,
