@@ -274,11 +274,17 @@ pub struct DatabaseWriteLock {
 /// there, and the writer (the one thing every upload passes through) was busy 96% of the time
 /// mostly waiting. On its own thread the scheduler runs it as soon as a statement is done:
 /// uploads of 3,200 samples 87 -> 121 per second with 16 clients.
+///
+/// It has timers but no I/O driver: what runs on it talks to SQLite's connection threads
+/// through channels only. An idle runtime without one sleeps on a futex, which a statement's
+/// answer wakes directly, where one with it sleeps in `epoll` and is woken through an
+/// eventfd. 4x1 uploads with it: 1,454/s against 1,381/s, 1,064 us of CPU each against 1,100
+/// (medians of 10 alternating runs; faster in 8, less CPU in 7).
 fn writer_runtime() -> &'static tokio::runtime::Handle {
     static WRITER: OnceLock<tokio::runtime::Handle> = OnceLock::new();
     WRITER.get_or_init(|| {
         let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
+            .enable_time()
             .build()
             .expect("cannot build the writer's runtime");
         let handle = rt.handle().clone();
