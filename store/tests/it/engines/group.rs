@@ -230,3 +230,65 @@ both!(
         assert_eq!(st.total_samples().await.unwrap(), 1 + 5);
     }
 );
+
+both!(
+    a_group_holding_an_upload_stored_before_writes_the_others_and_answers_it_with_its_runs,
+    |st| {
+        let first = st
+            .import_upload(
+                &meta("v1", "hackbench"),
+                &[hb("again.txt", &[1.0, 1.5])],
+                None,
+            )
+            .await
+            .unwrap();
+        assert!(first.created);
+        let samples = st.total_samples().await.unwrap();
+        let turn = st.hold_write_turn().await;
+        // The same upload again among new ones: the group cannot be written together, and
+        // nothing it began to write may stay.
+        let mut jobs = Vec::new();
+        for i in 0..4u32 {
+            let st = st.clone();
+            jobs.push(tokio::spawn(async move {
+                let f = if i == 2 {
+                    hb("again.txt", &[1.0, 1.5])
+                } else {
+                    hb(&format!("new{i}.txt"), &[5.0 + f64::from(i)])
+                };
+                (
+                    i,
+                    st.import_upload(&meta("v1", "hackbench"), &[f], None).await,
+                )
+            }));
+        }
+        wait_queued(&st, 4).await;
+        let before = st.groups_written_together();
+        drop(turn);
+        for j in jobs {
+            let (i, out) = j.await.unwrap();
+            let out = out.unwrap();
+            if i == 2 {
+                assert!(!out.created, "the upload stored before was stored again");
+                assert_eq!(out.run_ids, first.run_ids);
+            } else {
+                assert!(out.created, "upload {i} not stored");
+                let values: Vec<f64> = st
+                    .run_series(out.run_ids[0])
+                    .await
+                    .unwrap()
+                    .into_iter()
+                    .flat_map(|s| s.values)
+                    .collect();
+                assert_eq!(values, vec![5.0 + f64::from(i)], "upload {i}");
+            }
+        }
+        assert_eq!(
+            st.groups_written_together(),
+            before,
+            "written together all the same"
+        );
+        assert_eq!(st.runs(&RunQuery::default()).await.unwrap().len(), 4);
+        assert_eq!(st.total_samples().await.unwrap(), samples + 3);
+    }
+);
