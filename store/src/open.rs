@@ -55,7 +55,11 @@ impl Store {
             .pragma(
                 "journal_size_limit",
                 (crate::wal::RESTART_FROM * 4).to_string(),
-            );
+            )
+            // A savepoint's journal (each group of uploads writes in one) and temporary
+            // tables in memory: on disk, the copies of the pages a group changes went through
+            // a temporary file's page cache, a write call each, while the writer held the lock.
+            .pragma("temp_store", "memory");
         // A file's connections do not go stale: no ping before each use (a round trip to the
         // connection's thread, as dear as a small query).
         let pool = SqlitePoolOptions::new()

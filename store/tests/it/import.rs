@@ -24,7 +24,7 @@ async fn count(pool: &SqlitePool, table: &str) -> i64 {
 }
 
 #[tokio::test]
-async fn opens_with_wal_and_foreign_keys() {
+async fn opens_with_wal_full_sync_foreign_keys_and_temporary_storage_in_memory() {
     let (_d, _st, pool) = fresh().await;
     let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
         .fetch_one(&pool)
@@ -36,6 +36,15 @@ async fn opens_with_wal_and_foreign_keys() {
         .await
         .unwrap();
     assert_eq!(fk, 1);
+    // Each commit synced (2 = FULL); savepoint journals in memory (2 = MEMORY), not in a
+    // temporary file written while the writer holds the database.
+    for (pragma, want) in [("synchronous", 2), ("temp_store", 2)] {
+        let got: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!("PRAGMA {pragma}")))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(got, want, "PRAGMA {pragma}");
+    }
 }
 
 #[tokio::test]
