@@ -64,7 +64,15 @@ async fn the_log_stays_short_under_uploads_and_readers() {
     let kept = longest_log(LIMIT, 400).await;
     let grown = longest_log(u64::MAX, 400).await;
     eprintln!("longest log: {kept} bytes restarted from {LIMIT}, {grown} never restarted");
-    assert!(kept < 8 * LIMIT, "the log reached {kept} bytes");
+    // Alone this is about 2.5x the limit. A restart that finds a reader still there after its
+    // wait is tried again only once the log has grown by another quarter of the limit, so on a
+    // machine busy with other tests (readers slower than the wait) it runs longer: 8.1x was
+    // seen in CI. Without restarts the log is 35-85x.
+    assert!(kept < 16 * LIMIT, "the log reached {kept} bytes");
+    assert!(
+        kept * 4 < grown,
+        "the log reached {kept} bytes, {grown} without restarts"
+    );
     assert!(
         grown > 4 * LIMIT,
         "the log reached {grown} bytes only without restarts"
