@@ -24,13 +24,11 @@ use tokio::io::AsyncWriteExt;
 
 mod request;
 
-use request::{
-    Encoding, check_multipart, content_encoding, idempotency_key, multipart_error, too_large,
-};
+use request::{Admitted, Encoding, admit, content_encoding, multipart_error, too_large};
 
 use crate::error::AppError;
 use crate::state::AppState;
-use crate::tokens::{self, Token};
+use crate::tokens::Token;
 
 /// Files per upload: a trace_stat directory of a 1000-CPU machine still fits.
 pub const MAX_FILES: usize = 1000;
@@ -55,7 +53,15 @@ pub fn routes() -> Router<AppState> {
 }
 
 async fn upload(State(state): State<AppState>, req: Request) -> Response {
-    match handle(&state, req).await {
+    let (parts, body) = req.into_parts();
+    let admitted = match admit(&state, &parts.headers).await {
+        Ok(a) => a,
+        Err(e) => {
+            request::drain_refused(body, &parts.headers).await;
+            return e.into_json_response();
+        }
+    };
+    match handle(&state, admitted, Request::from_parts(parts, body)).await {
         Ok(r) => r,
         Err(e) => e.into_json_response(),
     }
@@ -122,35 +128,14 @@ struct UploadForm {
     files: Vec<Upload>,
 }
 
-async fn handle(state: &AppState, req: Request) -> Result<Response, AppError> {
-    let limit = state.config.max_upload_mib.saturating_mul(1 << 20);
-    let headers = req.headers().clone();
-    let token = tokens::authenticate(
-        &state.store,
-        headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok()),
-    )
-    .await?;
-    check_multipart(&headers)?;
-    let idempotency_key = idempotency_key(&headers)?;
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if let Some(len) = declared
-        && len > limit
-    {
-        return Err(too_large(limit));
-    }
-    // Room in the budget of all uploads in flight: the declared length, or the most a body
-    // may be when it does not say.
-    let _budget = state
-        .upload_budget
-        .reserve(declared.unwrap_or(limit).min(limit))
-        .await?;
-
-    let encoding = content_encoding(&headers)?;
+async fn handle(state: &AppState, admitted: Admitted, req: Request) -> Result<Response, AppError> {
+    let Admitted {
+        token,
+        limit,
+        idempotency_key,
+        budget: _budget,
+    } = admitted;
+    let encoding = content_encoding(req.headers())?;
     let gzip_body = matches!(encoding, Encoding::Gzip);
     let req = match encoding {
         Encoding::Identity => req,

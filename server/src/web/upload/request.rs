@@ -1,11 +1,62 @@
 //! What an upload request's headers and body framing must be: multipart/form-data, a
 //! well-formed `Idempotency-Key`, a supported `Content-Encoding`, and the size limit, each
-//! refused with its own answer (415, 400, 413).
+//! refused with its own answer (415, 400, 413), with the token checked first; and how a short
+//! body refused on its headers is read to its end first.
 
+use std::time::Duration;
+
+use axum::body::Body;
 use axum::extract::multipart::MultipartError;
 use axum::http::{HeaderMap, StatusCode, header};
 
 use crate::error::AppError;
+use crate::state::AppState;
+use crate::tokens::{self, Token};
+
+/// What the headers allowed: the sender's token, the body's size limit, the
+/// `Idempotency-Key`, and the upload's room in the budget of uploads in flight.
+pub(super) struct Admitted {
+    pub(super) token: Token,
+    pub(super) limit: u64,
+    pub(super) idempotency_key: Option<String>,
+    /// Held until the upload is answered.
+    pub(super) budget: tokio::sync::OwnedSemaphorePermit,
+}
+
+/// The checks made on the headers alone, before any of the body is read.
+pub(super) async fn admit(state: &AppState, headers: &HeaderMap) -> Result<Admitted, AppError> {
+    let limit = state.config.max_upload_mib.saturating_mul(1 << 20);
+    let token = tokens::authenticate(
+        &state.store,
+        headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok()),
+    )
+    .await?;
+    check_multipart(headers)?;
+    let idempotency_key = idempotency_key(headers)?;
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(len) = declared
+        && len > limit
+    {
+        return Err(too_large(limit));
+    }
+    // Room in the budget of all uploads in flight: the declared length, or the most a body
+    // may be when it does not say.
+    let budget = state
+        .upload_budget
+        .reserve(declared.unwrap_or(limit).min(limit))
+        .await?;
+    Ok(Admitted {
+        token,
+        limit,
+        idempotency_key,
+        budget,
+    })
+}
 
 /// 415 unless the body is multipart/form-data.
 pub(super) fn check_multipart(headers: &HeaderMap) -> Result<(), AppError> {
@@ -107,4 +158,26 @@ pub(super) fn multipart_error(e: MultipartError, limit: u64) -> AppError {
         "malformed multipart/form-data body: {}",
         e.body_text()
     ))
+}
+
+/// Bodies up to this long are read to their end before a refusal made on the headers alone.
+const DRAIN_BYTES: usize = 1 << 20;
+/// The longest a refused body is read for.
+const DRAIN_TIME: Duration = Duration::from_secs(2);
+
+/// Reads a refused upload's body to its end when it is short (at most [`DRAIN_BYTES`], for at
+/// most [`DRAIN_TIME`]) before the refusal is sent. Answered while still sending it, a client
+/// finds the connection closed under its writes and reports a broken pipe (and may retry)
+/// rather than the refusal's reason: an unknown token, say.
+pub(super) async fn drain_refused(body: Body, headers: &HeaderMap) {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > DRAIN_BYTES as u64) {
+        return;
+    }
+    // A longer body (one that did not say its length) ends the read with an error: dropped,
+    // like one that takes too long.
+    let _ = tokio::time::timeout(DRAIN_TIME, axum::body::to_bytes(body, DRAIN_BYTES)).await;
 }

@@ -36,6 +36,47 @@ async fn slow_client_gets_408_and_the_server_keeps_serving() {
     healthz(&reqwest::Client::new(), addr).await;
 }
 
+/// An upload refused on its headers (an unknown token) whose body comes in pieces, as a client
+/// streaming its files sends it: the server reads the short body to its end before answering,
+/// so the client can write all of it and then read the reason. Answered at once instead, the
+/// client's second write met a closed connection (a broken pipe, which the upload command
+/// retried as a network error).
+#[tokio::test]
+async fn a_refused_upload_sent_in_two_writes_gets_its_reason() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let env = env().await;
+    let addr = spawn_server(env.pool.clone(), ServeArgs::default()).await;
+    let body = with_files(Form::meta(), &trace_stat_set(1)).finish();
+    let head = format!(
+        "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "0".repeat(64),
+        content_type(),
+        body.len(),
+    );
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(head.as_bytes()).await.unwrap();
+    // The body in two writes with pauses, as a client streaming its files' parts sends it.
+    let (first, second) = body.split_at(body.len() / 2);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut wrote = s.write_all(first).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    if wrote.is_ok() {
+        wrote = s.write_all(second).await;
+    }
+    let mut out = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out)).await;
+    let resp = String::from_utf8_lossy(&out);
+    assert!(wrote.is_ok(), "writing the body: {wrote:?}");
+    assert!(
+        matches!(read, Ok(Ok(_))),
+        "reading the answer: {read:?} after {:?}",
+        first_line(&resp)
+    );
+    assert!(resp.starts_with("HTTP/1.1 401"), "{}", first_line(&resp));
+    assert!(resp.contains("unknown token"), "{resp}");
+    env.assert_empty().await;
+}
+
 #[tokio::test]
 async fn a_client_trickling_its_headers_is_cut_off() {
     let env = env().await;
