@@ -35,10 +35,7 @@ pub(super) async fn admit(state: &AppState, headers: &HeaderMap) -> Result<Admit
     .await?;
     check_multipart(headers)?;
     let idempotency_key = idempotency_key(headers)?;
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+    let declared = declared_length(headers);
     if let Some(len) = declared
         && len > limit
     {
@@ -56,6 +53,14 @@ pub(super) async fn admit(state: &AppState, headers: &HeaderMap) -> Result<Admit
         idempotency_key,
         budget,
     })
+}
+
+/// The body's length as its `Content-Length` declares it.
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
 }
 
 /// 415 unless the body is multipart/form-data.
@@ -170,11 +175,7 @@ const DRAIN_TIME: Duration = Duration::from_secs(2);
 /// finds the connection closed under its writes and reports a broken pipe (and may retry)
 /// rather than the refusal's reason: an unknown token, say.
 pub(super) async fn drain_refused(body: Body, headers: &HeaderMap) {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > DRAIN_BYTES as u64) {
+    if declared_length(headers).is_some_and(|n| n > DRAIN_BYTES as u64) {
         return;
     }
     // A longer body (one that did not say its length) ends the read with an error: dropped,
