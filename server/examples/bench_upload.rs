@@ -15,7 +15,7 @@
 //! The same phases then run on PostgreSQL through one server and through four (clients spread
 //! over them), and the uploads/s are printed as ratios against SQLite's of the same run.
 //! `BENCH_PG_URL=postgres://user@host:port` uses that server; without it a throwaway one is
-//! started from the machine's PostgreSQL binaries.
+//! started from the machine's PostgreSQL binaries; `BENCH_PG_URL=none` measures SQLite only.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -315,6 +315,10 @@ async fn main() -> anyhow::Result<()> {
     let mut pg = Vec::new();
     for servers in [1, 4] {
         let url = match std::env::var("BENCH_PG_URL") {
+            Ok(base) if base == "none" => {
+                println!("PostgreSQL skipped (BENCH_PG_URL=none)");
+                return Ok(());
+            }
             Ok(base) => fresh_database(&base, servers).await?,
             Err(_) => match store::testing::fresh_pg_url().await {
                 Some(u) => u,
