@@ -247,7 +247,11 @@ fn nul_is_binary() {
 
 /// Every line with its number, and the error the input ends with, through [`with_lines`].
 fn read_all(data: &[u8]) -> (Vec<(u64, String)>, Option<ParseError>) {
-    with_lines(data, false, |lines| {
+    read_all_from(data)
+}
+
+fn read_all_from(reader: impl Read + Send) -> (Vec<(u64, String)>, Option<ParseError>) {
+    with_lines(reader, false, |lines| {
         let mut out = Vec::new();
         loop {
             match lines.next_numbered() {
@@ -333,4 +337,68 @@ fn a_parser_that_stops_early_stops_the_reader() {
         lines.next_line().unwrap().map(str::len)
     });
     assert_eq!(first, Some(10));
+}
+
+/// A reader as a pipe or a socket is: short reads of varying length, now and then an
+/// interrupted one, and (when `fail_after` is set) an error once that many bytes were given.
+struct Trickle<'a> {
+    data: &'a [u8],
+    at: usize,
+    calls: usize,
+    fail_after: Option<usize>,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.calls += 1;
+        if self.calls.is_multiple_of(7) {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        if self.fail_after.is_some_and(|n| self.at >= n) {
+            return Err(std::io::Error::other("the rig went away"));
+        }
+        let piece = 1 + (self.calls * 7919) % 9000;
+        let end = self
+            .data
+            .len()
+            .min(self.at + piece)
+            .min(self.at + buf.len());
+        let end = self.fail_after.map_or(end, |n| end.min(n.max(self.at + 1)));
+        let n = end - self.at;
+        buf[..n].copy_from_slice(&self.data[self.at..end]);
+        self.at = end;
+        Ok(n)
+    }
+}
+
+#[test]
+fn short_and_interrupted_reads_give_the_same_lines_and_a_failing_read_its_line() {
+    let mut data = Vec::new();
+    for i in 0..60_000 {
+        data.extend_from_slice(format!("row {i} {}\n", "w".repeat(i % 53)).as_bytes());
+    }
+    data.extend_from_slice(b"last");
+    let whole = read_all(&data);
+    assert!(whole.1.is_none());
+    let trickle = |fail_after| Trickle {
+        data: &data,
+        at: 0,
+        calls: 0,
+        fail_after,
+    };
+    assert_eq!(read_all_from(trickle(None)), whole);
+    // An error within the first read, and one after 1 MB: every line before the one it cut
+    // is read, then it is reported at the line after them.
+    for cut in [3_000, 1_000_000] {
+        let (lines, err) = read_all_from(trickle(Some(cut)));
+        let complete = memchr::memchr_iter(b'\n', &data[..cut]).count();
+        assert_eq!(lines.len(), complete, "{cut}");
+        assert_eq!(lines[..], whole.0[..complete]);
+        let err = err.expect("a failing read is an error");
+        assert_eq!(err.pos.line, complete as u64 + 1, "{cut}");
+        assert!(
+            matches!(&err.kind, ErrorKind::Io(m) if m.contains("the rig went away")),
+            "{err:?}"
+        );
+    }
 }
