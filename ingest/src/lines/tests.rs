@@ -267,15 +267,22 @@ fn read_all_from(reader: impl Read + Send) -> (Vec<(u64, String)>, Option<ParseE
     })
 }
 
+/// `n` rows `row I vvv...` (I modulo `pad` letters) ending with `ending`, then `last` without
+/// one.
+fn numbered_rows(n: usize, pad: usize, ending: &str) -> Vec<u8> {
+    let mut data = Vec::new();
+    for i in 0..n {
+        data.extend_from_slice(format!("row {i} {}{ending}", "v".repeat(i % pad)).as_bytes());
+    }
+    data.extend_from_slice(b"last");
+    data
+}
+
 #[test]
 fn a_large_input_reads_as_a_small_one() {
     // Many chunks, cut on a thread: lines, numbers, CRLF and a last line without an
     // ending come out as the reader on one thread gives them.
-    let mut data = Vec::new();
-    for i in 0..200_000 {
-        data.extend_from_slice(format!("row {i} {}\r\n", "v".repeat(i % 41)).as_bytes());
-    }
-    data.extend_from_slice(b"last");
+    let data = numbered_rows(200_000, 41, "\r\n");
     assert!(data.len() > 4 * chunks::READ_CHUNK);
     let (lines, err) = read_all(&data);
     assert!(err.is_none());
@@ -373,11 +380,7 @@ impl Read for Trickle<'_> {
 
 #[test]
 fn short_and_interrupted_reads_give_the_same_lines_and_a_failing_read_its_line() {
-    let mut data = Vec::new();
-    for i in 0..60_000 {
-        data.extend_from_slice(format!("row {i} {}\n", "w".repeat(i % 53)).as_bytes());
-    }
-    data.extend_from_slice(b"last");
+    let data = numbered_rows(60_000, 53, "\n");
     let whole = read_all(&data);
     assert!(whole.1.is_none());
     let trickle = |fail_after| Trickle {
