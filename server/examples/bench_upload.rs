@@ -312,13 +312,13 @@ async fn main() -> anyhow::Result<()> {
 
     // PostgreSQL: BENCH_PG_URL names a server whose user may create databases, else a
     // throwaway one is started from the machine's binaries (`store::testing`).
+    if std::env::var("BENCH_PG_URL").as_deref() == Ok("none") {
+        println!("PostgreSQL skipped (BENCH_PG_URL=none)");
+        return Ok(());
+    }
     let mut pg = Vec::new();
     for servers in [1, 4] {
         let url = match std::env::var("BENCH_PG_URL") {
-            Ok(base) if base == "none" => {
-                println!("PostgreSQL skipped (BENCH_PG_URL=none)");
-                return Ok(());
-            }
             Ok(base) => fresh_database(&base, servers).await?,
             Err(_) => match store::testing::fresh_pg_url().await {
                 Some(u) => u,

@@ -246,11 +246,7 @@ fn nul_is_binary() {
 }
 
 /// Every line with its number, and the error the input ends with, through [`with_lines`].
-fn read_all(data: &[u8]) -> (Vec<(u64, String)>, Option<ParseError>) {
-    read_all_from(data)
-}
-
-fn read_all_from(reader: impl Read + Send) -> (Vec<(u64, String)>, Option<ParseError>) {
+fn read_all(reader: impl Read + Send) -> (Vec<(u64, String)>, Option<ParseError>) {
     with_lines(reader, false, |lines| {
         let mut out = Vec::new();
         loop {
@@ -284,7 +280,7 @@ fn a_large_input_reads_as_a_small_one() {
     // ending come out as the reader on one thread gives them.
     let data = numbered_rows(200_000, 41, "\r\n");
     assert!(data.len() > 4 * chunks::READ_CHUNK);
-    let (lines, err) = read_all(&data);
+    let (lines, err) = read_all(data.as_slice());
     assert!(err.is_none());
     let mut r: &[u8] = &data;
     let mut inline = Lines::new(&mut r);
@@ -308,7 +304,7 @@ fn errors_far_into_a_large_input_name_their_line() {
     // A NUL: the lines before it are read, then the error names its line.
     data.extend_from_slice(b"bad\0x\nmore\n");
     data.extend_from_slice(&b"after\n".repeat(50_000));
-    let (lines, err) = read_all(&data);
+    let (lines, err) = read_all(data.as_slice());
     assert_eq!(lines.len(), 100_000);
     let err = err.expect("a NUL is an error");
     assert_eq!(err.pos.line, 100_001);
@@ -322,7 +318,7 @@ fn errors_far_into_a_large_input_name_their_line() {
     let mut data = head;
     data.extend_from_slice(&vec![b'y'; 2 * MAX_LINE + 5]);
     data.extend_from_slice(b"\nafter\n");
-    let (lines, err) = read_all(&data);
+    let (lines, err) = read_all(data.as_slice());
     assert_eq!(lines.len(), 100_000);
     let err = err.expect("a line too long is an error");
     assert_eq!(err.pos.line, 100_001);
@@ -370,7 +366,8 @@ impl Read for Trickle<'_> {
             .len()
             .min(self.at + piece)
             .min(self.at + buf.len());
-        let end = self.fail_after.map_or(end, |n| end.min(n.max(self.at + 1)));
+        // Short of `fail_after` here, which the next read then fails at.
+        let end = self.fail_after.map_or(end, |n| end.min(n));
         let n = end - self.at;
         buf[..n].copy_from_slice(&self.data[self.at..end]);
         self.at = end;
@@ -381,7 +378,7 @@ impl Read for Trickle<'_> {
 #[test]
 fn short_and_interrupted_reads_give_the_same_lines_and_a_failing_read_its_line() {
     let data = numbered_rows(60_000, 53, "\n");
-    let whole = read_all(&data);
+    let whole = read_all(data.as_slice());
     assert!(whole.1.is_none());
     let trickle = |fail_after| Trickle {
         data: &data,
@@ -389,11 +386,11 @@ fn short_and_interrupted_reads_give_the_same_lines_and_a_failing_read_its_line()
         calls: 0,
         fail_after,
     };
-    assert_eq!(read_all_from(trickle(None)), whole);
+    assert_eq!(read_all(trickle(None)), whole);
     // An error within the first read, and one after 1 MB: every line before the one it cut
     // is read, then it is reported at the line after them.
     for cut in [3_000, 1_000_000] {
-        let (lines, err) = read_all_from(trickle(Some(cut)));
+        let (lines, err) = read_all(trickle(Some(cut)));
         let complete = memchr::memchr_iter(b'\n', &data[..cut]).count();
         assert_eq!(lines.len(), complete, "{cut}");
         assert_eq!(lines[..], whole.0[..complete]);
