@@ -141,6 +141,22 @@ pub fn time(secs: i64) -> String {
     )
 }
 
+/// `noun` as it reads after a count of `n`: singular for 1, else with an `s` (the nouns
+/// counted, `regression` or `increase`, take a plain one). Reports pasted into mail say
+/// "1 improvement", not "1 improvements". The count is borrowed, as templates pass it.
+pub fn noun(n: &usize, noun: &str) -> String {
+    if *n == 1 {
+        noun.to_string()
+    } else {
+        format!("{noun}s")
+    }
+}
+
+/// `n` and its [`noun`]: `1 regression`, `3 regressions`.
+pub fn count(n: usize, singular: &str) -> String {
+    format!("{n} {}", noun(&n, singular))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +173,14 @@ mod tests {
         assert_eq!(human(30819.36e-12, "s^2"), "30819.4 us^2");
         assert_eq!(value(None, "s"), "-");
         assert_eq!(value(Some(f64::NAN), "s"), "-");
+    }
+
+    #[test]
+    fn counts_take_the_singular_for_one_only() {
+        assert_eq!(count(1, "improvement"), "1 improvement");
+        assert_eq!(count(0, "regression"), "0 regressions");
+        assert_eq!(count(3, "increase"), "3 increases");
+        assert_eq!(noun(&2, "decrease"), "decreases");
     }
 
     #[test]

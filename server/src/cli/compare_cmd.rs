@@ -157,9 +157,9 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     };
     if report.comparisons.is_empty() {
         eprintln!(
-            "note: no series present on both sides (base has {} runs, head {} runs)",
-            report.base.run_ids.len(),
-            report.head.run_ids.len()
+            "note: no series present on both sides (base has {}, head {})",
+            crate::format::count(report.base.run_ids.len(), "run"),
+            crate::format::count(report.head.run_ids.len(), "run")
         );
     }
     print(&args, &report).context("writing the report")?;

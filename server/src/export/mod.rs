@@ -31,7 +31,9 @@ pub fn flag_text(f: &compare::Flag) -> String {
         LargeN => "large n".into(),
         MeanMedianDisagree => "mean/median disagree".into(),
         BelowThreshold => "below threshold".into(),
-        Inconclusive { more_runs: Some(n) } => format!("inconclusive (~{n} more runs)"),
+        Inconclusive { more_runs: Some(n) } => {
+            format!("inconclusive (~{})", crate::format::count(*n, "more run"))
+        }
         Inconclusive { more_runs: None } => "inconclusive".into(),
         Summary => "summary values, no test possible".into(),
         Multiplexed => "counter multiplexed".into(),

@@ -13,11 +13,11 @@ use super::{ci_text, clip, flags_text, median_h};
 /// The terminal report; `width` bounds the sketches.
 pub fn text(r: &Report, width: usize) -> String {
     let mut out = format!(
-        "base: {} ({} runs)   head: {} ({} runs)\n",
+        "base: {} ({})   head: {} ({})\n",
         r.base.build.label,
-        r.base.run_ids.len(),
+        format::count(r.base.run_ids.len(), "run"),
         r.head.build.label,
-        r.head.run_ids.len()
+        format::count(r.head.run_ids.len(), "run")
     );
     for d in &r.env_diff {
         out.push_str(&format!(
@@ -85,12 +85,12 @@ pub fn text(r: &Report, width: usize) -> String {
         out.push('\n');
     }
     out.push_str(&format!(
-        "\n{} series: {} regressions, {} improvements, {} increases, {} decreases, {} unchanged, {} without enough data\n",
+        "\n{} series: {}, {}, {}, {}, {} unchanged, {} without enough data\n",
         r.summary.total,
-        r.summary.regressions,
-        r.summary.improvements,
-        r.summary.increases,
-        r.summary.decreases,
+        format::count(r.summary.regressions, "regression"),
+        format::count(r.summary.improvements, "improvement"),
+        format::count(r.summary.increases, "increase"),
+        format::count(r.summary.decreases, "decrease"),
         r.summary.unchanged,
         r.summary.not_enough_data
     ));

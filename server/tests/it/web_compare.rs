@@ -23,10 +23,10 @@ async fn comparison_page_shows_verdicts_numbers_charts_and_exports() {
     let html = t.page(CMP).await;
     // Summary counts.
     assert!(
-        html.contains(r#"<span class="count v-regression"><b>1</b> regressions</span>"#),
+        html.contains(r#"<span class="count v-regression"><b>1</b> regression</span>"#),
         "{html}"
     );
-    assert!(html.contains(r#"<span class="count v-improvement"><b>1</b> improvements</span>"#));
+    assert!(html.contains(r#"<span class="count v-improvement"><b>1</b> improvement</span>"#));
     assert!(
         html.contains(r#"<span class="count v-no_significant_change"><b>1</b> unchanged</span>"#)
     );
