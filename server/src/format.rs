@@ -142,10 +142,10 @@ pub fn time(secs: i64) -> String {
 }
 
 /// `noun` as it reads after a count of `n`: singular for 1, else with an `s` (the nouns
-/// counted, `regression` or `increase`, take a plain one). Reports pasted into mail say
+/// counted, `regression` or `alert`, take a plain one). Reports pasted into mail say
 /// "1 improvement", not "1 improvements". The count is borrowed, as templates pass it.
-pub fn noun(n: &usize, noun: &str) -> String {
-    if *n == 1 {
+pub fn noun<N: PartialEq + From<u8>>(n: &N, noun: &str) -> String {
+    if *n == N::from(1) {
         noun.to_string()
     } else {
         format!("{noun}s")
@@ -153,7 +153,7 @@ pub fn noun(n: &usize, noun: &str) -> String {
 }
 
 /// `n` and its [`noun`]: `1 regression`, `3 regressions`.
-pub fn count(n: usize, singular: &str) -> String {
+pub fn count<N: PartialEq + From<u8> + std::fmt::Display>(n: N, singular: &str) -> String {
     format!("{n} {}", noun(&n, singular))
 }
 
@@ -180,7 +180,8 @@ mod tests {
         assert_eq!(count(1, "improvement"), "1 improvement");
         assert_eq!(count(0, "regression"), "0 regressions");
         assert_eq!(count(3, "increase"), "3 increases");
-        assert_eq!(noun(&2, "decrease"), "decreases");
+        assert_eq!(noun(&2usize, "decrease"), "decreases");
+        assert_eq!(count(1i64, "alert"), "1 alert");
     }
 
     #[test]

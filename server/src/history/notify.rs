@@ -194,8 +194,8 @@ fn wrap(text: &str, indent: &str) -> String {
 pub fn email(g: &GroupPayload, base: &str) -> String {
     let mut out = wrap(
         &format!(
-            "Subject: [quiescent] {} performance change(s) at {} ({})",
-            g.alerts.len(),
+            "Subject: [quiescent] {} at {} ({})",
+            crate::format::count(g.alerts.len(), "performance change"),
             g.build,
             g.branch
         ),
@@ -204,8 +204,8 @@ pub fn email(g: &GroupPayload, base: &str) -> String {
     out.push('\n');
     out.push_str(&wrap(
         &format!(
-            "quiescent found {} change point(s) whose new level starts at build {} on branch {}.",
-            g.alerts.len(),
+            "quiescent found {} whose new level starts at build {} on branch {}.",
+            crate::format::count(g.alerts.len(), "change point"),
             g.build,
             g.branch
         ),

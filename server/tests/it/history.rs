@@ -237,7 +237,7 @@ async fn pages_show_the_history_its_change_and_the_feed() {
 
     let b = app.page("/benchmarks/hb").await;
     assert!(b.contains("class=\"spark alerted\""));
-    assert!(b.contains("1 alert(s)"));
+    assert!(b.contains("· 1 alert</span>"), "{b}");
 
     let a = app.page("/alerts?state=untriaged&benchmark=hb").await;
     assert!(a.contains("b14 → b15"));
@@ -255,7 +255,7 @@ async fn pages_show_the_history_its_change_and_the_feed() {
     assert!(feed.contains("1 alerts at b15 (main)"));
 
     let mail = app.get("/alerts/groups/1/email").await.text();
-    assert!(mail.starts_with("Subject: [quiescent] 1 performance change(s) at b15"));
+    assert!(mail.starts_with("Subject: [quiescent] 1 performance change at b15"));
     assert!(mail.lines().all(|l| l.len() <= 72), "{mail}");
     assert!(mail.contains("hb time on rig1: +"));
 }
