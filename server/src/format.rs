@@ -1,6 +1,6 @@
-//! How numbers are printed: values in their units, percentages, p-values and times. One leaf
-//! module (it imports nothing of the server's) shared by the command line, the pages and the
-//! exports, so a percent or a p-value reads the same everywhere.
+//! How numbers are printed: values in their units, percentages, p-values, times and counts of
+//! things. One leaf module (it imports nothing of the server's) shared by the command line, the
+//! pages and the exports, so a percent or a count reads the same everywhere.
 
 /// A value in its unit, humanised (`564 us`, `49.393 s`, `2 KiB`, `4 us^2`).
 pub fn human(value: f64, unit: impl AsRef<str>) -> String {
