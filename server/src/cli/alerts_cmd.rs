@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use store::{AlertFilter, Triage};
 
 use crate::config::DbArgs;
+use crate::format::count;
 use crate::history::notify;
 
 #[derive(Debug, clap::Args)]
@@ -146,6 +147,6 @@ pub async fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
         ]);
     }
     println!("{table}");
-    println!("{} alerts", alerts.len());
+    println!("{}", count(alerts.len(), "alert"));
     Ok(ExitCode::SUCCESS)
 }

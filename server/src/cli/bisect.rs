@@ -15,7 +15,7 @@ use compare::bisect::{BisectPolicy, Look, StepVerdict, check_references, decide}
 
 use super::bisect_db;
 use super::error_chain;
-use crate::format::{human, sig};
+use crate::format::{count, human, sig};
 
 /// Exit status that makes `git bisect run` skip the commit.
 const SKIP: u8 = 125;
@@ -223,17 +223,17 @@ async fn step(args: BisectStepArgs) -> anyhow::Result<u8> {
             SKIP
         }
         (StepVerdict::Good, None) => {
-            eprintln!("bisect-step: good after {} runs", outcome.runs);
+            eprintln!("bisect-step: good after {}", count(outcome.runs, "run"));
             0
         }
         (StepVerdict::Bad, None) => {
-            eprintln!("bisect-step: bad after {} runs", outcome.runs);
+            eprintln!("bisect-step: bad after {}", count(outcome.runs, "run"));
             1
         }
         (StepVerdict::Undecided, None) => {
             eprintln!(
-                "bisect-step: skip: still undecided after {} runs (--max-runs)",
-                outcome.runs
+                "bisect-step: skip: still undecided after {} (--max-runs)",
+                count(outcome.runs, "run")
             );
             SKIP
         }
@@ -401,8 +401,8 @@ fn measure(
         }
         let look = decide(&good.samples, &bad.samples, &samples, policy);
         eprintln!(
-            "bisect-step: {} runs: median {}, {} of the way from good to bad; p vs good {}, p vs bad {} (different below {}, same from {}): {}",
-            out.runs,
+            "bisect-step: {}: median {}, {} of the way from good to bad; p vs good {}, p vs bad {} (different below {}, same from {}): {}",
+            count(out.runs, "run"),
             look.median.map_or("-".into(), |m| human(m, &good.unit)),
             look.position
                 .map_or("-".into(), |t| format!("{:.0}%", t * 100.0)),

@@ -8,6 +8,7 @@ use anyhow::Context;
 use store::{AlertFilter, KeyFilter};
 
 use crate::config::DbArgs;
+use crate::format::count;
 use crate::history::{self, aggregate};
 
 #[derive(Debug, clap::Args)]
@@ -227,10 +228,11 @@ pub async fn run_commits(args: CommitsArgs) -> anyhow::Result<ExitCode> {
         .await?;
     let groups = history::detect_keys(&store, &keys).await?;
     println!(
-        "{} commits read; {known} builds of branch {branch} are in git order; {} series re-analysed, {} alert groups with new alerts",
-        commits.len(),
+        "{} read; {} of branch {branch} are in git order; {} series re-analysed, {} with new alerts",
+        count(commits.len(), "commit"),
+        count(known, "build"),
         keys.len(),
-        groups.len()
+        count(groups.len(), "alert group")
     );
     Ok(ExitCode::SUCCESS)
 }

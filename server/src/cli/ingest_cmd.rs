@@ -11,6 +11,7 @@ use anyhow::Context;
 use store::{BuildMeta, InputFile, RunMeta};
 
 use crate::config::DbArgs;
+use crate::format::count;
 
 #[derive(Debug, clap::Args)]
 pub struct IngestArgs {
@@ -204,8 +205,9 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<ExitCode> {
         .join(", ");
     if !outcome.created {
         println!(
-            "already stored: the same content with the same metadata is run {ids} ({} series, {} samples); nothing stored",
-            outcome.series, outcome.samples
+            "already stored: the same content with the same metadata is run {ids} ({} series, {}); nothing stored",
+            outcome.series,
+            count(outcome.samples, "sample")
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -222,8 +224,10 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<ExitCode> {
         );
     }
     println!(
-        "stored run {ids}: {} series, {} samples, {} warnings",
-        outcome.series, outcome.samples, outcome.warning_count
+        "stored run {ids}: {} series, {}, {}",
+        outcome.series,
+        count(outcome.samples, "sample"),
+        count(outcome.warning_count, "warning")
     );
     let groups = crate::history::after_stored(&store, &outcome, &args.run.placement()).await?;
     for g in groups {

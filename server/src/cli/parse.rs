@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use ingest::SeriesTable;
 use ingest::summary::{AllSeries, SeriesView};
 
+use crate::format::count;
+
 #[derive(Debug, clap::Args)]
 pub struct ParseArgs {
     /// Files to parse (directories are expanded).
@@ -188,12 +190,12 @@ fn write_summary(
 ) -> std::io::Result<()> {
     writeln!(
         out,
-        "{}: {} ({} series, {} samples, {} warnings)",
+        "{}: {} ({} series, {}, {})",
         path,
         format,
         ds.len(),
-        ds.sample_count(),
-        ds.warnings.len()
+        count(ds.sample_count(), "sample"),
+        count(ds.warnings.len(), "warning")
     )?;
     for (k, v) in &ds.meta {
         let v = if v.len() > 100 {

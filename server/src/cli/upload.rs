@@ -11,6 +11,8 @@ use anyhow::{Context, bail};
 use rand::RngExt;
 use sha2::{Digest, Sha256};
 
+use crate::format::count;
+
 #[derive(Debug, clap::Args)]
 pub struct UploadArgs {
     /// Files or directories (a directory of trace_stat/function* files is one run).
@@ -400,18 +402,18 @@ fn report(base: &str, status: reqwest::StatusCode, body: &serde_json::Value) {
             }
         }
         println!(
-            "stored run {}: {} series, {} samples, {} warnings",
+            "stored run {}: {} series, {}, {}",
             ids.join(", "),
             n("series"),
-            n("samples"),
-            n("warning_count")
+            count(n("samples"), "sample"),
+            count(n("warning_count"), "warning")
         );
     } else {
         println!(
-            "already stored as run {} ({} series, {} samples); nothing new stored",
+            "already stored as run {} ({} series, {}); nothing new stored",
             ids.join(", "),
             n("series"),
-            n("samples")
+            count(n("samples"), "sample")
         );
     }
     if !url.is_empty() {

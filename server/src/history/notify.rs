@@ -142,8 +142,8 @@ pub fn atom(groups: &[GroupPayload], base: &str) -> String {
         let t = g.alerts.iter().map(|a| a.created_at).min().unwrap_or(0);
         out.push_str("<entry>\n");
         out.push_str(&format!(
-            "<title>{} alerts at {} ({})</title>\n",
-            g.alerts.len(),
+            "<title>{} at {} ({})</title>\n",
+            crate::format::count(g.alerts.len(), "alert"),
             xml(&g.build),
             xml(&g.branch)
         ));

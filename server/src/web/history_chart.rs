@@ -93,11 +93,11 @@ pub fn chart(
             label: String::new(),
             runs: Vec::new(),
             title: format!(
-                "median {} (IQR {} to {}), {} samples",
+                "median {} (IQR {} to {}), {}",
                 crate::format::human(s.median, &unit),
                 crate::format::human(s.q1, &unit),
                 crate::format::human(s.q3, &unit),
-                s.n
+                crate::format::count(s.n, "sample")
             ),
         })
         .collect();

@@ -252,7 +252,7 @@ async fn pages_show_the_history_its_change_and_the_feed() {
     );
     let feed = feed.text();
     assert!(feed.contains("<entry>"));
-    assert!(feed.contains("1 alerts at b15 (main)"));
+    assert!(feed.contains("1 alert at b15 (main)"));
 
     let mail = app.get("/alerts/groups/1/email").await.text();
     assert!(mail.starts_with("Subject: [quiescent] 1 performance change at b15"));
