@@ -76,7 +76,7 @@ async fn home_lists_builds_machines_benchmarks_and_runs() {
     scenario(&t).await;
     let html = t.page("/").await;
     assert!(
-        html.contains("2 builds, 1 machines, 2 benchmarks, 14 runs, 38 samples."),
+        html.contains("2 builds, 1 machine, 2 benchmarks, 14 runs, 38 samples."),
         "{html}"
     );
     assert!(html.contains(r#"<a href="/builds/v1.0">v1.0</a>"#));
