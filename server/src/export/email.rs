@@ -71,12 +71,9 @@ pub fn text_first(r: &Report, rows: usize) -> String {
         out.push_str(&format!("({left} more series, not listed here)\n"));
     }
     out.push_str(&format!(
-        "\n{} series: {}, {}, {}, {},\n{} unchanged, {} without enough data.\n",
+        "\n{} series: {},\n{} unchanged, {} without enough data.\n",
         r.summary.total,
-        format::count(r.summary.regressions, "regression"),
-        format::count(r.summary.improvements, "improvement"),
-        format::count(r.summary.increases, "increase"),
-        format::count(r.summary.decreases, "decrease"),
+        r.summary.changes_text(),
         r.summary.unchanged,
         r.summary.not_enough_data
     ));

@@ -85,12 +85,9 @@ pub fn text(r: &Report, width: usize) -> String {
         out.push('\n');
     }
     out.push_str(&format!(
-        "\n{} series: {}, {}, {}, {}, {} unchanged, {} without enough data\n",
+        "\n{} series: {}, {} unchanged, {} without enough data\n",
         r.summary.total,
-        format::count(r.summary.regressions, "regression"),
-        format::count(r.summary.improvements, "improvement"),
-        format::count(r.summary.increases, "increase"),
-        format::count(r.summary.decreases, "decrease"),
+        r.summary.changes_text(),
         r.summary.unchanged,
         r.summary.not_enough_data
     ));

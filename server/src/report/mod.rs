@@ -112,6 +112,21 @@ pub struct Summary {
     pub total: usize,
 }
 
+impl Summary {
+    /// The changes counted, as the text reports say them: `3 regressions, 1 improvement,
+    /// 0 increases, 0 decreases`.
+    pub fn changes_text(&self) -> String {
+        use crate::format::count;
+        format!(
+            "{}, {}, {}, {}",
+            count(self.regressions, "regression"),
+            count(self.improvements, "improvement"),
+            count(self.increases, "increase"),
+            count(self.decreases, "decrease")
+        )
+    }
+}
+
 /// A whole comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
