@@ -9,7 +9,7 @@ use std::sync::Arc;
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::extract::{DefaultBodyLimit, FromRequest, Multipart, Request, State};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::{Form, Router};
@@ -25,10 +25,9 @@ use crate::state::AppState;
 
 /// The largest mail a paste takes.
 pub const MAX_PASTE_BYTES: usize = 1 << 20;
-/// The body of a paste: the mail as text or as a file (one of them), and small fields.
-const MAX_FORM_BYTES: usize = 2 * MAX_PASTE_BYTES + 64 * 1024;
-/// A shared mail comes back URL-encoded: up to three bytes per byte.
-const MAX_SHARE_BYTES: usize = 3 * MAX_PASTE_BYTES + 64 * 1024;
+/// The body of a paste or a share: a mail URL-encoded takes up to three bytes per byte (a
+/// multipart paste holds it twice at most, as text and as a file), and small fields.
+const MAX_BODY_BYTES: usize = 3 * MAX_PASTE_BYTES + 64 * 1024;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -36,11 +35,11 @@ pub fn routes() -> Router<AppState> {
             "/paste",
             get(form_page)
                 .post(submit)
-                .layer(DefaultBodyLimit::max(MAX_FORM_BYTES)),
+                .layer(DefaultBodyLimit::max(MAX_BODY_BYTES)),
         )
         .route(
             "/paste/share",
-            post(share).layer(DefaultBodyLimit::max(MAX_SHARE_BYTES)),
+            post(share).layer(DefaultBodyLimit::max(MAX_BODY_BYTES)),
         )
 }
 
@@ -211,12 +210,41 @@ fn too_large(what: &str) -> String {
     )
 }
 
-/// `POST /paste`: multipart with `mail` (text), `file`, `base_block`, `head_block`.
-async fn submit(State(st): State<AppState>, req: Request) -> PageResult<Response> {
-    let mut mp = match Multipart::from_request(req, &st).await {
+/// The fields of a URL-encoded paste (`file` is multipart's only).
+async fn url_encoded(req: Request, st: &AppState) -> Result<Pasted, Response> {
+    match Form::<MailFields>::from_request(req, st).await {
+        Ok(Form(f)) => Ok(Pasted {
+            mail: f.mail.into_bytes(),
+            base: f.base_block.trim().to_string(),
+            head: f.head_block.trim().to_string(),
+        }),
+        Err(e) => {
+            let status = e.status();
+            let msg = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                too_large("the paste")
+            } else {
+                format!(
+                    "{}: the mail goes in a field named `mail` (`curl --data-urlencode mail@FILE`)",
+                    e.body_text()
+                )
+            };
+            Err(refused(
+                status,
+                msg,
+                String::new(),
+                String::new(),
+                String::new(),
+            ))
+        }
+    }
+}
+
+/// The fields of a multipart paste; a chosen file is kept apart from the text box's mail.
+async fn multipart(req: Request, st: &AppState) -> Result<Pasted, Response> {
+    let mut mp = match Multipart::from_request(req, st).await {
         Ok(m) => m,
         Err(e) => {
-            return Ok(refused(
+            return Err(refused(
                 e.status(),
                 e.body_text(),
                 String::new(),
@@ -237,7 +265,7 @@ async fn submit(State(st): State<AppState>, req: Request) -> PageResult<Response
                 } else {
                     e.body_text()
                 };
-                return Ok(refused(e.status(), msg, String::new(), base, head));
+                return Err(refused(e.status(), msg, String::new(), base, head));
             }
         };
         let name = field.name().unwrap_or("").to_string();
@@ -249,7 +277,7 @@ async fn submit(State(st): State<AppState>, req: Request) -> PageResult<Response
                 } else {
                     e.body_text()
                 };
-                return Ok(refused(e.status(), msg, String::new(), base, head));
+                return Err(refused(e.status(), msg, String::new(), base, head));
             }
         };
         match name.as_str() {
@@ -261,7 +289,49 @@ async fn submit(State(st): State<AppState>, req: Request) -> PageResult<Response
         }
     }
     // A chosen (or dropped) file wins over the text box.
-    let mail_bytes = if file.is_empty() { text } else { file };
+    let mail = if file.is_empty() { text } else { file };
+    Ok(Pasted { mail, base, head })
+}
+
+/// What a paste posts, however it was sent.
+struct Pasted {
+    mail: Vec<u8>,
+    base: String,
+    head: String,
+}
+
+/// `POST /paste`: multipart (the page's form: `mail` text, `file`, `base_block`, `head_block`)
+/// or URL-encoded with the same fields but `file` (`curl --data-urlencode mail@thread.txt`).
+async fn submit(State(st): State<AppState>, req: Request) -> PageResult<Response> {
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let pasted = if content_type.starts_with("application/x-www-form-urlencoded") {
+        url_encoded(req, &st).await
+    } else if content_type.starts_with("multipart/form-data") {
+        multipart(req, &st).await
+    } else {
+        Err(refused(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send the mail as multipart/form-data (the form on this page, or `curl -F mail=<FILE`) \
+             or URL-encoded (`curl --data-urlencode mail@FILE`)"
+                .into(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ))
+    };
+    let Pasted {
+        mail: mail_bytes,
+        base,
+        head,
+    } = match pasted {
+        Ok(p) => p,
+        Err(refusal) => return Ok(refusal),
+    };
     let shown =
         String::from_utf8_lossy(&mail_bytes[..mail_bytes.len().min(MAX_PASTE_BYTES)]).into_owned();
     if mail_bytes.len() > MAX_PASTE_BYTES {
@@ -296,8 +366,9 @@ async fn submit(State(st): State<AppState>, req: Request) -> PageResult<Response
     }
 }
 
+/// A mail and its block choices as a URL-encoded form sends them (a share, or a paste by curl).
 #[derive(Debug, Deserialize)]
-struct ShareForm {
+struct MailFields {
     mail: String,
     #[serde(default)]
     base_block: String,
@@ -309,7 +380,7 @@ struct ShareForm {
 async fn share(State(st): State<AppState>, req: Request) -> PageResult<Response> {
     // The peer address the server's anonymous-write limiter counts by.
     let ext = req.extensions().clone();
-    let Form(f) = match Form::<ShareForm>::from_request(req, &st).await {
+    let Form(f) = match Form::<MailFields>::from_request(req, &st).await {
         Ok(f) => f,
         Err(e) => {
             let status = e.status();

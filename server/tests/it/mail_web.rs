@@ -115,6 +115,49 @@ async fn a_file_wins_over_the_text_box() {
 }
 
 #[tokio::test]
+async fn a_url_encoded_paste_compares_as_the_form_does_and_other_bodies_are_told_how() {
+    let app = common::app().await;
+    let mail = seed("004_2ad225cb2cb455b9.txt");
+    // `curl --data-urlencode mail@FILE URL/paste`.
+    let r = app.post_form("/paste", &[("mail", mail.as_str())]).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    let claims = common::between(&r.text(), "<section class=\"claims\"", "</section>").to_string();
+    let form = paste(&app, &[("mail", None, mail.as_bytes())]).await;
+    assert_eq!(
+        claims,
+        common::between(&form.text(), "<section class=\"claims\"", "</section>")
+    );
+    assert!(claims.contains("2.9x reduction"), "{claims}");
+    // The raw mail as the body (`curl --data-binary @FILE`): no field named `mail`.
+    let r = app
+        .request(
+            Request::post("/paste")
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(Body::from("real 0m1.000s\nuser 0m0.1s\n"))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text());
+    assert!(r.text().contains("a field named `mail`"), "{}", r.text());
+    // Neither form encoding.
+    let r = app
+        .request(
+            Request::post("/paste")
+                .header("content-type", "text/plain")
+                .body(Body::from(mail.clone()))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert!(
+        r.text().contains("--data-urlencode mail@FILE"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(comparisons(&app).await, 0);
+}
+
+#[tokio::test]
 async fn share_stores_the_mail_and_c_id_compares_it_again() {
     let app = common::app().await;
     let mail = seed("003_02bb7994ac00b1e1.txt");
