@@ -15,7 +15,8 @@ pub fn human(value: f64, unit: impl AsRef<str>) -> String {
                 sig(value)
             }
         }
-        "" => sig(value),
+        // "1" is the stored unit of a plain number (a ratio, a score): nothing to print.
+        "" | "1" => sig(value),
         u => format!("{} {u}", sig(value)),
     }
 }
@@ -169,6 +170,8 @@ mod tests {
         assert_eq!(human_bytes(2048.0), "2 KiB");
         assert_eq!(sig(182650.3), "182650");
         assert_eq!(human(3.0, "count"), "3");
+        assert_eq!(human(2.5, "1"), "2.5");
+        assert_eq!(human(2.5, "ops/s"), "2.5 ops/s");
         assert_eq!(human(0.004e-12, "s^2"), "4000 ns^2");
         assert_eq!(human(30819.36e-12, "s^2"), "30819.4 us^2");
         assert_eq!(value(None, "s"), "-");

@@ -10,15 +10,23 @@ use crate::report::{Report, Row};
 
 use super::{ci_text, clip, flags_text, median_h};
 
+/// A side's build and how many runs were pooled; files and mails compared without a
+/// database have no runs to count.
+fn side(s: &crate::report::Side) -> String {
+    if s.run_ids.is_empty() {
+        s.build.label.clone()
+    } else {
+        format!(
+            "{} ({})",
+            s.build.label,
+            format::count(s.run_ids.len(), "run")
+        )
+    }
+}
+
 /// The terminal report; `width` bounds the sketches.
 pub fn text(r: &Report, width: usize) -> String {
-    let mut out = format!(
-        "base: {} ({})   head: {} ({})\n",
-        r.base.build.label,
-        format::count(r.base.run_ids.len(), "run"),
-        r.head.build.label,
-        format::count(r.head.run_ids.len(), "run")
-    );
+    let mut out = format!("base: {}   head: {}\n", side(&r.base), side(&r.head));
     for d in &r.env_diff {
         out.push_str(&format!(
             "  differs: {}: {} -> {}\n",

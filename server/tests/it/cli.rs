@@ -209,6 +209,18 @@ fn compare_two_files_of_plain_numbers() {
     }
     assert!(v["summary"].is_object());
 
+    // On the terminal: plain numbers without a unit, and no run count for files.
+    let o = run(&["compare", &a, &b]);
+    let text = stdout(&o);
+    assert!(
+        text.starts_with(&format!("base: {a}   head: {b}\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains("  35.687  ") && text.contains("  49.393  "),
+        "{text}"
+    );
+
     // Gate: exit 3 on a regression only with --fail-on.
     assert_eq!(
         run(&["compare", &a, &b, "--fail-on", "regression"])
