@@ -1,6 +1,6 @@
 //! One row of the comparison table and its drill-down (statistics, tests, samples, charts).
 
-use compare::{Flag, Verdict};
+use compare::{Flag, TestUsed, Verdict};
 
 use super::ViewFilter;
 use crate::report::Row;
@@ -231,7 +231,13 @@ pub(super) fn detail(idx: usize, r: &Row, base_name: &str, head_name: &str) -> D
     if let Some(d) = c.cliffs_delta {
         tests.push(("Cliff's delta", format!("{d:+.3}")));
     }
-    tests.push(("p (test used)", format!("{} ({:?})", prob(c.p), c.test)));
+    let test = match c.test {
+        TestUsed::MannWhitney => "Mann-Whitney",
+        TestUsed::Welch => "Welch's t",
+        TestUsed::None if c.verdict == Verdict::NotEnoughData => "none: not enough data",
+        TestUsed::None => "none",
+    };
+    tests.push(("p (test used)", format!("{} ({test})", prob(c.p))));
     tests.push(("q (Benjamini-Hochberg)", prob(c.q)));
     let list = |v: &[f64]| {
         v.iter()
