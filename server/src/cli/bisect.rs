@@ -531,6 +531,6 @@ pub async fn run_log(args: BisectLogArgs) -> anyhow::Result<ExitCode> {
             s.verdict.clone(),
         ]);
     }
-    println!("{table}");
+    println!("{}", table.trim_fmt());
     Ok(ExitCode::SUCCESS)
 }

@@ -181,7 +181,7 @@ pub async fn run_history(args: HistoryArgs) -> anyhow::Result<ExitCode> {
                 mark,
             ]);
         }
-        println!("{table}");
+        println!("{}", table.trim_fmt());
         println!("change points: {}\n", s.change_points.len());
     }
     Ok(ExitCode::SUCCESS)

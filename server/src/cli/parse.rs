@@ -232,7 +232,7 @@ fn write_summary(
             unit.to_string(),
         ]);
     }
-    writeln!(out, "{table}")?;
+    writeln!(out, "{}", table.trim_fmt())?;
     if ds.len() > MAX_ROWS {
         writeln!(
             out,

@@ -52,7 +52,7 @@ pub async fn run(args: RunsArgs) -> anyhow::Result<ExitCode> {
     if rows.is_empty() {
         println!("no runs stored in {}", args.db.shown());
     } else {
-        super::print_out(&table.to_string())?;
+        super::print_out(&table.trim_fmt())?;
     }
     Ok(ExitCode::SUCCESS)
 }

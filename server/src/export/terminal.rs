@@ -68,7 +68,8 @@ pub fn text(r: &Report, width: usize) -> String {
                 flags_text(row),
             ]);
         }
-        out.push_str(&format!("{table}\n"));
+        out.push_str(&table.trim_fmt());
+        out.push('\n');
     }
     out.push_str(&sweep_matrices(r));
     for row in r.comparisons.iter().filter(|r| {

@@ -90,6 +90,8 @@ fn parse_plain_summarises_and_fails_on_bad_input() {
     let out = stdout(&o);
     assert!(out.contains("latency"), "{out}");
     assert!(out.contains("259 us"), "{out}");
+    // Tables end their lines at their last character: pasted into a mail, no trailing blanks.
+    assert!(out.lines().all(|l| l == l.trim_end()), "{out:?}");
 
     let dir = tempfile::tempdir().unwrap();
     let empty = write(dir.path(), "empty.txt", "");
@@ -145,6 +147,7 @@ fn ingest_runs_artifact_round_trip() {
         out.contains("tasks") && out.contains("cpus=4") && out.contains("base"),
         "{out}"
     );
+    assert!(out.lines().all(|l| l == l.trim_end()), "{out:?}");
 
     let outdir = dir.path().join("out");
     let o = run(&[
