@@ -15,10 +15,13 @@ pub struct AlertsArgs {
     /// Only alerts in this state (untriaged, acknowledged, invalid, fixed).
     #[arg(long)]
     pub state: Option<String>,
+    /// Only alerts of this benchmark.
     #[arg(long)]
     pub benchmark: Option<String>,
+    /// Only alerts of this machine's histories.
     #[arg(long)]
     pub machine: Option<String>,
+    /// Only alerts on this branch.
     #[arg(long)]
     pub branch: Option<String>,
     /// Print JSON instead of a table.
@@ -32,9 +35,12 @@ pub struct AlertsArgs {
 pub enum AlertsAction {
     /// Set an alert's state.
     Triage {
+        /// The alert's id (`quiescent alerts` lists them).
         id: i64,
+        /// The new state: untriaged, acknowledged, invalid or fixed.
         #[arg(long)]
         state: String,
+        /// Why, in a few words ("known, see thread").
         #[arg(long)]
         note: Option<String>,
         /// Build that fixed it (with --state fixed).
@@ -48,6 +54,7 @@ pub enum AlertsAction {
     },
     /// Print an alert group as plain-text email (72 columns).
     Email {
+        /// The alert group's id (the `group` column of `quiescent alerts`).
         group: i64,
         /// The server's address, for the link.
         #[arg(long, default_value = "http://127.0.0.1:8080")]
@@ -146,7 +153,7 @@ pub async fn run(args: AlertsArgs) -> anyhow::Result<ExitCode> {
             a.state.clone(),
         ]);
     }
-    println!("{table}");
+    println!("{}", table.trim_fmt());
     println!("{}", count(alerts.len(), "alert"));
     Ok(ExitCode::SUCCESS)
 }

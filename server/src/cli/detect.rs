@@ -112,7 +112,7 @@ fn table(cps: &[ChangePoint], direction: Direction) -> String {
             c.kind(direction).to_string(),
         ]);
     }
-    format!("{t}\n")
+    format!("{}\n", t.trim_fmt())
 }
 
 /// Reads `position,value` rows; errors name the file, the line and what was expected.

@@ -13,15 +13,19 @@ use crate::history::{self, aggregate};
 
 #[derive(Debug, clap::Args)]
 pub struct HistoryArgs {
+    /// The benchmark, as stored (`quiescent runs` lists them).
     #[arg(long)]
     pub benchmark: String,
+    /// The metric (`real`, `time`, `hit`...).
     #[arg(long)]
     pub metric: String,
+    /// Only this machine's history (without it, one history per machine).
     #[arg(long)]
     pub machine: Option<String>,
-    /// Parameters as stored (`k=v&k2=v2`).
+    /// Only the history with these parameters, as stored (`k=v&k2=v2`; without it, one per set).
     #[arg(long)]
     pub params: Option<String>,
+    /// The branch whose builds make the history.
     #[arg(long, default_value = "main")]
     pub branch: String,
     /// Print JSON instead of a table.

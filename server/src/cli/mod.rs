@@ -204,6 +204,27 @@ mod tests {
         );
     }
 
+    /// `-h` of every command gives each argument a line of help: a bare `--machine` leaves the
+    /// user to guess whether it filters, groups or is required.
+    #[test]
+    fn every_argument_has_help() {
+        use clap::CommandFactory;
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id != "help" && id != "version" && arg.get_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "quiescent", &mut missing);
+        assert!(missing.is_empty(), "arguments without help: {missing:?}");
+    }
+
     #[test]
     fn kv() {
         assert_eq!(

@@ -15,6 +15,7 @@ pub struct TokenArgs {
 pub enum TokenCommand {
     /// Create a token for the rig NAME and print it (once: only its hash is stored).
     Create {
+        /// The rig's name (no control characters), shown on its runs and its triage.
         name: String,
         /// Machines it may upload for (a glob such as 'rig-*'); any when not given.
         #[arg(long)]
@@ -32,6 +33,7 @@ pub enum TokenCommand {
     },
     /// Revoke the token NAME: its uploads are refused from now on; its runs stay.
     Revoke {
+        /// The name the token was created with (`quiescent token list`).
         name: String,
         #[command(flatten)]
         db: DbArgs,
@@ -81,7 +83,7 @@ pub async fn run(args: TokenArgs) -> anyhow::Result<ExitCode> {
                     };
                     table.add_row([t.name, date(t.created_at), status, t.runs.to_string()]);
                 }
-                println!("{table}");
+                println!("{}", table.trim_fmt());
             }
         }
         TokenCommand::Revoke { name, .. } => {
