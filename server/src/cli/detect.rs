@@ -16,8 +16,8 @@ pub enum DetectDirection {
 
 #[derive(Debug, clap::Args)]
 pub struct DetectArgs {
-    /// CSV with the header `position,value`: one row per run, position = build order from 0
-    /// (repeated for repeated runs of the same build).
+    /// CSV `position,value` (the header line is optional): one row per run, position = build
+    /// order from 0 (repeated for repeated runs of the same build).
     pub file: PathBuf,
     /// Print JSON: {"change_points": [...]}.
     #[arg(long)]
@@ -115,47 +115,56 @@ fn table(cps: &[ChangePoint], direction: Direction) -> String {
     format!("{}\n", t.trim_fmt())
 }
 
-/// Reads `position,value` rows; errors name the file, the line and what was expected.
+/// Reads `position,value` rows, under a `position,value` header or none; errors name the
+/// file, the line and what was expected.
 fn read_csv(path: &Path, text: &str) -> anyhow::Result<(Vec<i64>, Vec<f64>)> {
     let name = path.display();
-    let mut lines = text.lines().enumerate();
-    let header = lines.next().map(|(_, l)| l.trim().to_ascii_lowercase());
-    if header.as_deref() != Some("position,value") {
-        bail!(
-            "{name}: line 1: expected the header `position,value`, found {:?}",
-            header.unwrap_or_default()
-        );
-    }
     let (mut positions, mut values) = (Vec::new(), Vec::new());
-    for (i, line) in lines {
-        let line_no = i + 1;
+    for (i, line) in text.lines().enumerate() {
         let line = line.trim();
-        if line.is_empty() {
+        if line.is_empty() || (i == 0 && line.eq_ignore_ascii_case("position,value")) {
             continue;
         }
-        let mut cols = line.split(',');
-        let (Some(p), Some(v), None) = (cols.next(), cols.next(), cols.next()) else {
-            bail!("{name}: line {line_no}: expected two columns `position,value`, found {line:?}");
-        };
-        let position: i64 = match p.trim().parse() {
-            Ok(p) if p >= 0 => p,
-            _ => bail!(
-                "{name}: line {line_no}: expected a position (an integer from 0), found {:?}",
-                p.trim()
+        match row(line) {
+            Ok((p, v)) => {
+                positions.push(p);
+                values.push(v);
+            }
+            // A first line that is not a row was meant as a header.
+            Err(_) if i == 0 => bail!(
+                "{name}: line 1: expected the header `position,value` or a first row such as `0,35.687`, found {line:?}"
             ),
-        };
-        let value: f64 = match v.trim().parse::<f64>() {
-            Ok(v) if v.is_finite() => v,
-            _ => bail!(
-                "{name}: line {line_no}: expected a finite number as value, found {:?}",
-                v.trim()
-            ),
-        };
-        positions.push(position);
-        values.push(value);
+            Err(e) => bail!("{name}: line {}: {e}", i + 1),
+        }
     }
     if positions.is_empty() {
-        bail!("{name}: expected at least one row after the header");
+        bail!("{name}: expected at least one `position,value` row");
     }
     Ok((positions, values))
+}
+
+/// One `position,value` row, or what was expected instead.
+fn row(line: &str) -> Result<(i64, f64), String> {
+    let mut cols = line.split(',');
+    let (Some(p), Some(v), None) = (cols.next(), cols.next(), cols.next()) else {
+        return Err(format!(
+            "expected two columns `position,value`, found {line:?}"
+        ));
+    };
+    let position = match p.trim().parse::<i64>() {
+        Ok(p) if p >= 0 => p,
+        _ => {
+            return Err(format!(
+                "expected a position (an integer from 0), found {:?}",
+                p.trim()
+            ));
+        }
+    };
+    match v.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok((position, v)),
+        _ => Err(format!(
+            "expected a finite number as value, found {:?}",
+            v.trim()
+        )),
+    }
 }

@@ -38,6 +38,17 @@ fn detect_json_reports_the_step() {
     assert_eq!(cps.len(), 1, "{v}");
     let c = &cps[0];
     assert_eq!(c["position"], 30);
+    // The header line is optional: the same rows without it give the same answer.
+    let bare = dir.path().join("bare.csv");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&bare, text.strip_prefix("position,value\n").unwrap()).unwrap();
+    let o2 = run(&["detect", bare.to_str().unwrap(), "--json"]);
+    assert!(
+        o2.status.success(),
+        "{}",
+        String::from_utf8_lossy(&o2.stderr)
+    );
+    assert_eq!(o2.stdout, o.stdout);
     assert_eq!(c["build_before"], 29);
     assert_eq!(c["before"]["builds"], 30);
     assert_eq!(c["after"]["n"], 90);
@@ -87,7 +98,12 @@ fn detect_bad_csv_names_file_line_and_expectation() {
         (
             "header.csv",
             "pos,val\n0,1\n",
-            "line 1: expected the header `position,value`",
+            "line 1: expected the header `position,value` or a first row",
+        ),
+        (
+            "headerless.csv",
+            "0,1\n1,x\n",
+            "line 2: expected a finite number",
         ),
         (
             "value.csv",
