@@ -210,6 +210,15 @@ fn too_large(what: &str) -> String {
     )
 }
 
+/// What a body refused by an extractor is told: the size limit in words, else `reason`.
+fn body_refusal(status: StatusCode, reason: String, what: &str) -> String {
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        too_large(what)
+    } else {
+        reason
+    }
+}
+
 /// The fields of a URL-encoded paste (`file` is multipart's only).
 async fn url_encoded(req: Request, st: &AppState) -> Result<Pasted, Response> {
     match Form::<MailFields>::from_request(req, st).await {
@@ -220,14 +229,11 @@ async fn url_encoded(req: Request, st: &AppState) -> Result<Pasted, Response> {
         }),
         Err(e) => {
             let status = e.status();
-            let msg = if status == StatusCode::PAYLOAD_TOO_LARGE {
-                too_large("the paste")
-            } else {
-                format!(
-                    "{}: the mail goes in a field named `mail` (`curl --data-urlencode mail@FILE`)",
-                    e.body_text()
-                )
-            };
+            let reason = format!(
+                "{}: the mail goes in a field named `mail` (`curl --data-urlencode mail@FILE`)",
+                e.body_text()
+            );
+            let msg = body_refusal(status, reason, "the paste");
             Err(refused(
                 status,
                 msg,
@@ -260,11 +266,7 @@ async fn multipart(req: Request, st: &AppState) -> Result<Pasted, Response> {
             Ok(Some(f)) => f,
             Ok(None) => break,
             Err(e) => {
-                let msg = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    too_large("the paste")
-                } else {
-                    e.body_text()
-                };
+                let msg = body_refusal(e.status(), e.body_text(), "the paste");
                 return Err(refused(e.status(), msg, String::new(), base, head));
             }
         };
@@ -272,11 +274,7 @@ async fn multipart(req: Request, st: &AppState) -> Result<Pasted, Response> {
         let bytes = match field.bytes().await {
             Ok(b) => b,
             Err(e) => {
-                let msg = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    too_large("the paste")
-                } else {
-                    e.body_text()
-                };
+                let msg = body_refusal(e.status(), e.body_text(), "the paste");
                 return Err(refused(e.status(), msg, String::new(), base, head));
             }
         };
@@ -384,11 +382,7 @@ async fn share(State(st): State<AppState>, req: Request) -> PageResult<Response>
         Ok(f) => f,
         Err(e) => {
             let status = e.status();
-            let msg = if status == StatusCode::PAYLOAD_TOO_LARGE {
-                too_large("the shared mail")
-            } else {
-                e.body_text()
-            };
+            let msg = body_refusal(status, e.body_text(), "the shared mail");
             return Ok(refused(
                 status,
                 msg,
