@@ -153,6 +153,19 @@ pub fn noun<N: PartialEq + From<u8>>(n: &N, noun: &str) -> String {
     }
 }
 
+/// `n` with a comma between thousands, as a count reads in mail: `52,323`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `n` and its [`noun`]: `1 regression`, `3 regressions`.
 pub fn count<N: PartialEq + From<u8> + std::fmt::Display>(n: N, singular: &str) -> String {
     format!("{n} {}", noun(&n, singular))
@@ -185,6 +198,15 @@ mod tests {
         assert_eq!(count(3, "increase"), "3 increases");
         assert_eq!(noun(&2usize, "decrease"), "decreases");
         assert_eq!(count(1i64, "alert"), "1 alert");
+    }
+
+    #[test]
+    fn groups_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(52323), "52,323");
+        assert_eq!(grouped(1234567), "1,234,567");
     }
 
     #[test]

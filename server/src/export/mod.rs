@@ -21,6 +21,9 @@ fn flags_text(r: &Row) -> String {
         .join(", ")
 }
 
+/// The largest number of further runs a flag names.
+const MORE_RUNS_SHOWN: usize = 10_000;
+
 /// A flag in words.
 pub fn flag_text(f: &compare::Flag) -> String {
     use compare::Flag::*;
@@ -31,9 +34,17 @@ pub fn flag_text(f: &compare::Flag) -> String {
         LargeN => "large n".into(),
         MeanMedianDisagree => "mean/median disagree".into(),
         BelowThreshold => "below threshold".into(),
-        Inconclusive { more_runs: Some(n) } => {
-            format!("inconclusive (~{})", crate::format::count(*n, "more run"))
-        }
+        // Past this many, the estimate says only that the change sits on the threshold: no
+        // lab would run that many, and the normal approximation means little that far out.
+        Inconclusive { more_runs: Some(n) } if *n > MORE_RUNS_SHOWN => format!(
+            "inconclusive (over {} more runs)",
+            format::grouped(MORE_RUNS_SHOWN as u64)
+        ),
+        Inconclusive { more_runs: Some(n) } => format!(
+            "inconclusive (~{} {})",
+            format::grouped(*n as u64),
+            format::noun(n, "more run")
+        ),
         Inconclusive { more_runs: None } => "inconclusive".into(),
         Summary => "summary values, no test possible".into(),
         Multiplexed => "counter multiplexed".into(),
@@ -60,5 +71,21 @@ fn clip(s: &str, width: usize) -> String {
         let mut t: String = s.chars().take(width - 1).collect();
         t.push('~');
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use compare::Flag::Inconclusive;
+
+    #[test]
+    fn more_runs_read_as_counts_and_stop_at_a_cap() {
+        let text = |n| flag_text(&Inconclusive { more_runs: n });
+        assert_eq!(text(Some(1)), "inconclusive (~1 more run)");
+        assert_eq!(text(Some(3705)), "inconclusive (~3,705 more runs)");
+        assert_eq!(text(Some(10_000)), "inconclusive (~10,000 more runs)");
+        assert_eq!(text(Some(52_323)), "inconclusive (over 10,000 more runs)");
+        assert_eq!(text(None), "inconclusive");
     }
 }
