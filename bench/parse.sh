@@ -56,14 +56,18 @@ with open(sys.argv[1], "w") as f:
 PY
 
 # One run of a command: wall seconds, peak RSS (KiB) and CPU seconds (user + system, every
-# thread); output to /dev/null.
+# thread); output to /dev/null. The wall time is read from bash's microsecond clock around
+# the run: GNU time's %e counts in hundredths, a tenth of a 0.1 s parse.
 run_once() {
-    local tf t rss user sys
+    local tf t0 t1 rss user sys
     tf=$(mktemp)
-    /usr/bin/time -o "$tf" -f "%e %M %U %S" "$@" >/dev/null 2>/dev/null || true
-    read -r t rss user sys <"$tf"
+    t0=$EPOCHREALTIME
+    /usr/bin/time -o "$tf" -f "%M %U %S" "$@" >/dev/null 2>/dev/null || true
+    t1=$EPOCHREALTIME
+    read -r rss user sys <"$tf"
     rm -f "$tf"
-    echo "$t $rss $(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')"
+    awk -v a="$t0" -v b="$t1" -v r="$rss" -v u="$user" -v s="$sys" \
+        'BEGIN {printf "%.4f %d %.2f\n", b - a, r, u + s}'
 }
 
 # The median of the numbers on standard input.
