@@ -122,23 +122,34 @@ pub fn sweep_matrices(r: &Report) -> String {
         }
         rows.sort_by(|a, b| crate::natural(&a.params[&param], &b.params[&param]));
         out.push_str(&format!("\n{bench}: {name} by {param}\n"));
-        out.push_str(&format!(
-            "  {:>12} {:>14} {:>14} {:>9}  verdict\n",
-            param,
-            r.base.build.label.chars().take(14).collect::<String>(),
-            r.head.build.label.chars().take(14).collect::<String>(),
-            "change"
-        ));
-        for row in rows {
-            out.push_str(&format!(
-                "  {:>12} {:>14} {:>14} {:>9}  {}\n",
-                row.params[&param],
+        // Columns as wide as what they hold (swept values such as scenario names run long),
+        // the figures right-aligned so that their digits line up.
+        let mut table = comfy_table::Table::new();
+        table.load_style(comfy_table::presets::NOTHING);
+        table.set_header(vec![
+            param.clone(),
+            clip(&r.base.build.label, 32),
+            clip(&r.head.build.label, 32),
+            "change".to_string(),
+            "verdict".to_string(),
+        ]);
+        for row in &rows {
+            table.add_row(vec![
+                row.params[&param].clone(),
                 median_h(&row.cmp.base, &row.unit),
                 median_h(&row.cmp.head, &row.unit),
                 format::percent(row.cmp.change_pct, 1),
-                row.cmp.verdict.as_str()
-            ));
+                row.cmp.verdict.as_str().to_string(),
+            ]);
         }
+        let numeric = rows.iter().all(|r| r.params[&param].parse::<f64>().is_ok());
+        for i in (if numeric { 0 } else { 1 })..4 {
+            if let Some(c) = table.column_mut(i) {
+                c.set_cell_alignment(comfy_table::CellAlignment::Right);
+            }
+        }
+        out.push_str(&table.trim_fmt());
+        out.push('\n');
     }
     out
 }
