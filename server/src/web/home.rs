@@ -4,6 +4,7 @@ use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
 use axum::extract::State;
+use axum::response::Redirect;
 use axum::routing::get;
 use store::Store;
 
@@ -16,7 +17,16 @@ use crate::error::AppError;
 use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/", get(page))
+    let mut r = Router::new().route("/", get(page));
+    // The lists live on the home page; a URL shortened from `/builds/LABEL` (or the API's
+    // `/api/v1/runs`) lands on its section there rather than on a 404.
+    for section in ["builds", "machines", "benchmarks", "runs"] {
+        r = r.route(
+            &format!("/{section}"),
+            get(move || async move { Redirect::to(&format!("/#{section}")) }),
+        );
+    }
+    r
 }
 
 pub use store::BenchmarkSummary;

@@ -408,3 +408,20 @@ async fn summary_sweep_shows_the_direction_without_a_verdict() {
     assert_eq!(table.matches("summary values, no test possible").count(), 2);
     assert!(!table.contains(r#"<span class="flag""#));
 }
+
+#[tokio::test]
+async fn list_urls_without_a_name_lead_to_their_section_of_the_home_page() {
+    let t = common::app().await;
+    let home = t.get("/").await.text();
+    for section in ["builds", "machines", "benchmarks", "runs"] {
+        let r = t.get(&format!("/{section}")).await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "/{section}");
+        assert_eq!(r.header("location"), format!("/#{section}"));
+        assert!(
+            home.contains(&format!("<h2 id=\"{section}\">")),
+            "{section}"
+        );
+    }
+    // Only those: other unknown pages are still 404s.
+    assert_eq!(t.get("/build").await.status, StatusCode::NOT_FOUND);
+}
