@@ -92,7 +92,7 @@ async fn home_lists_builds_machines_benchmarks_and_runs() {
     assert!(html.contains(r#"<option value="v1.1" selected>v1.1</option>"#));
     assert!(html.contains(r#"<form class="compare-form" method="get" action="/compare">"#));
     // Recent runs, newest first.
-    let recent = between(&html, "<h2>Recent runs</h2>", "</table>");
+    let recent = between(&html, "<h2 id=\"runs\">Recent runs</h2>", "</table>");
     assert!(recent.find("/runs/14").unwrap() < recent.find("/runs/13").unwrap());
     assert!(recent.contains("load=idle"));
 }
