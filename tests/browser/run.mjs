@@ -339,6 +339,21 @@ try {
     await p.close();
   });
 
+  await test("all runs from the home page, narrowed to a machine without JavaScript", async () => {
+    const p = await nojs.newPage();
+    await p.goto(base + "/");
+    await Promise.all([p.waitForNavigation(), p.click("a[href='/runs']")]);
+    const all = await p.locator("table.runs tbody tr").count();
+    check(all > 20, `${all} runs listed, the home page shows 20`);
+    await p.fill("form.filters input[name=machine]", "generated-rig");
+    await Promise.all([p.waitForNavigation(), p.click("form.filters button[type=submit]")]);
+    const machines = await p.locator("table.runs tbody tr td:nth-child(3)").allInnerTexts();
+    check(machines.length > 0 && machines.every((m) => m === "generated-rig"), `machines: ${[...new Set(machines)]}`);
+    check(machines.length < all, "the filter kept every run");
+    await p.screenshot({ path: join(out, "runs.png"), fullPage: false });
+    await p.close();
+  });
+
   await test("pasting seed 004 into /paste shows the 2.9x claim checked, without JavaScript too", async () => {
     const mail = readFileSync(join(here, "../../server/tests/fixtures/mails/004_2ad225cb2cb455b9.txt"), "utf8");
     for (const ctx of [js, nojs]) {

@@ -18,9 +18,9 @@ use crate::state::AppState;
 
 pub fn routes() -> Router<AppState> {
     let mut r = Router::new().route("/", get(page));
-    // The lists live on the home page; a URL shortened from `/builds/LABEL` (or the API's
-    // `/api/v1/runs`) lands on its section there rather than on a 404.
-    for section in ["builds", "machines", "benchmarks", "runs"] {
+    // The lists live on the home page; a URL shortened from `/builds/LABEL` lands on its
+    // section there rather than on a 404. (`/runs` is a page of its own.)
+    for section in ["builds", "machines", "benchmarks"] {
         r = r.route(
             &format!("/{section}"),
             get(move || async move { Redirect::to(&format!("/#{section}")) }),

@@ -32,6 +32,7 @@ pub mod machines;
 mod own_spool;
 pub mod paste;
 mod paste_db;
+pub mod run_list;
 pub mod runs;
 pub mod share;
 pub mod upload;
@@ -51,6 +52,7 @@ pub fn app(state: AppState) -> Router {
         .merge(builds::routes())
         .merge(machines::routes())
         .merge(runs::routes())
+        .merge(run_list::routes())
         .merge(compare::routes())
         .merge(share::routes())
         .merge(paste::routes())

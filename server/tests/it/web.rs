@@ -413,7 +413,7 @@ async fn summary_sweep_shows_the_direction_without_a_verdict() {
 async fn list_urls_without_a_name_lead_to_their_section_of_the_home_page() {
     let t = common::app().await;
     let home = t.get("/").await.text();
-    for section in ["builds", "machines", "benchmarks", "runs"] {
+    for section in ["builds", "machines", "benchmarks"] {
         let r = t.get(&format!("/{section}")).await;
         assert_eq!(r.status, StatusCode::SEE_OTHER, "/{section}");
         assert_eq!(r.header("location"), format!("/#{section}"));
@@ -424,4 +424,51 @@ async fn list_urls_without_a_name_lead_to_their_section_of_the_home_page() {
     }
     // Only those: other unknown pages are still 404s.
     assert_eq!(t.get("/build").await.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_runs_page_lists_every_run_newest_first_and_filters_them() {
+    let t = common::app().await;
+    scenario(&t).await;
+    let all = t.get("/runs").await;
+    assert_eq!(all.status, StatusCode::OK);
+    let html = all.text();
+    let ids: Vec<&str> = html
+        .split("<td class=\"num\"><a href=\"/runs/")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    assert_eq!(ids.len(), 14, "{html}");
+    assert_eq!(ids.first(), Some(&"14"), "newest first");
+    assert_eq!(ids.last(), Some(&"1"));
+    assert!(html.contains("14 runs, newest first"), "{html}");
+    assert!(
+        t.get("/")
+            .await
+            .text()
+            .contains(r#"<a href="/runs">All runs</a>"#)
+    );
+
+    // A filter keeps its value in the form and narrows the list and the JSON link.
+    let html = t
+        .get("/runs?build=v1.0&machine=&benchmark=rcuperf")
+        .await
+        .text();
+    assert!(
+        html.contains(r#"<input name="build" value="v1.0">"#),
+        "{html}"
+    );
+    assert!(html.contains("1 run that matches, newest first"), "{html}");
+    assert!(html.contains(r#"<a href="/runs/13">13</a>"#), "{html}");
+    assert!(html.contains("/api/v1/runs?build=v1.0&amp;benchmark=rcuperf&amp;limit=100000"));
+    let api = t
+        .get("/api/v1/runs?build=v1.0&benchmark=rcuperf&limit=100000")
+        .await
+        .json();
+    assert_eq!(api.as_array().map(Vec::len), Some(1));
+
+    // Nothing matching, and a value that must not reach the page as markup.
+    let html = t.get("/runs?machine=%3Cscript%3Ex").await.text();
+    assert!(html.contains("No runs match."), "{html}");
+    assert!(!html.contains("<script>x"), "{html}");
 }
