@@ -127,13 +127,39 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
         });
         let da = da?;
         let db = db.map_err(|_| anyhow::anyhow!("parsing {} panicked", b.display()))??;
-        report::compare_parsed(
+        let sides = [
+            (&args.base, da.metric_names(4)),
+            (&head, db.metric_names(4)),
+        ];
+        let report = report::compare_parsed(
             (&args.base, da),
             (&head, db),
             direction,
             &settings,
             !args.per_cpu,
-        )
+        );
+        if report.comparisons.is_empty() {
+            eprintln!(
+                "note: the two files share no series (series match by metric, parameters, \
+                 statistic and block label)"
+            );
+            for (file, (n, shown)) in sides {
+                eprintln!("  {file} holds:");
+                for name in &shown {
+                    eprintln!("    {}", crate::export::clip(name, 96));
+                }
+                match n.saturating_sub(shown.len()) {
+                    0 if n == 0 => eprintln!("    no series"),
+                    0 => {}
+                    more => eprintln!("    and {more} more"),
+                }
+            }
+            eprintln!(
+                "  to compare blocks of two files, put them in one file and give \
+                 --base-block and --head-block"
+            );
+        }
+        report
     } else {
         if !args.db.exists() {
             anyhow::bail!(
@@ -155,7 +181,7 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?
     };
-    if report.comparisons.is_empty() {
+    if report.comparisons.is_empty() && !report.base.run_ids.is_empty() {
         eprintln!(
             "note: no series present on both sides (base has {}, head {})",
             crate::format::count(report.base.run_ids.len(), "run"),

@@ -64,7 +64,7 @@ fn ci_text(c: &compare::SeriesComparison) -> String {
 }
 
 /// Cuts `s` to `width` characters, marking the cut with `~`.
-fn clip(s: &str, width: usize) -> String {
+pub(crate) fn clip(s: &str, width: usize) -> String {
     if s.chars().count() <= width {
         s.to_string()
     } else {

@@ -185,6 +185,37 @@ fn ingest_runs_artifact_round_trip() {
 }
 
 #[test]
+fn two_files_sharing_no_series_say_what_each_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(
+        dir.path(),
+        "a.txt",
+        "without the patch\n\nreal 0m1.5s\nuser 0m0.1s\nsys 0m0.2s\n",
+    );
+    let b = write(dir.path(), "b.txt", "with it\n\nreal 0m1.4s\n");
+    let o = run(&["compare", &a, &b]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("note: the two files share no series"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "  {a} holds:\n    real in block \"without the patch\"\n"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("    sys in block \"without the patch\"\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("  {b} holds:\n    real in block \"with it\"\n")),
+        "{err}"
+    );
+    assert!(err.contains("--base-block and --head-block"), "{err}");
+    assert!(!err.contains("0 runs"), "{err}");
+}
+
+#[test]
 fn compare_two_files_of_plain_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let a = write(dir.path(), "a.txt", "35.320\n35.687\n35.920\n");
