@@ -139,25 +139,7 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             !args.per_cpu,
         );
         if report.comparisons.is_empty() {
-            eprintln!(
-                "note: the two files share no series (series match by metric, parameters, \
-                 statistic and block label)"
-            );
-            for (file, (n, shown)) in sides {
-                eprintln!("  {file} holds:");
-                for name in &shown {
-                    eprintln!("    {}", crate::export::clip(name, 96));
-                }
-                match n.saturating_sub(shown.len()) {
-                    0 if n == 0 => eprintln!("    no series"),
-                    0 => {}
-                    more => eprintln!("    and {more} more"),
-                }
-            }
-            eprintln!(
-                "  to compare blocks of two files, put them in one file and give \
-                 --base-block and --head-block"
-            );
+            note_nothing_shared("the two files", &sides);
         }
         report
     } else {
@@ -177,19 +159,81 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             machine: args.machine.clone(),
             metric: args.metric.clone(),
         };
-        report::build(&store, &sel, &settings, direction, !args.per_cpu)
+        let report = report::build(&store, &sel, &settings, direction, !args.per_cpu)
             .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if report.comparisons.is_empty() && !report.base.run_ids.is_empty() {
+            let sides = [
+                (
+                    &args.base,
+                    series_of_runs(&store, &report.base.run_ids).await,
+                ),
+                (&head, series_of_runs(&store, &report.head.run_ids).await),
+            ];
+            note_nothing_shared("the two builds", &sides);
+        }
+        report
     };
-    if report.comparisons.is_empty() && !report.base.run_ids.is_empty() {
-        eprintln!(
-            "note: no series present on both sides (base has {}, head {})",
-            crate::format::count(report.base.run_ids.len(), "run"),
-            crate::format::count(report.head.run_ids.len(), "run")
-        );
-    }
     print(&args, &report).context("writing the report")?;
     Ok(exit_code(&args, &report))
+}
+
+/// Says that `what` ("the two files" or "the two builds") share no series, and what each side
+/// holds: (name, (how many kinds of series, the first few in words)).
+fn note_nothing_shared(what: &str, sides: &[(&String, (usize, Vec<String>)); 2]) {
+    let files = what.contains("files");
+    eprintln!(
+        "note: {what} share no series (series match by {}metric, parameters, statistic and \
+         block label)",
+        if files { "" } else { "benchmark, " }
+    );
+    for (name, (n, shown)) in sides {
+        eprintln!("  {name} holds:");
+        for s in shown {
+            eprintln!("    {}", crate::export::clip(s, 96));
+        }
+        match n.saturating_sub(shown.len()) {
+            0 if *n == 0 => eprintln!("    no series"),
+            0 => {}
+            more => eprintln!("    and {more} more"),
+        }
+    }
+    if files {
+        eprintln!(
+            "  to compare blocks of two files, put them in one file and give --base-block and \
+             --head-block"
+        );
+    }
+}
+
+/// Kinds of series the first runs of `ids` hold, as [`report::Parsed::metric_names`] words
+/// them (with the benchmark first): how many, and the first few.
+async fn series_of_runs(store: &store::Store, ids: &[i64]) -> (usize, Vec<String>) {
+    let mut names: Vec<String> = Vec::new();
+    for &id in ids.iter().take(20) {
+        let Ok(d) = crate::web::runs::run_detail(store, id).await else {
+            continue;
+        };
+        let params: Vec<String> = d.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        for s in d.series {
+            let mut name = format!("{}: {}", d.benchmark, s.metric);
+            if let Some(st) = &s.statistic {
+                name.push_str(&format!(" ({st})"));
+            }
+            if !params.is_empty() {
+                name.push_str(&format!(" [{}]", params.join(", ")));
+            }
+            if let Some(l) = &s.label {
+                name.push_str(&format!(" in block {l:?}"));
+            }
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    let n = names.len();
+    names.truncate(4);
+    (n, names)
 }
 
 fn exit_code(args: &CompareArgs, report: &Report) -> ExitCode {

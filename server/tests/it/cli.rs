@@ -213,6 +213,40 @@ fn two_files_sharing_no_series_say_what_each_holds() {
     );
     assert!(err.contains("--base-block and --head-block"), "{err}");
     assert!(!err.contains("0 runs"), "{err}");
+
+    // The same files stored as two builds: the note names the benchmark as well.
+    let db = dir.path().join("q.db").display().to_string();
+    for (file, build) in [(&a, "x"), (&b, "y")] {
+        let o = run(&[
+            "ingest",
+            file,
+            "--build",
+            build,
+            "--machine",
+            "m",
+            "--benchmark",
+            "tc",
+            "--db",
+            &db,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = run(&["compare", "x", "y", "--db", &db]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("note: the two builds share no series"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  x holds:\n    tc: real in block \"without the patch\"\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  y holds:\n    tc: real in block \"with it\"\n"),
+        "{err}"
+    );
+    assert!(!err.contains("--base-block"), "{err}");
 }
 
 #[test]
