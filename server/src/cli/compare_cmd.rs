@@ -166,9 +166,12 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             let sides = [
                 (
                     &args.base,
-                    series_of_runs(&store, &report.base.run_ids).await,
+                    report::series_of_runs(&store, &report.base.run_ids).await,
                 ),
-                (&head, series_of_runs(&store, &report.head.run_ids).await),
+                (
+                    &head,
+                    report::series_of_runs(&store, &report.head.run_ids).await,
+                ),
             ];
             note_nothing_shared("the two builds", &sides);
         }
@@ -204,36 +207,6 @@ fn note_nothing_shared(what: &str, sides: &[(&String, (usize, Vec<String>)); 2])
              --head-block"
         );
     }
-}
-
-/// Kinds of series the first runs of `ids` hold, as [`report::Parsed::metric_names`] words
-/// them (with the benchmark first): how many, and the first few.
-async fn series_of_runs(store: &store::Store, ids: &[i64]) -> (usize, Vec<String>) {
-    let mut names: Vec<String> = Vec::new();
-    for &id in ids.iter().take(20) {
-        let Ok(d) = crate::web::runs::run_detail(store, id).await else {
-            continue;
-        };
-        let params: Vec<String> = d.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        for s in d.series {
-            let mut name = format!("{}: {}", d.benchmark, s.metric);
-            if let Some(st) = &s.statistic {
-                name.push_str(&format!(" ({st})"));
-            }
-            if !params.is_empty() {
-                name.push_str(&format!(" [{}]", params.join(", ")));
-            }
-            if let Some(l) = &s.label {
-                name.push_str(&format!(" in block {l:?}"));
-            }
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-    }
-    let n = names.len();
-    names.truncate(4);
-    (n, names)
 }
 
 fn exit_code(args: &CompareArgs, report: &Report) -> ExitCode {

@@ -14,9 +14,11 @@ use crate::error::AppError;
 
 mod env;
 mod files;
+mod held;
 
 pub use env::EnvDiff;
 pub use files::{Parsed, compare_parsed, compare_sides};
+pub use held::series_of_runs;
 pub use store::BuildInfo;
 
 /// What to compare.

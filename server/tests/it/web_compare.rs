@@ -550,3 +550,38 @@ async fn a_huge_comparison_renders_the_first_rows_that_pass_the_filters() {
     assert!(html.contains(r#"<table class="data results" id="results">"#));
     assert!(!html.contains("rows-capped"));
 }
+
+#[tokio::test]
+async fn builds_sharing_no_series_show_what_each_holds() {
+    let t = common::app().await;
+    scenario(&t).await;
+    common::run(
+        &t.pool,
+        "v2.0",
+        "rig-a",
+        "hackbench",
+        &[("groups", "<b>8</b>")],
+        &[secs("elapsed", &[1.0, 1.1, 1.2])],
+    )
+    .await;
+    let r = t.get("/compare?base=v1.0&head=v2.0").await;
+    assert_eq!(r.status, StatusCode::OK);
+    let html = r.text();
+    assert!(
+        html.contains("No series were found on both sides"),
+        "{html}"
+    );
+    let base = between(&html, "v1.0</span> holds:", "</div>");
+    assert!(
+        base.contains("<li class=\"mono\">ftrace-switch: real [load=idle]</li>"),
+        "{base}"
+    );
+    assert!(base.contains("rcuperf: "), "{base}");
+    let head = between(&html, "v2.0</span> holds:", "</div>");
+    assert!(
+        head.contains("hackbench: elapsed [groups=&#60;b&#62;8&#60;/b&#62;]")
+            || head.contains("hackbench: elapsed [groups=&lt;b&gt;8&lt;/b&gt;]"),
+        "{head}"
+    );
+    assert!(!html.contains("<b>8</b>"), "{html}");
+}

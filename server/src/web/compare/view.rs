@@ -42,6 +42,9 @@ pub struct CompareView {
     pub csv_href: String,
     pub json_href: String,
     pub api_href: String,
+    /// When the sides share no series: each side's build, how many kinds of series it holds,
+    /// and the first few in words.
+    pub held: Vec<(String, usize, Vec<String>)>,
 }
 
 impl CompareView {
@@ -105,7 +108,17 @@ impl CompareView {
         if filter.hide_ns {
             share_fields.push(("hide_ns", "1".into()));
         }
+        let mut held = Vec::new();
+        if r.comparisons.is_empty() {
+            for side in [&r.base, &r.head] {
+                if !side.run_ids.is_empty() {
+                    let (n, shown) = crate::report::series_of_runs(store, &side.run_ids).await;
+                    held.push((side.build.label.clone(), n, shown));
+                }
+            }
+        }
         Ok(CompareView {
+            held,
             sweeps: sweeps(&r.comparisons),
             profiles: profiles(&r.comparisons),
             latency: latency(store, r).await?,
