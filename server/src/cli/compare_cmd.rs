@@ -9,7 +9,7 @@ use compare::{Direction, Settings, Verdict};
 
 use crate::config::DbArgs;
 use crate::export;
-use crate::report::{self, Report, Selection};
+use crate::report::{self, Report, Selection, series_of_runs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum FailOn {
@@ -139,7 +139,7 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             !args.per_cpu,
         );
         if report.comparisons.is_empty() {
-            note_nothing_shared("the two files", &sides);
+            note_nothing_shared(true, &sides);
         }
         report
     } else {
@@ -166,14 +166,14 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
             let sides = [
                 (
                     &args.base,
-                    report::series_of_runs(&store, &report.base.run_ids).await,
+                    series_of_runs(&store, &report.base.run_ids, 4).await?,
                 ),
                 (
                     &head,
-                    report::series_of_runs(&store, &report.head.run_ids).await,
+                    series_of_runs(&store, &report.head.run_ids, 4).await?,
                 ),
             ];
-            note_nothing_shared("the two builds", &sides);
+            note_nothing_shared(false, &sides);
         }
         report
     };
@@ -181,13 +181,13 @@ pub async fn run(args: CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(exit_code(&args, &report))
 }
 
-/// Says that `what` ("the two files" or "the two builds") share no series, and what each side
-/// holds: (name, (how many kinds of series, the first few in words)).
-fn note_nothing_shared(what: &str, sides: &[(&String, (usize, Vec<String>)); 2]) {
-    let files = what.contains("files");
+/// Says that the two files (or builds) share no series, and what each side holds: (name,
+/// (how many kinds of series, the first few in words)).
+fn note_nothing_shared(files: bool, sides: &[(&String, (usize, Vec<String>)); 2]) {
     eprintln!(
-        "note: {what} share no series (series match by {}metric, parameters, statistic and \
-         block label)",
+        "note: the two {} share no series (series match by {}metric, parameters, statistic \
+         and block label)",
+        if files { "files" } else { "builds" },
         if files { "" } else { "benchmark, " }
     );
     for (name, (n, shown)) in sides {

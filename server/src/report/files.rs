@@ -141,10 +141,8 @@ impl Parsed {
         }
     }
 
-    /// The id of a group of series, added when new.
-    /// How many metrics (with their parameters, statistic and block label) this input holds,
-    /// and the first `max` of them in words: `real (block "with the patch")`. Said when two
-    /// inputs share none, so that the difference shows.
+    /// How many kinds of series (metric, parameters, statistic, block label) this input holds,
+    /// and the first `max` of them in [`super::held::words`]. Said when two inputs share none.
     pub fn metric_names(&self, max: usize) -> (usize, Vec<String>) {
         let name = |id: u32| (id != NONE).then(|| self.names.get(id));
         let shown = self
@@ -152,22 +150,19 @@ impl Parsed {
             .iter()
             .take(max)
             .map(|&[metric, params, statistic, label, _]| {
-                let mut s = name(metric).unwrap_or_default().to_string();
-                if let Some(st) = name(statistic) {
-                    s.push_str(&format!(" ({st})"));
-                }
-                if let Some(p) = name(params) {
-                    s.push_str(&format!(" [{}]", p.replace('&', ", ")));
-                }
-                if let Some(l) = name(label) {
-                    s.push_str(&format!(" in block {l:?}"));
-                }
-                s
+                super::held::words(
+                    None,
+                    name(metric).unwrap_or_default(),
+                    name(statistic),
+                    name(params).unwrap_or_default(),
+                    name(label),
+                )
             })
             .collect();
         (self.groups.len(), shown)
     }
 
+    /// The id of a group of series, added when new.
     fn group(&mut self, key: Group) -> u32 {
         match self.group_index.get(&key) {
             Some(&g) => g,

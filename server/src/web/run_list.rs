@@ -39,11 +39,11 @@ pub struct RunListPage {
 }
 
 impl RunListPage {
-    /// Whether any filter is given.
+    /// Whether any filter is given (the fields come trimmed).
     pub fn filtered(&self) -> bool {
         [&self.q.build, &self.q.machine, &self.q.benchmark]
             .iter()
-            .any(|v| !v.trim().is_empty())
+            .any(|v| !v.is_empty())
     }
 }
 

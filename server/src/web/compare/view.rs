@@ -112,7 +112,7 @@ impl CompareView {
         if r.comparisons.is_empty() {
             for side in [&r.base, &r.head] {
                 if !side.run_ids.is_empty() {
-                    let (n, shown) = crate::report::series_of_runs(store, &side.run_ids).await;
+                    let (n, shown) = crate::report::series_of_runs(store, &side.run_ids, 4).await?;
                     held.push((side.build.label.clone(), n, shown));
                 }
             }
