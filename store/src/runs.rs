@@ -33,6 +33,8 @@ pub struct RunQuery<'a> {
     pub limit: Option<i64>,
     /// Newest first (by id) instead of oldest first.
     pub newest_first: bool,
+    /// Only runs with a smaller id: the next page after a run, newest first.
+    pub before: Option<i64>,
 }
 
 /// One run's facts.
@@ -88,7 +90,7 @@ impl Store {
                         (SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM series_block s WHERE s.run_id = r.id) AS samples \
                  FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id \
                  WHERE ($1 IS NULL OR b.label = $1) AND ($2 IS NULL OR m.name = $2) \
-                   AND ($3 IS NULL OR r.benchmark = $3) \
+                   AND ($3 IS NULL OR r.benchmark = $3) AND ($5 IS NULL OR r.id < $5) \
                  ORDER BY r.id {} LIMIT $4",
                 if q.newest_first { "DESC" } else { "ASC" },
                 series = if self.is_postgres() {
@@ -102,6 +104,7 @@ impl Store {
                 .bind(some(q.machine))
                 .bind(some(q.benchmark))
                 .bind(crate::engine::limit(q.limit.unwrap_or(-1)))
+                .bind(q.before)
                 .fetch_all(pool)
                 .await?)
         })

@@ -345,6 +345,15 @@ try {
     await Promise.all([p.waitForNavigation(), p.click("a[href='/runs']")]);
     const all = await p.locator("table.runs tbody tr").count();
     check(all > 20, `${all} runs listed, the home page shows 20`);
+    // The demo holds more runs than a page: the next page lists the older ones.
+    const ids = async () =>
+      (await p.locator("table.runs tbody tr td:first-child").allInnerTexts()).map(Number);
+    const first = await ids();
+    await Promise.all([p.waitForNavigation(), p.click("p.pages a:text('older runs')")]);
+    const older = await ids();
+    check(older.length > 0 && older.every((id) => id < Math.min(...first)), `older page: ${older.slice(0, 3)}`);
+    await Promise.all([p.waitForNavigation(), p.click("p.pages a:text('newest runs')")]);
+    check((await ids())[0] === first[0], "back to the newest runs");
     await p.fill("form.filters input[name=machine]", "generated-rig");
     await Promise.all([p.waitForNavigation(), p.click("form.filters button[type=submit]")]);
     const machines = await p.locator("table.runs tbody tr td:nth-child(3)").allInnerTexts();

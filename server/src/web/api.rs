@@ -80,6 +80,7 @@ async fn runs(
         machine: q.get("machine").cloned(),
         benchmark: q.get("benchmark").cloned(),
         limit,
+        before: super::runs::before_run(q.get("before").map(String::as_str))?,
     };
     Ok(Json(list_runs(&st.store, &f).await?))
 }

@@ -27,6 +27,9 @@ pub struct RunListQuery {
     pub machine: String,
     #[serde(default)]
     pub benchmark: String,
+    /// Runs older than this run id: the pages after the first.
+    #[serde(default)]
+    pub before: String,
 }
 
 #[derive(Template, WebTemplate)]
@@ -34,8 +37,10 @@ pub struct RunListQuery {
 pub struct RunListPage {
     pub q: RunListQuery,
     pub runs: Vec<RunSummary>,
-    /// More runs match than are listed.
-    pub more: bool,
+    /// More runs match than are listed: the id to list the older ones from.
+    pub older_than: Option<i64>,
+    /// This page starts after a run (`before`), so newer runs are on earlier pages.
+    pub paged: bool,
 }
 
 impl RunListPage {
@@ -58,17 +63,59 @@ async fn page(
         benchmark: given(&q.benchmark),
         // One more than shown, to know whether there are more.
         limit: SHOWN as i64 + 1,
+        before: super::runs::before_run(Some(&q.before))?,
     };
-    let mut runs = list_runs(&st.store, &filter).await?;
-    let more = runs.len() > SHOWN;
-    runs.truncate(SHOWN);
+    let (runs, older_than) = one_page(list_runs(&st.store, &filter).await?, SHOWN);
     Ok(RunListPage {
         q: RunListQuery {
             build: filter.build.unwrap_or_default(),
             machine: filter.machine.unwrap_or_default(),
             benchmark: filter.benchmark.unwrap_or_default(),
+            before: String::new(),
         },
         runs,
-        more,
+        older_than,
+        paged: filter.before.is_some(),
     })
+}
+
+/// The first `shown` of `runs` (newest first), and the id the next page lists runs older
+/// than when there are more. Pages are cut at run ids rather than counted by offset, so runs
+/// stored meanwhile do not shift the older pages.
+fn one_page(mut runs: Vec<RunSummary>, shown: usize) -> (Vec<RunSummary>, Option<i64>) {
+    let more = runs.len() > shown;
+    runs.truncate(shown);
+    let older_than = runs.last().filter(|_| more).map(|r| r.id);
+    (runs, older_than)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(ids: &[i64]) -> Vec<RunSummary> {
+        ids.iter()
+            .map(|&id| RunSummary {
+                id,
+                build: "b".into(),
+                machine: "m".into(),
+                benchmark: "x".into(),
+                params_key: String::new(),
+                created_at: 0,
+                series: 1,
+                samples: 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_page_ends_at_its_last_run_when_more_follow() {
+        let (page, older) = one_page(runs(&[9, 7, 4, 2]), 3);
+        assert_eq!(page.iter().map(|r| r.id).collect::<Vec<_>>(), [9, 7, 4]);
+        assert_eq!(older, Some(4));
+        let (page, older) = one_page(runs(&[9, 7, 4]), 3);
+        assert_eq!(page.len(), 3);
+        assert_eq!(older, None, "no further page when all fit");
+        assert_eq!(one_page(Vec::new(), 3).1, None);
+    }
 }

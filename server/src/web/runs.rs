@@ -61,6 +61,9 @@ pub struct RunFilter {
     pub benchmark: Option<String>,
     #[serde(default)]
     pub limit: i64,
+    /// Only runs older than this one (a smaller id): the next page.
+    #[serde(default)]
+    pub before: Option<i64>,
 }
 
 impl From<store::RunSummary> for RunSummary {
@@ -78,6 +81,23 @@ impl From<store::RunSummary> for RunSummary {
     }
 }
 
+/// The `before` of a run listing's next page: a run id, when given.
+pub fn before_run(given: Option<&str>) -> Result<Option<i64>, AppError> {
+    match given.map(str::trim).filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(b) => b
+            .parse::<i64>()
+            .ok()
+            .filter(|b| *b > 0)
+            .map(Some)
+            .ok_or_else(|| {
+                AppError::BadRequest(format!(
+                    "before must be a run id (a positive whole number), found {b:?}"
+                ))
+            }),
+    }
+}
+
 pub async fn list_runs(store: &Store, f: &RunFilter) -> Result<Vec<RunSummary>, AppError> {
     let limit = if f.limit <= 0 {
         1000
@@ -91,6 +111,7 @@ pub async fn list_runs(store: &Store, f: &RunFilter) -> Result<Vec<RunSummary>, 
             benchmark: f.benchmark.as_deref(),
             limit: Some(limit),
             newest_first: true,
+            before: f.before,
         })
         .await?;
     Ok(runs.into_iter().map(RunSummary::from).collect())

@@ -471,4 +471,40 @@ async fn the_runs_page_lists_every_run_newest_first_and_filters_them() {
     let html = t.get("/runs?machine=%3Cscript%3Ex").await.text();
     assert!(html.contains("No runs match."), "{html}");
     assert!(!html.contains("<script>x"), "{html}");
+
+    // A later page: runs older than a run id, with the way back to the newest.
+    let html = t.get("/runs?before=5").await.text();
+    assert!(html.contains("4 older runs, newest first"), "{html}");
+    assert!(html.contains(r#"<a href="/runs/4">4</a>"#), "{html}");
+    assert!(!html.contains(r#"<a href="/runs/5">5</a>"#), "{html}");
+    assert!(
+        html.contains(r#"<a href="/runs?">newest runs</a>"#),
+        "{html}"
+    );
+    assert!(!html.contains("older runs</a>"), "the last page: {html}");
+    let html = t.get("/runs?build=v1.0&before=14").await.text();
+    assert!(
+        html.contains(r#"<a href="/runs?build=v1.0&amp;">newest runs</a>"#),
+        "the filter is kept: {html}"
+    );
+    // The JSON API pages the same way; a `before` that is no run id is refused.
+    let api = t.get("/api/v1/runs?limit=3&before=10").await.json();
+    let ids: Vec<i64> = api
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [9, 8, 7]);
+    assert_eq!(
+        t.get("/api/v1/runs?before=x").await.status,
+        StatusCode::BAD_REQUEST
+    );
+    let bad = t.get("/runs?before=-3").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad.text().contains("before must be a run id"),
+        "{}",
+        bad.text()
+    );
 }
