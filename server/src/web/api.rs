@@ -62,25 +62,20 @@ async fn benchmarks(State(st): State<AppState>) -> ApiResult<Vec<BenchmarkSummar
     Ok(Json(list_benchmarks(&st.store).await?))
 }
 
-/// `?build=&machine=&benchmark=&limit=` (newest first; limit 1000 by default).
+/// `?build=&machine=&benchmark=&limit=&before=` (newest first; limit 1000 by default).
 async fn runs(
     State(st): State<AppState>,
     Query(q): Query<std::collections::HashMap<String, String>>,
 ) -> ApiResult<Vec<RunSummary>> {
-    let limit = match q.get("limit").map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        Some(l) => l.parse::<i64>().ok().filter(|l| *l > 0).ok_or_else(|| {
-            AppError::BadRequest(format!(
-                "limit must be a positive whole number, found {l:?}"
-            ))
-        })?,
-        None => 0,
-    };
+    let param = |name: &str| q.get(name).map(String::as_str);
+    let limit = super::runs::positive_param("limit", "a positive whole number", param("limit"))?
+        .unwrap_or(0);
     let f = RunFilter {
         build: q.get("build").cloned(),
         machine: q.get("machine").cloned(),
         benchmark: q.get("benchmark").cloned(),
         limit,
-        before: super::runs::before_run(q.get("before").map(String::as_str))?,
+        before: super::runs::before_run(param("before"))?,
     };
     Ok(Json(list_runs(&st.store, &f).await?))
 }

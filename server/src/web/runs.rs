@@ -62,7 +62,6 @@ pub struct RunFilter {
     #[serde(default)]
     pub limit: i64,
     /// Only runs older than this one (a smaller id): the next page.
-    #[serde(default)]
     pub before: Option<i64>,
 }
 
@@ -81,21 +80,27 @@ impl From<store::RunSummary> for RunSummary {
     }
 }
 
+/// An optional query parameter that must be a positive whole number: `None` when absent or
+/// empty, else a 400 saying `NAME must be MEANING` and what was found.
+pub fn positive_param(
+    name: &str,
+    meaning: &str,
+    given: Option<&str>,
+) -> Result<Option<i64>, AppError> {
+    let Some(v) = given.map(str::trim).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    match v.parse::<i64>() {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(AppError::BadRequest(format!(
+            "{name} must be {meaning}, found {v:?}"
+        ))),
+    }
+}
+
 /// The `before` of a run listing's next page: a run id, when given.
 pub fn before_run(given: Option<&str>) -> Result<Option<i64>, AppError> {
-    match given.map(str::trim).filter(|s| !s.is_empty()) {
-        None => Ok(None),
-        Some(b) => b
-            .parse::<i64>()
-            .ok()
-            .filter(|b| *b > 0)
-            .map(Some)
-            .ok_or_else(|| {
-                AppError::BadRequest(format!(
-                    "before must be a run id (a positive whole number), found {b:?}"
-                ))
-            }),
-    }
+    positive_param("before", "a run id (a positive whole number)", given)
 }
 
 pub async fn list_runs(store: &Store, f: &RunFilter) -> Result<Vec<RunSummary>, AppError> {
