@@ -122,7 +122,7 @@ impl<'r> Lines<'r> {
 
     /// The next line with its 1-based number (the number is a copy, so a parser can record
     /// it while it holds the line).
-    #[inline]
+    #[inline(always)]
     pub fn next_numbered(&mut self) -> Result<Option<(u64, &str)>, ParseError> {
         // The common case, inlined into the parser's loop: the next line of the chunk.
         if !self.pushed_back && self.next < self.chunk.ends.len() {

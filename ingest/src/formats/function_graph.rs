@@ -245,6 +245,7 @@ impl CpuState {
 
 /// One duration of `name` on the CPU of `ids` and `scope` (fields apart, so that the name can be
 /// borrowed from the same CPU's frames).
+#[inline]
 fn sample(
     ids: &mut ids::Ids,
     scope: &str,
@@ -315,7 +316,20 @@ fn parse_call(text: &str) -> Option<Call<'_>> {
 }
 
 impl Parser {
+    /// The state of `cpu`'s calls; inlined for a CPU already seen, as nearly every line's is.
+    #[inline]
     fn state(&mut self, cpu: Option<usize>) -> &mut CpuState {
+        if let Some(c) = cpu
+            && let Some(Some(_)) = self.cpus.get(c)
+        {
+            // There, as just seen: the default is never made.
+            return self.cpus[c].get_or_insert_with(CpuState::default);
+        }
+        self.new_state(cpu)
+    }
+
+    #[inline(never)]
+    fn new_state(&mut self, cpu: Option<usize>) -> &mut CpuState {
         match cpu {
             Some(c) => {
                 if c >= self.cpus.len() {
