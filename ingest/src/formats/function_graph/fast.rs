@@ -5,7 +5,7 @@
 //! the DURATION cell.
 
 use super::{Call, MAX_CPU, parse_call};
-use crate::lines::{POW10, all_graphic, is_space, skip_spaces};
+use crate::lines::{POW10, all_graphic, skip_spaces};
 
 /// The columns of a call line.
 pub(super) struct Split<'a> {
@@ -60,19 +60,21 @@ pub(super) fn split(raw: &str) -> Option<Split<'_>> {
     };
     let call = i + 1;
     let first = skip_spaces(b, call);
-    let mut end = b.len();
-    while end > first && is_space(b[end - 1]) {
-        end -= 1;
-    }
     // The trims of the general path stop at these ASCII bytes just as here.
-    if end <= first || !b[first].is_ascii_graphic() || !matches!(b[end - 1], b';' | b'{' | b'}') {
+    if !b.get(first).is_some_and(u8::is_ascii_graphic) {
+        return None;
+    }
+    // Trimmed as one `str` (a slice's ends would each be checked for a character boundary). A
+    // vertical tab at the end, which the general path trims too, is left: the line goes there.
+    let text = raw[first..].trim_ascii_end();
+    if !matches!(text.as_bytes().last(), Some(b';' | b'{' | b'}')) {
         return None;
     }
     Some(Split {
         cpu,
         duration,
         indent: first - call,
-        text: &raw[first..end],
+        text,
     })
 }
 
@@ -83,20 +85,20 @@ pub(super) fn call(text: &str) -> Option<Call<'_>> {
     if b == b"}" {
         return Some(Call::Close(None));
     }
-    let (name_len, open) = if b.ends_with(b"();") {
-        (b.len() - 3, false)
-    } else if b.ends_with(b"() {") {
-        (b.len() - 4, true)
+    // `strip_suffix` rather than a slice, whose end would be checked for a character boundary.
+    let (name, open) = if let Some(name) = text.strip_suffix("();") {
+        (name, false)
+    } else if let Some(name) = text.strip_suffix("() {") {
+        (name, true)
     } else {
         return parse_call(text);
     };
-    let name = &b[..name_len];
     // No space, `(` or `/` in the name: it is one word before the first `(`, with no comment;
     // and a line starting with `}` closes a call whatever follows.
-    if name.first().is_none_or(|&c| c == b'}') || !plain_name(name) {
+    let bytes = name.as_bytes();
+    if bytes.first().is_none_or(|&c| c == b'}') || !plain_name(bytes) {
         return parse_call(text);
     }
-    let name = &text[..name_len];
     Some(if open {
         Call::Open(name)
     } else {

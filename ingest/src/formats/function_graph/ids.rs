@@ -12,7 +12,7 @@ use hashbrown::HashTable;
 use crate::intern::same;
 
 /// Slots of the cache in front of the table.
-const SLOTS: usize = 256;
+const SLOTS: usize = 1024;
 /// A slot that holds no name yet.
 const EMPTY: u32 = u32::MAX;
 
@@ -50,7 +50,7 @@ fn slot(name: &[u8]) -> usize {
         (u64::from_le_bytes(w), 0)
     };
     let mixed = (head ^ tail.rotate_left(29) ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (mixed >> 56) as usize
+    (mixed >> 54) as usize
 }
 
 impl Ids {
