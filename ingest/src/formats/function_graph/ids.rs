@@ -66,31 +66,28 @@ impl Ids {
         self.miss(s, name, new)
     }
 
-    /// [`Ids::get_or`] past the cache, which then holds `name` in slot `s`.
+    /// [`Ids::get_or`] past the cache: the table, adding `name` with the id `new` makes when
+    /// it is not there. The cache then holds `name` in slot `s`.
     #[inline(never)]
     fn miss(&mut self, s: usize, name: &str, new: impl FnOnce() -> usize) -> usize {
-        let found = self.table_get_or(name, new);
-        self.recent[s] = found as u32;
-        self.names[found].1
-    }
-
-    /// The index in `names` of `name`, added with the id `new` makes when it is not there.
-    #[inline]
-    fn table_get_or(&mut self, name: &str, new: impl FnOnce() -> usize) -> usize {
         let hash = self.hasher.hash_one(name);
         let names = &self.names;
-        if let Some(&i) = self.table.find(hash, |&i| {
+        let i = match self.table.find(hash, |&i| {
             same(names[i as usize].0.as_bytes(), name.as_bytes())
         }) {
-            return i as usize;
-        }
-        let id = new();
-        let i = self.names.len();
-        self.names.push((name.into(), id));
-        let (names, hasher) = (&self.names, &self.hasher);
-        self.table
-            .insert_unique(hash, i as u32, |&j| hasher.hash_one(&*names[j as usize].0));
-        i
+            Some(&i) => i as usize,
+            None => {
+                let id = new();
+                self.names.push((name.into(), id));
+                let (names, hasher) = (&self.names, &self.hasher);
+                let i = names.len() - 1;
+                self.table
+                    .insert_unique(hash, i as u32, |&j| hasher.hash_one(&*names[j as usize].0));
+                i
+            }
+        };
+        self.recent[s] = i as u32;
+        self.names[i].1
     }
 }
 
