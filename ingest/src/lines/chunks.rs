@@ -56,8 +56,9 @@ pub(super) struct Chunker<R> {
     lines: u64,
     /// Bytes the next read asks for.
     next_read: usize,
-    /// A read error met by [`Chunker::probe_end`], reported by the next cut.
-    failed: Option<ParseError>,
+    /// A read error met by [`Chunker::probe_end`] or after bytes that are served first,
+    /// reported (at the line after the lines served) by the next read.
+    failed: Option<ErrorKind>,
     /// Whether each chunk's lines are stripped too.
     strip: bool,
 }
@@ -99,7 +100,7 @@ impl<R: Read> Chunker<R> {
         match self.read_more() {
             Ok(true) => {}
             Ok(false) => self.eof = true,
-            Err(e) => self.failed = Some(e),
+            Err(e) => self.failed = Some(e.kind),
         }
     }
 
@@ -107,32 +108,37 @@ impl<R: Read> Chunker<R> {
         ParseError::new(kind, self.lines + 1)
     }
 
-    /// Appends up to [`READ_CHUNK`] bytes to `tail` with one read into its spare room (a
-    /// buffered reader hands a read this large straight to the file); false at the end of
-    /// the input.
+    /// Appends up to [`READ_CHUNK`] bytes to `tail`, read into its spare room (a buffered
+    /// reader hands reads this large straight to the file); false at the end of the input.
     fn read_more(&mut self) -> Result<bool, ParseError> {
+        if let Some(kind) = self.failed.take() {
+            return Err(self.error(kind));
+        }
         let len = self.tail.len();
         let want = self.next_read;
         self.next_read = (want * 2).min(READ_CHUNK);
-        self.tail.resize(len + want, 0);
-        let read = loop {
-            match self.reader.read(&mut self.tail[len..]) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                other => break other,
+        self.tail.reserve(want);
+        // Read into the spare room as it is: a reader that can fill uninitialised memory (a
+        // file) then costs no zeroing of each chunk first.
+        match (&mut self.reader)
+            .take(want as u64)
+            .read_to_end(&mut self.tail)
+        {
+            Ok(_) => Ok(self.tail.len() > len),
+            // Bytes read before the error are served first: the error is kept for the cut
+            // after them, so that it is reported at the line it cut.
+            Err(e) if self.tail.len() > len => {
+                self.failed = Some(ErrorKind::Io(e.to_string()));
+                Ok(true)
             }
-        };
-        let n = read.as_ref().map_or(0, |&n| n);
-        self.tail.truncate(len + n);
-        match read {
-            Ok(n) => Ok(n > 0),
             Err(e) => Err(self.error(ErrorKind::Io(e.to_string()))),
         }
     }
 
     /// The next chunk of complete lines, built in `spent`'s buffers.
     fn cut(&mut self, mut spent: Chunk) -> Result<Option<Chunk>, ParseError> {
-        if let Some(e) = self.failed.take() {
-            return Err(e);
+        if let Some(kind) = self.failed.take() {
+            return Err(self.error(kind));
         }
         loop {
             if let Some(offset) = self.nul_at {
@@ -190,7 +196,7 @@ impl<R: Read> Chunker<R> {
             }
             let mut ends = std::mem::take(&mut spent.ends);
             ends.clear();
-            ends.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32));
+            line_ends(text.as_bytes(), &mut ends);
             if !text.ends_with('\n') {
                 ends.push(text.len() as u32);
             }
@@ -243,18 +249,68 @@ impl<R: Read> Source for Chunker<R> {
     }
 }
 
+/// Appends the offset of every `\n` of `b` to `ends`, reading eight bytes at a time: for
+/// lines as short as most here (30-50 bytes), cheaper than a search started at each line.
+fn line_ends(b: &[u8], ends: &mut Vec<u32>) {
+    const NL: u64 = u64::from_le_bytes([b'\n'; 8]);
+    const LOW7: u64 = u64::from_le_bytes([0x7f; 8]);
+    let mut words = b.chunks_exact(8);
+    let mut at = 0u32;
+    for w in &mut words {
+        let x = u64::from_le_bytes(w.try_into().unwrap_or_default()) ^ NL;
+        // The top bit of each byte that was `\n`: no carry crosses a byte, so it is exact.
+        let mut found = !(((x & LOW7) + LOW7) | x | LOW7);
+        while found != 0 {
+            ends.push(at + found.trailing_zeros() / 8);
+            found &= found - 1;
+        }
+        at += 8;
+    }
+    let rest = words.remainder().iter().enumerate();
+    ends.extend(
+        rest.filter(|(_, c)| **c == b'\n')
+            .map(|(i, _)| at + i as u32),
+    );
+}
+
 /// Where each line of `text` (ending at `ends`) lies once stripped. A `\r` before a line's
 /// `\n`, which [`super::Lines`] leaves out, goes with the other trailing spaces.
 fn strip_each(text: &str, ends: &[u32], out: &mut Vec<(u32, u32)>) {
-    let base = text.as_ptr() as usize;
+    let b = text.as_bytes();
     let mut start = 0;
     out.extend(ends.iter().map(|&end| {
         let end = end as usize;
-        let s = super::strip_line(&text[start..end]);
+        let (at, stop) = strip_ascii(b, start, end).unwrap_or_else(|| {
+            let s = super::strip_line(&text[start..end]);
+            let at = s.as_ptr() as usize - text.as_ptr() as usize;
+            (at, at + s.len())
+        });
         start = end + 1;
-        let at = (s.as_ptr() as usize - base) as u32;
-        (at, at + s.len() as u32)
+        (at as u32, stop as u32)
     }));
+}
+
+/// [`super::strip_line`] of `b[start..end]` read as bytes, for a line whose stripped ends
+/// are ASCII: None when either end meets a byte that is not, which the general path (with
+/// Unicode's spaces) then decides. Most lines are stripped here in one pass, without the
+/// general path's checks at every step.
+#[inline]
+fn strip_ascii(b: &[u8], mut start: usize, mut end: usize) -> Option<(usize, usize)> {
+    loop {
+        while start < end && super::is_space(b[start]) {
+            start += 1;
+        }
+        if start < end && b[start] == b'>' {
+            start += 1;
+            continue;
+        }
+        break;
+    }
+    while end > start && super::is_space(b[end - 1]) {
+        end -= 1;
+    }
+    let ascii = |i: usize| b.get(i).is_none_or(u8::is_ascii);
+    (start == end || (ascii(start) && ascii(end - 1))).then_some((start, end))
 }
 
 /// Chunks cut on another thread: spent chunks go back to it for their buffers.
@@ -292,4 +348,57 @@ pub(super) fn spawn<'scope, R: Read + Send + 'scope>(
         }
     });
     Received { chunks, spent }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_ends_are_every_newline_whatever_the_alignment() {
+        // Runs of newlines, lines of every length around a word, and tails of 0-7 bytes.
+        let mut text = Vec::new();
+        for n in 0..40 {
+            text.extend(std::iter::repeat_n(b'x', n % 19));
+            text.extend(std::iter::repeat_n(b'\n', 1 + n % 3));
+            text.push(0x8a); // `\n` with the top bit set is not a newline
+        }
+        for len in text.len() - 8..=text.len() {
+            let b = &text[..len];
+            let mut ends = Vec::new();
+            line_ends(b, &mut ends);
+            let expected: Vec<u32> = memchr::memchr_iter(b'\n', b).map(|i| i as u32).collect();
+            assert_eq!(ends, expected, "{len} bytes");
+        }
+    }
+
+    #[test]
+    fn lines_stripped_as_bytes_are_stripped_as_text() {
+        let lines = [
+            "",
+            "   ",
+            "> ",
+            ">> > real 0m1.0s  ",
+            "\t> x\r",
+            "plain",
+            "x \u{a0}",
+            "\u{a0}> y",
+            "> \u{2003}z",
+            ">\u{a0}",
+            "é ",
+            " é",
+            "> >",
+            "a > b ",
+        ];
+        for line in lines {
+            let text = format!("{line}\n");
+            let mut out = Vec::new();
+            strip_each(&text, &[line.len() as u32], &mut out);
+            let (at, stop) = out[0];
+            let stripped = super::super::strip_line(line);
+            assert_eq!(&text[at as usize..stop as usize], stripped, "{line:?}");
+            let expected_at = stripped.as_ptr() as usize - line.as_ptr() as usize;
+            assert_eq!(at as usize, expected_at, "{line:?}");
+        }
+    }
 }
