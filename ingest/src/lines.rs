@@ -242,7 +242,33 @@ pub fn strip_mail(line: &str) -> &str {
 /// A line as most parsers read it: without mail quoting, indentation or trailing spaces.
 #[inline]
 pub fn strip_line(line: &str) -> &str {
-    trim_end(strip_mail(line))
+    match strip_ascii(line.as_bytes()) {
+        Some((start, end)) => &line[start..end],
+        None => trim_end(strip_mail(line)),
+    }
+}
+
+/// Where [`strip_line`] cuts `b`, read as bytes in one pass, for a line whose stripped ends
+/// are ASCII (nearly every line): None when either end meets a byte that is not, for the
+/// general path (which knows Unicode's spaces) to decide.
+#[inline]
+pub(super) fn strip_ascii(b: &[u8]) -> Option<(usize, usize)> {
+    let (mut start, mut end) = (0, b.len());
+    loop {
+        while start < end && is_space(b[start]) {
+            start += 1;
+        }
+        if start < end && b[start] == b'>' {
+            start += 1;
+            continue;
+        }
+        break;
+    }
+    while end > start && is_space(b[end - 1]) {
+        end -= 1;
+    }
+    let ascii = |i: usize| b.get(i).is_none_or(u8::is_ascii);
+    (start == end || (ascii(start) && ascii(end - 1))).then_some((start, end))
 }
 
 /// Strips a dmesg timestamp prefix like `[   12.920044] ` (after mail stripping).

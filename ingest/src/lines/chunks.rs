@@ -125,8 +125,8 @@ impl<R: Read> Chunker<R> {
             .read_to_end(&mut self.tail)
         {
             Ok(_) => Ok(self.tail.len() > len),
-            // Bytes read before the error are served first: the error is kept for the cut
-            // after them, so that it is reported at the line it cut.
+            // Bytes read before the error are served first: the error is kept for the next
+            // read, once their lines are cut, so that it is reported at the line it cut.
             Err(e) if self.tail.len() > len => {
                 self.failed = Some(ErrorKind::Io(e.to_string()));
                 Ok(true)
@@ -137,9 +137,6 @@ impl<R: Read> Chunker<R> {
 
     /// The next chunk of complete lines, built in `spent`'s buffers.
     fn cut(&mut self, mut spent: Chunk) -> Result<Option<Chunk>, ParseError> {
-        if let Some(kind) = self.failed.take() {
-            return Err(self.error(kind));
-        }
         loop {
             if let Some(offset) = self.nul_at {
                 return Err(self.error(ErrorKind::Binary { offset }));
@@ -276,41 +273,22 @@ fn line_ends(b: &[u8], ends: &mut Vec<u32>) {
 /// Where each line of `text` (ending at `ends`) lies once stripped. A `\r` before a line's
 /// `\n`, which [`super::Lines`] leaves out, goes with the other trailing spaces.
 fn strip_each(text: &str, ends: &[u32], out: &mut Vec<(u32, u32)>) {
-    let b = text.as_bytes();
+    let base = text.as_ptr() as usize;
     let mut start = 0;
     out.extend(ends.iter().map(|&end| {
         let end = end as usize;
-        let (at, stop) = strip_ascii(b, start, end).unwrap_or_else(|| {
-            let s = super::strip_line(&text[start..end]);
-            let at = s.as_ptr() as usize - text.as_ptr() as usize;
-            (at, at + s.len())
-        });
+        // The bytes first, as `strip_line` does, without making the line a `str`.
+        let (at, stop) = match super::strip_ascii(&text.as_bytes()[start..end]) {
+            Some((at, stop)) => (start + at, start + stop),
+            None => {
+                let s = super::strip_line(&text[start..end]);
+                let at = s.as_ptr() as usize - base;
+                (at, at + s.len())
+            }
+        };
         start = end + 1;
         (at as u32, stop as u32)
     }));
-}
-
-/// [`super::strip_line`] of `b[start..end]` read as bytes, for a line whose stripped ends
-/// are ASCII: None when either end meets a byte that is not, which the general path (with
-/// Unicode's spaces) then decides. Most lines are stripped here in one pass, without the
-/// general path's checks at every step.
-#[inline]
-fn strip_ascii(b: &[u8], mut start: usize, mut end: usize) -> Option<(usize, usize)> {
-    loop {
-        while start < end && super::is_space(b[start]) {
-            start += 1;
-        }
-        if start < end && b[start] == b'>' {
-            start += 1;
-            continue;
-        }
-        break;
-    }
-    while end > start && super::is_space(b[end - 1]) {
-        end -= 1;
-    }
-    let ascii = |i: usize| b.get(i).is_none_or(u8::is_ascii);
-    (start == end || (ascii(start) && ascii(end - 1))).then_some((start, end))
 }
 
 /// Chunks cut on another thread: spent chunks go back to it for their buffers.
@@ -369,36 +347,6 @@ mod tests {
             line_ends(b, &mut ends);
             let expected: Vec<u32> = memchr::memchr_iter(b'\n', b).map(|i| i as u32).collect();
             assert_eq!(ends, expected, "{len} bytes");
-        }
-    }
-
-    #[test]
-    fn lines_stripped_as_bytes_are_stripped_as_text() {
-        let lines = [
-            "",
-            "   ",
-            "> ",
-            ">> > real 0m1.0s  ",
-            "\t> x\r",
-            "plain",
-            "x \u{a0}",
-            "\u{a0}> y",
-            "> \u{2003}z",
-            ">\u{a0}",
-            "é ",
-            " é",
-            "> >",
-            "a > b ",
-        ];
-        for line in lines {
-            let text = format!("{line}\n");
-            let mut out = Vec::new();
-            strip_each(&text, &[line.len() as u32], &mut out);
-            let (at, stop) = out[0];
-            let stripped = super::super::strip_line(line);
-            assert_eq!(&text[at as usize..stop as usize], stripped, "{line:?}");
-            let expected_at = stripped.as_ptr() as usize - line.as_ptr() as usize;
-            assert_eq!(at as usize, expected_at, "{line:?}");
         }
     }
 }

@@ -402,3 +402,34 @@ fn short_and_interrupted_reads_give_the_same_lines_and_a_failing_read_its_line()
         );
     }
 }
+
+#[test]
+fn lines_stripped_as_bytes_are_stripped_as_text() {
+    let lines = [
+        "",
+        "   ",
+        "> ",
+        ">> > real 0m1.0s  ",
+        "\t> x\r",
+        "plain",
+        "x \u{a0}",
+        "\u{a0}> y",
+        "> \u{2003}z",
+        ">\u{a0}",
+        "é ",
+        " é",
+        "> >",
+        "a > b ",
+    ];
+    for line in lines {
+        // The general path: the trims that know Unicode's spaces.
+        let general = trim_end(strip_mail(line));
+        let stripped = strip_line(line);
+        assert_eq!(stripped, general, "{line:?}");
+        assert_eq!(
+            stripped.as_ptr(),
+            general.as_ptr(),
+            "{line:?}: where it starts"
+        );
+    }
+}
