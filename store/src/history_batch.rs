@@ -74,9 +74,19 @@ impl Read<'_> {
     /// The conditions of the history's whole-run blocks, shared by both engines' reads
     /// (`$1`..`$6` bound by `bind_read!`, the metric ids from `$7`).
     pub(crate) fn conditions(&self, postgres: bool) -> String {
+        // Reading after a run (a kept history's new points), SQLite is kept off the runs'
+        // indexes: through them it visited every run of the machine and benchmark and
+        // dropped the old ones, a pass costing the whole history again. Without them it
+        // starts from the blocks of the runs after `$6` (`series_block_run`), the new ones.
+        // A whole read (after 0) keeps the indexes, which find one history's runs among all.
+        let runs = if !postgres && self.after > 0 {
+            "runs r NOT INDEXED"
+        } else {
+            "runs r"
+        };
         format!(
             "FROM build_branches bb JOIN builds b ON b.id = bb.build_id \
-             JOIN runs r ON r.build_id = b.id \
+             JOIN {runs} ON r.build_id = b.id \
              JOIN series_block sb ON sb.run_id = r.id {join} \
              WHERE bb.branch_id = $1 AND r.machine_id = $2 AND r.benchmark = $3 \
                AND r.params_key = $4 AND sb.label_id IS NULL AND sb.statistic_id IS NULL \

@@ -170,21 +170,35 @@ async fn moved(
             position.insert((b, build), pos);
         }
     }
-    let stands = |key: &HistoryKey, p: &store::HistoryPoint| {
-        position.get(&(key.branch_id, p.build_id)) == Some(&p.position)
-    };
     Ok(keys
         .iter()
         .zip(read)
         .enumerate()
         .filter(|(_, (key, new))| {
             kept.get(*key).is_some_and(|k| {
-                !k.loaded.points.iter().all(|p| stands(key, p))
-                    || !new.iter().all(|(p, _)| stands(key, p))
+                !all_stand(&position, key.branch_id, k.loaded.points.iter())
+                    || !all_stand(&position, key.branch_id, new.iter().map(|(p, _)| p))
             })
         })
         .map(|(i, _)| i)
         .collect())
+}
+
+/// Whether each of `points` stands where `position` (by branch and build) puts its build.
+/// Points come in branch order, a build's together: each build is looked up once, not once
+/// per run (a build uploaded thousands of times made every pass look them all up).
+fn all_stand<'a>(
+    position: &HashMap<(i64, i64), i64>,
+    branch_id: i64,
+    mut points: impl Iterator<Item = &'a store::HistoryPoint>,
+) -> bool {
+    let mut last = None;
+    points.all(|p| {
+        let at = (p.build_id, p.position);
+        let stands = last == Some(at) || position.get(&(branch_id, at.0)) == Some(&at.1);
+        last = Some(at);
+        stands
+    })
 }
 
 /// Adds `new` points (with their samples, in branch order as the store reads them) to
