@@ -112,19 +112,19 @@ pub async fn run_history(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     for key in &keys {
         let loaded = history::load(&store, key).await?;
         let (pos, vals) = loaded.flat();
-        let summaries = aggregate::per_build_blocking(pos, vals).await?;
+        let summaries = aggregate::per_build_blocking(pos.to_vec(), vals.to_vec()).await?;
         let builds = summaries
             .into_iter()
             .map(|s| BuildOut {
                 position: s.position,
                 build: loaded
-                    .points
+                    .points()
                     .iter()
                     .find(|p| p.position == s.position)
                     .map(|p| p.label.clone())
                     .unwrap_or_default(),
                 runs: loaded
-                    .points
+                    .points()
                     .iter()
                     .filter(|p| p.position == s.position)
                     .count(),

@@ -80,14 +80,7 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
     for (key, new) in keys.iter().zip(read) {
         let (mut loaded, last_before) = match kept.remove(key) {
             Some(k) => (Arc::unwrap_or_clone(k.loaded), k.last_run),
-            None => (
-                Loaded {
-                    key: key.clone(),
-                    points: Vec::new(),
-                    values: Vec::new(),
-                },
-                0,
-            ),
+            None => (Loaded::new(key.clone(), Vec::new(), Vec::new()), 0),
         };
         // Only the new points can raise it: the kept ones are at most `last_before`.
         let last_run = new
@@ -96,7 +89,7 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
             .fold(last_before, i64::max);
         merge(&mut loaded, new);
         let loaded = Arc::new(loaded);
-        if loaded.points.len() >= KEEP_FROM {
+        if loaded.points().len() >= KEEP_FROM {
             keep.push((
                 (store.instance(), key.clone()),
                 Kept {
@@ -111,7 +104,7 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
     let mut dropped = Vec::new();
     let mut c = lock();
     for (key, k) in keep {
-        let weight = k.loaded.points.len();
+        let weight = k.loaded.points().len();
         dropped.extend(c.put(key, k, weight));
     }
     drop(c);
@@ -176,7 +169,7 @@ async fn moved(
         .enumerate()
         .filter(|(_, (key, new))| {
             kept.get(*key).is_some_and(|k| {
-                !all_stand(&position, key.branch_id, k.loaded.points.iter())
+                !all_stand(&position, key.branch_id, k.loaded.points().iter())
                     || !all_stand(&position, key.branch_id, new.iter().map(|(p, _)| p))
             })
         })
@@ -206,23 +199,18 @@ fn all_stand<'a>(
 /// kept one; a run added to an older build goes where a whole read would put it.
 fn merge(loaded: &mut Loaded, new: Vec<(store::HistoryPoint, Vec<f64>)>) {
     let order = |p: &store::HistoryPoint| (p.position, p.run_id);
-    let at_end = match (loaded.points.last(), new.first()) {
+    let at_end = match (loaded.points().last(), new.first()) {
         (Some(last), Some((first, _))) => order(last) < order(first),
         _ => true,
     };
-    for (p, v) in new {
-        loaded.points.push(p);
-        loaded.values.push(v);
-    }
     if at_end {
+        loaded.extend(new);
         return;
     }
-    let mut both: Vec<_> = std::mem::take(&mut loaded.points)
-        .into_iter()
-        .zip(std::mem::take(&mut loaded.values))
-        .collect();
+    let mut both = loaded.take_runs();
+    both.extend(new);
     both.sort_by_key(|(p, _)| order(p));
-    (loaded.points, loaded.values) = both.into_iter().unzip();
+    loaded.extend(both);
 }
 
 /// Drops every kept history (the next pass reads each whole).

@@ -20,23 +20,65 @@ use store::{HistoryKey, HistoryPoint, ImportOutcome, NewAlert, Placement, Store}
 #[derive(Debug, Clone)]
 pub struct Loaded {
     pub key: HistoryKey,
-    pub points: Vec<HistoryPoint>,
+    points: Vec<HistoryPoint>,
     /// Samples of `points[i]`.
-    pub values: Vec<Vec<f64>>,
+    values: Vec<Vec<f64>>,
+    /// Position and value of every sample, in order ([`Loaded::flat`]): kept beside the points
+    /// and grown with them, as every pass analyses a kept history whole and walking one small
+    /// vector per run cost it a cache miss per run (most of a pass's own time at tens of
+    /// thousands of runs).
+    flat_pos: Vec<i64>,
+    flat_vals: Vec<f64>,
 }
 
 impl Loaded {
-    /// (position, value) of every sample, as the detector takes them.
-    pub fn flat(&self) -> (Vec<i64>, Vec<f64>) {
-        let mut pos = Vec::new();
-        let mut vals = Vec::new();
-        for (p, v) in self.points.iter().zip(&self.values) {
-            for x in v {
-                pos.push(p.position);
-                vals.push(*x);
-            }
+    pub fn new(key: HistoryKey, points: Vec<HistoryPoint>, values: Vec<Vec<f64>>) -> Loaded {
+        let mut loaded = Loaded {
+            key,
+            points: Vec::new(),
+            values: Vec::new(),
+            flat_pos: Vec::new(),
+            flat_vals: Vec::new(),
+        };
+        loaded.extend(points.into_iter().zip(values));
+        loaded
+    }
+
+    /// The runs, in branch order.
+    pub fn points(&self) -> &[HistoryPoint] {
+        &self.points
+    }
+
+    /// The samples of each run of [`Loaded::points`].
+    pub fn values(&self) -> &[Vec<f64>] {
+        &self.values
+    }
+
+    /// Adds runs after the ones held (callers keep branch order).
+    pub fn extend(&mut self, runs: impl IntoIterator<Item = (HistoryPoint, Vec<f64>)>) {
+        for (p, v) in runs {
+            self.flat_pos
+                .extend(std::iter::repeat_n(p.position, v.len()));
+            self.flat_vals.extend_from_slice(&v);
+            self.points.push(p);
+            self.values.push(v);
         }
-        (pos, vals)
+    }
+
+    /// Takes every run out, in order, leaving the history empty.
+    pub fn take_runs(&mut self) -> Vec<(HistoryPoint, Vec<f64>)> {
+        self.flat_pos.clear();
+        self.flat_vals.clear();
+        let points = std::mem::take(&mut self.points);
+        points
+            .into_iter()
+            .zip(std::mem::take(&mut self.values))
+            .collect()
+    }
+
+    /// (position, value) of every sample, as the detector takes them.
+    pub fn flat(&self) -> (&[i64], &[f64]) {
+        (&self.flat_pos, &self.flat_vals)
     }
 
     pub fn unit(&self) -> &str {
@@ -66,11 +108,7 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
         .zip(read)
         .map(|(key, read)| {
             let (points, values) = read.into_iter().unzip();
-            Loaded {
-                key: key.clone(),
-                points,
-                values,
-            }
+            Loaded::new(key.clone(), points, values)
         })
         .collect())
 }
@@ -194,7 +232,7 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
             .into_iter()
             .map(|loaded| {
                 let (pos, vals) = loaded.flat();
-                let analysis = analyse(&loaded.key, &pos, &vals)?;
+                let analysis = analyse(&loaded.key, pos, vals)?;
                 Ok((loaded, analysis))
             })
             .collect::<anyhow::Result<Vec<_>>>()
@@ -204,7 +242,7 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
         .iter()
         .map(|(loaded, _)| {
             loaded
-                .points
+                .points()
                 .first()
                 .map_or("lower_is_better", |p| p.direction.as_str())
                 .to_string()
@@ -262,7 +300,7 @@ pub async fn detect_keys(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<V
         for (hs, loaded, _) in &done {
             let Some(&i) = index.get(hs) else { continue };
             let build_at: HashMap<i64, i64> = loaded
-                .points
+                .points()
                 .iter()
                 .map(|p| (p.position, p.build_id))
                 .collect();

@@ -117,7 +117,7 @@ async fn page(
     for key in keys.iter().take(20) {
         let loaded = history::load(&st.store, key).await?;
         let (pos, vals) = loaded.flat();
-        let summaries = aggregate::per_build_blocking(pos, vals)
+        let summaries = aggregate::per_build_blocking(pos.to_vec(), vals.to_vec())
             .await
             .map_err(|e| AppError::Anyhow(e.context("summarising builds")))?;
         let mine = alerts_of(&alerts, key);
@@ -125,7 +125,7 @@ async fn page(
             .iter()
             .filter_map(|a| {
                 let pos = loaded
-                    .points
+                    .points()
                     .iter()
                     .find(|p| p.label == a.build_after)?
                     .position;
@@ -141,7 +141,7 @@ async fn page(
             .collect();
         let chart = history_chart::chart(&loaded, &summaries, &marks, 960.0, 340.0);
         let mut builds: Vec<String> = Vec::new();
-        for p in &loaded.points {
+        for p in loaded.points() {
             if builds.last() != Some(&p.label) {
                 builds.push(p.label.clone());
             }
@@ -215,7 +215,7 @@ async fn benchmark(
         .zip(history::load_many(&st.store, shown).await?)
     {
         let (pos, vals) = loaded.flat();
-        let summaries = aggregate::per_build_blocking(pos, vals)
+        let summaries = aggregate::per_build_blocking(pos.to_vec(), vals.to_vec())
             .await
             .map_err(|e| AppError::Anyhow(e.context("summarising builds")))?;
         let mine = alerts_of(&alerts, key);
@@ -223,7 +223,7 @@ async fn benchmark(
             .iter()
             .filter_map(|a| {
                 loaded
-                    .points
+                    .points()
                     .iter()
                     .find(|p| p.label == a.build_after)
                     .map(|p| p.position)

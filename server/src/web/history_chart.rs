@@ -63,7 +63,7 @@ pub fn chart(
 ) -> Chart {
     let unit = loaded.unit().to_string();
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in loaded.values.iter().flatten() {
+    for v in loaded.values().iter().flatten() {
         lo = lo.min(*v);
         hi = hi.max(*v);
     }
@@ -103,7 +103,7 @@ pub fn chart(
         .collect();
     // Repeated samples of one run spread a little sideways so they stay visible.
     let spread = (plot_w / n as f64 * 0.3).min(6.0);
-    for (p, vals) in loaded.points.iter().zip(&loaded.values) {
+    for (p, vals) in loaded.points().iter().zip(loaded.values()) {
         let Some(&i) = index.get(&p.position) else {
             continue;
         };

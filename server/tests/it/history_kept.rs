@@ -14,8 +14,20 @@ async fn same_as_whole(store: &store::Store, keys: &[store::HistoryKey], step: &
     assert_eq!(whole.len(), inc.len());
     for (w, i) in whole.iter().zip(&inc) {
         assert_eq!(w.key, i.key, "{step}");
-        assert_eq!(w.points, i.points, "{step}: points of {}", w.key.metric);
-        assert_eq!(w.values, i.values, "{step}: samples of {}", w.key.metric);
+        assert_eq!(w.points(), i.points(), "{step}: points of {}", w.key.metric);
+        assert_eq!(
+            w.values(),
+            i.values(),
+            "{step}: samples of {}",
+            w.key.metric
+        );
+        // What the detector is given, kept beside the points and grown with them.
+        assert_eq!(
+            w.flat(),
+            i.flat(),
+            "{step}: flat samples of {}",
+            w.key.metric
+        );
     }
 }
 
@@ -78,7 +90,7 @@ async fn two_servers_on_postgresql_keep_histories_that_match_whole_reads() {
     same_as_whole(&a, &keys, "server a, after both imported").await;
     same_as_whole(&b, &keys, "server b, after both imported").await;
     let whole = history::load_many(&a, &keys).await.unwrap();
-    assert_eq!(whole[0].points.len(), 90);
+    assert_eq!(whole[0].points().len(), 90);
 }
 
 /// Runs appended, a second run of an older build, and a build placed in the middle.
@@ -122,9 +134,9 @@ async fn appended_and_inserted_runs(store: &store::Store) {
     import_timed(store, "kept", "b05a", 65, 105, 10.0).await;
     same_as_whole(store, &keys, "after a build placed in the middle").await;
     let whole = history::load_many(store, &keys).await.unwrap();
-    let labels: Vec<&str> = whole[0].points.iter().map(|p| p.label.as_str()).collect();
+    let labels: Vec<&str> = whole[0].points().iter().map(|p| p.label.as_str()).collect();
     assert_eq!(&labels[3..9], ["b03", "b03", "b04", "b05", "b05a", "b06"]);
-    assert_eq!(whole[0].points.len(), 73);
+    assert_eq!(whole[0].points().len(), 73);
 
     // The alerts of the whole history are the ones an incremental pass raised: one step.
     let alerts = store.alerts(&Default::default()).await.unwrap();
@@ -184,5 +196,5 @@ async fn late_placement(store: &store::Store) {
         .unwrap();
     same_as_whole(store, &keys, "after the late placement").await;
     let whole = history::load_many(store, &keys).await.unwrap();
-    assert!(whole[0].points.iter().any(|p| p.run_id == late));
+    assert!(whole[0].points().iter().any(|p| p.run_id == late));
 }
