@@ -45,9 +45,10 @@ fn cache() -> &'static Cache {
 const KEEP_FROM: usize = 64;
 
 /// Points kept at most, all histories together (a point with its samples is about 150 bytes
-/// for a few samples): beyond it, the histories used least recently are dropped ([`Lru`])
-/// and read whole when next needed. A lab's profiles make tens of thousands of long
-/// histories, which must not grow the server's memory without end.
+/// for a few samples, and 16 more a sample for the flat arrays the detector reads): beyond
+/// it, the histories used least recently are dropped ([`Lru`]) and read whole when next
+/// needed. A lab's profiles make tens of thousands of long histories, which must not grow
+/// the server's memory without end.
 const MAX_POINTS: usize = 1_000_000;
 
 /// [`super::load_many`], reading for each kept history only the runs after the last one read.

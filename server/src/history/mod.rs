@@ -32,6 +32,7 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// The history `key` of `points`, `values[i]` being the samples of `points[i]`.
     pub fn new(key: HistoryKey, points: Vec<HistoryPoint>, values: Vec<Vec<f64>>) -> Loaded {
         let mut loaded = Loaded {
             key,
