@@ -44,8 +44,8 @@ fn cache() -> &'static Cache {
 /// histories, and keeping them would cost more memory than reading them costs time).
 const KEEP_FROM: usize = 64;
 
-/// Points kept at most, all histories together (a point with its samples is about 150 bytes
-/// for a few samples, and 16 more a sample for the flat arrays the detector reads): beyond
+/// Points kept at most, all histories together (a point is about 130 bytes, and 16 more a
+/// sample for its position and value): beyond
 /// it, the histories used least recently are dropped ([`Lru`]) and read whole when next
 /// needed. A lab's profiles make tens of thousands of long histories, which must not grow
 /// the server's memory without end.

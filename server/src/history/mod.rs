@@ -21,12 +21,13 @@ use store::{HistoryKey, HistoryPoint, ImportOutcome, NewAlert, Placement, Store}
 pub struct Loaded {
     pub key: HistoryKey,
     points: Vec<HistoryPoint>,
-    /// Samples of `points[i]`.
-    values: Vec<Vec<f64>>,
-    /// Position and value of every sample, in order ([`Loaded::flat`]): kept beside the points
-    /// and grown with them, as every pass analyses a kept history whole and walking one small
-    /// vector per run cost it a cache miss per run (most of a pass's own time at tens of
-    /// thousands of runs).
+    /// Where the samples of `points[i]` end in the flat arrays (they start where the run
+    /// before ends).
+    ends: Vec<usize>,
+    /// Position and value of every sample, in order ([`Loaded::flat`]): the one copy of the
+    /// samples, grown with the runs, as every pass analyses a kept history whole and walking
+    /// one small vector per run cost it a cache miss per run (most of a pass's own time at
+    /// tens of thousands of runs).
     flat_pos: Vec<i64>,
     flat_vals: Vec<f64>,
 }
@@ -37,7 +38,7 @@ impl Loaded {
         let mut loaded = Loaded {
             key,
             points: Vec::new(),
-            values: Vec::new(),
+            ends: Vec::new(),
             flat_pos: Vec::new(),
             flat_vals: Vec::new(),
         };
@@ -50,9 +51,12 @@ impl Loaded {
         &self.points
     }
 
-    /// The samples of each run of [`Loaded::points`].
-    pub fn values(&self) -> &[Vec<f64>] {
-        &self.values
+    /// The samples of each run of [`Loaded::points`], in the same order.
+    pub fn values(&self) -> impl Iterator<Item = &[f64]> + '_ {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(&self.ends)
+            .map(|(start, &end)| &self.flat_vals[start..end])
     }
 
     /// Adds runs after the ones held (callers keep branch order).
@@ -61,19 +65,20 @@ impl Loaded {
             self.flat_pos
                 .extend(std::iter::repeat_n(p.position, v.len()));
             self.flat_vals.extend_from_slice(&v);
+            self.ends.push(self.flat_vals.len());
             self.points.push(p);
-            self.values.push(v);
         }
     }
 
     /// Takes every run out, in order, leaving the history empty.
     pub fn take_runs(&mut self) -> Vec<(HistoryPoint, Vec<f64>)> {
+        let values: Vec<Vec<f64>> = self.values().map(<[f64]>::to_vec).collect();
+        self.ends.clear();
         self.flat_pos.clear();
         self.flat_vals.clear();
-        let points = std::mem::take(&mut self.points);
-        points
+        std::mem::take(&mut self.points)
             .into_iter()
-            .zip(std::mem::take(&mut self.values))
+            .zip(values)
             .collect()
     }
 

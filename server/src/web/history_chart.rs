@@ -63,7 +63,7 @@ pub fn chart(
 ) -> Chart {
     let unit = loaded.unit().to_string();
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in loaded.values().iter().flatten() {
+    for v in loaded.flat().1 {
         lo = lo.min(*v);
         hi = hi.max(*v);
     }

@@ -7,27 +7,40 @@ use quiescent::history::{self, kept};
 use crate::common;
 use crate::history::import_timed;
 
-/// Asserts that the incremental read of `keys` gives what a whole read gives.
+/// Asserts that the incremental read of `keys` gives what a whole read gives, and both what
+/// the store reads (each run with its own samples).
 async fn same_as_whole(store: &store::Store, keys: &[store::HistoryKey], step: &str) {
     let whole = history::load_many(store, keys).await.unwrap();
     let inc = kept::load_many(store, keys).await.unwrap();
+    let read = store.history_samples_many(keys).await.unwrap();
     assert_eq!(whole.len(), inc.len());
-    for (w, i) in whole.iter().zip(&inc) {
+    assert_eq!(read.len(), inc.len());
+    for ((w, i), r) in whole.iter().zip(&inc).zip(&read) {
         assert_eq!(w.key, i.key, "{step}");
         assert_eq!(w.points(), i.points(), "{step}: points of {}", w.key.metric);
+        let points: Vec<_> = r.iter().map(|(p, _)| p.clone()).collect();
         assert_eq!(
-            w.values(),
-            i.values(),
-            "{step}: samples of {}",
-            w.key.metric
+            i.points(),
+            points,
+            "{step}: points read of {}",
+            i.key.metric
         );
-        // What the detector is given, kept beside the points and grown with them.
+        let samples: Vec<&[f64]> = r.iter().map(|(_, v)| v.as_slice()).collect();
+        let (wv, iv): (Vec<&[f64]>, Vec<&[f64]>) = (w.values().collect(), i.values().collect());
+        assert_eq!(wv, iv, "{step}: samples of {}", w.key.metric);
+        assert_eq!(iv, samples, "{step}: samples read of {}", i.key.metric);
+        // What the detector is given: each run's position once per sample, in order.
+        let (pos, vals): (Vec<i64>, Vec<f64>) = r
+            .iter()
+            .flat_map(|(p, v)| v.iter().map(move |x| (p.position, *x)))
+            .unzip();
         assert_eq!(
-            w.flat(),
             i.flat(),
-            "{step}: flat samples of {}",
-            w.key.metric
+            (&pos[..], &vals[..]),
+            "{step}: flat of {}",
+            i.key.metric
         );
+        assert_eq!(w.flat(), i.flat(), "{step}: flat of {}", w.key.metric);
     }
 }
 
