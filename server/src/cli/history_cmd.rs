@@ -112,7 +112,7 @@ pub async fn run_history(args: HistoryArgs) -> anyhow::Result<ExitCode> {
     for key in &keys {
         let loaded = history::load(&store, key).await?;
         let (pos, vals) = loaded.flat();
-        let summaries = aggregate::per_build_blocking(pos.to_vec(), vals.to_vec()).await?;
+        let summaries = aggregate::per_build_blocking(pos, vals).await?;
         let builds = summaries
             .into_iter()
             .map(|s| BuildOut {

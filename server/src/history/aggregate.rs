@@ -15,10 +15,18 @@ pub struct BuildSummary {
 
 /// Summaries per position, in position order.
 pub fn per_build(positions: &[i64], values: &[f64]) -> PolarsResult<Vec<BuildSummary>> {
-    if positions.is_empty() {
+    summarise(frame(positions, values)?)
+}
+
+/// The samples as polars holds them: its own copy of both columns.
+fn frame(positions: &[i64], values: &[f64]) -> PolarsResult<DataFrame> {
+    df!("position" => positions, "value" => values)
+}
+
+fn summarise(frame: DataFrame) -> PolarsResult<Vec<BuildSummary>> {
+    if frame.height() == 0 {
         return Ok(Vec::new());
     }
-    let frame = df!("position" => positions, "value" => values)?;
     let out = frame
         .lazy()
         .group_by([col("position")])
@@ -58,12 +66,15 @@ pub fn per_build(positions: &[i64], values: &[f64]) -> PolarsResult<Vec<BuildSum
     Ok(rows)
 }
 
-/// [`per_build`] on a blocking thread (polars must not run on the async runtime's threads).
+/// [`per_build`] with the group-by on a blocking thread (polars must not run on the async
+/// runtime's threads). The columns are copied here, the one copy polars makes anyway, so the
+/// caller's samples need not be copied to be moved there.
 pub async fn per_build_blocking(
-    positions: Vec<i64>,
-    values: Vec<f64>,
+    positions: &[i64],
+    values: &[f64],
 ) -> anyhow::Result<Vec<BuildSummary>> {
-    Ok(tokio::task::spawn_blocking(move || per_build(&positions, &values)).await??)
+    let frame = frame(positions, values)?;
+    Ok(tokio::task::spawn_blocking(move || summarise(frame)).await??)
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
     for (key, new) in keys.iter().zip(read) {
         let (mut loaded, last_before) = match kept.remove(key) {
             Some(k) => (Arc::unwrap_or_clone(k.loaded), k.last_run),
-            None => (Loaded::new(key.clone(), Vec::new(), Vec::new()), 0),
+            None => (Loaded::new(key.clone(), []), 0),
         };
         // Only the new points can raise it: the kept ones are at most `last_before`.
         let last_run = new

@@ -33,8 +33,11 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// The history `key` of `points`, `values[i]` being the samples of `points[i]`.
-    pub fn new(key: HistoryKey, points: Vec<HistoryPoint>, values: Vec<Vec<f64>>) -> Loaded {
+    /// The history `key` of `runs` (each run's point with its samples, in branch order).
+    pub fn new(
+        key: HistoryKey,
+        runs: impl IntoIterator<Item = (HistoryPoint, Vec<f64>)>,
+    ) -> Loaded {
         let mut loaded = Loaded {
             key,
             points: Vec::new(),
@@ -42,7 +45,7 @@ impl Loaded {
             flat_pos: Vec::new(),
             flat_vals: Vec::new(),
         };
-        loaded.extend(points.into_iter().zip(values));
+        loaded.extend(runs);
         loaded
     }
 
@@ -112,10 +115,7 @@ pub async fn load_many(store: &Store, keys: &[HistoryKey]) -> anyhow::Result<Vec
     Ok(keys
         .iter()
         .zip(read)
-        .map(|(key, read)| {
-            let (points, values) = read.into_iter().unzip();
-            Loaded::new(key.clone(), points, values)
-        })
+        .map(|(key, read)| Loaded::new(key.clone(), read))
         .collect())
 }
 

@@ -117,7 +117,7 @@ async fn page(
     for key in keys.iter().take(20) {
         let loaded = history::load(&st.store, key).await?;
         let (pos, vals) = loaded.flat();
-        let summaries = aggregate::per_build_blocking(pos.to_vec(), vals.to_vec())
+        let summaries = aggregate::per_build_blocking(pos, vals)
             .await
             .map_err(|e| AppError::Anyhow(e.context("summarising builds")))?;
         let mine = alerts_of(&alerts, key);
@@ -215,7 +215,7 @@ async fn benchmark(
         .zip(history::load_many(&st.store, shown).await?)
     {
         let (pos, vals) = loaded.flat();
-        let summaries = aggregate::per_build_blocking(pos.to_vec(), vals.to_vec())
+        let summaries = aggregate::per_build_blocking(pos, vals)
             .await
             .map_err(|e| AppError::Anyhow(e.context("summarising builds")))?;
         let mine = alerts_of(&alerts, key);
