@@ -110,6 +110,27 @@ impl Store {
         })
     }
 
+    /// How many runs match `q`'s build, machine and benchmark (its limit and page ignored),
+    /// counting up to `cap`: a count past it is `cap + 1`, so that a page over millions of runs
+    /// does not scan them all to print a number.
+    pub async fn count_runs(&self, q: &RunQuery<'_>, cap: i64) -> Result<i64, Error> {
+        with_pool!(self, |pool| {
+            let some = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_string);
+            Ok(sqlx::query_scalar::<_, i64>(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM runs r JOIN builds b ON b.id = r.build_id \
+                 JOIN machines m ON m.id = r.machine_id \
+                 WHERE ($1 IS NULL OR b.label = $1) AND ($2 IS NULL OR m.name = $2) \
+                   AND ($3 IS NULL OR r.benchmark = $3) LIMIT $4) AS matching",
+            )
+            .bind(some(q.build))
+            .bind(some(q.machine))
+            .bind(some(q.benchmark))
+            .bind(cap.saturating_add(1))
+            .fetch_one(pool)
+            .await?)
+        })
+    }
+
     /// One run's facts; `None` when it does not exist.
     pub async fn run(&self, id: i64) -> Result<Option<RunInfo>, Error> {
         with_pool!(self, |pool| {

@@ -7,12 +7,15 @@ use axum::extract::{Query, State};
 use axum::routing::get;
 use serde::Deserialize;
 
-use super::runs::{RunFilter, RunSummary, list_runs};
+use super::runs::{RunFilter, RunSummary, count_runs, list_runs};
 use super::view::PageResult;
 use crate::state::AppState;
 
 /// Runs a page lists at most; the filters (or the JSON API) reach the rest.
 const SHOWN: usize = 200;
+
+/// Matching runs counted at most for a page's "in all": past it the page says "more than".
+const COUNTED: i64 = 100_000;
 
 pub fn routes() -> Router<AppState> {
     Router::new().route("/runs", get(page))
@@ -41,9 +44,24 @@ pub struct RunListPage {
     pub older_than: Option<i64>,
     /// This page starts after a run (`before`), so newer runs are on earlier pages.
     pub paged: bool,
+    /// How many runs match in all, when the page lists only some of them: up to [`COUNTED`],
+    /// `COUNTED + 1` meaning more.
+    pub matching: Option<i64>,
 }
 
 impl RunListPage {
+    /// `matching` as the page prints it: `1,234`, or `more than 100,000`.
+    pub fn in_all(&self) -> Option<String> {
+        let grouped = |n: i64| crate::format::grouped(n.max(0) as u64);
+        self.matching.map(|n| {
+            if n > COUNTED {
+                format!("more than {}", grouped(COUNTED))
+            } else {
+                grouped(n)
+            }
+        })
+    }
+
     /// Whether any filter is given (the fields come trimmed).
     pub fn filtered(&self) -> bool {
         [&self.q.build, &self.q.machine, &self.q.benchmark]
@@ -66,6 +84,13 @@ async fn page(
         before: super::runs::before_run(Some(&q.before))?,
     };
     let (runs, older_than) = one_page(list_runs(&st.store, &filter).await?, SHOWN);
+    let paged = filter.before.is_some();
+    // Counted only when the page does not hold every matching run.
+    let matching = if paged || older_than.is_some() {
+        Some(count_runs(&st.store, &filter, COUNTED).await?)
+    } else {
+        None
+    };
     Ok(RunListPage {
         q: RunListQuery {
             build: filter.build.unwrap_or_default(),
@@ -75,7 +100,8 @@ async fn page(
         },
         runs,
         older_than,
-        paged: filter.before.is_some(),
+        paged,
+        matching,
     })
 }
 
@@ -117,5 +143,23 @@ mod tests {
         assert_eq!(page.len(), 3);
         assert_eq!(older, None, "no further page when all fit");
         assert_eq!(one_page(Vec::new(), 3).1, None);
+    }
+
+    #[test]
+    fn the_count_in_all_reads_grouped_or_as_more_than_the_cap() {
+        let page = |matching| RunListPage {
+            q: RunListQuery::default(),
+            runs: Vec::new(),
+            older_than: None,
+            paged: true,
+            matching,
+        };
+        assert_eq!(page(None).in_all(), None);
+        assert_eq!(page(Some(14)).in_all().as_deref(), Some("14"));
+        assert_eq!(page(Some(COUNTED)).in_all().as_deref(), Some("100,000"));
+        assert_eq!(
+            page(Some(COUNTED + 1)).in_all().as_deref(),
+            Some("more than 100,000")
+        );
     }
 }

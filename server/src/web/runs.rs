@@ -122,6 +122,20 @@ pub async fn list_runs(store: &Store, f: &RunFilter) -> Result<Vec<RunSummary>, 
     Ok(runs.into_iter().map(RunSummary::from).collect())
 }
 
+/// How many runs `f`'s build, machine and benchmark match (its limit and page ignored),
+/// counted up to `cap`: more is `cap + 1`.
+pub async fn count_runs(store: &Store, f: &RunFilter, cap: i64) -> Result<i64, AppError> {
+    let q = store::RunQuery {
+        build: f.build.as_deref(),
+        machine: f.machine.as_deref(),
+        benchmark: f.benchmark.as_deref(),
+        limit: None,
+        newest_first: true,
+        before: None,
+    };
+    Ok(store.count_runs(&q, cap).await?)
+}
+
 /// A stored series with its basic numbers.
 #[derive(Debug, Clone, Serialize)]
 pub struct SeriesSummary {

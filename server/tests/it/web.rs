@@ -474,7 +474,10 @@ async fn the_runs_page_lists_every_run_newest_first_and_filters_them() {
 
     // A later page: runs older than a run id, with the way back to the newest.
     let html = t.get("/runs?before=5").await.text();
-    assert!(html.contains("4 older runs, newest first"), "{html}");
+    assert!(
+        html.contains("4 older runs, newest first (14 in all)"),
+        "{html}"
+    );
     assert!(html.contains(r#"<a href="/runs/4">4</a>"#), "{html}");
     assert!(!html.contains(r#"<a href="/runs/5">5</a>"#), "{html}");
     assert!(
@@ -483,6 +486,12 @@ async fn the_runs_page_lists_every_run_newest_first_and_filters_them() {
     );
     assert!(!html.contains("older runs</a>"), "the last page: {html}");
     let html = t.get("/runs?build=v1.0&before=14").await.text();
+    let v10 = t.get("/api/v1/runs?build=v1.0&limit=100000").await.json();
+    let v10 = v10.as_array().map_or(0, Vec::len);
+    assert!(
+        html.contains(&format!("that match, newest first ({v10} in all)")),
+        "the count is of the filter's runs: {html}"
+    );
     assert!(
         html.contains(r#"<a href="/runs?build=v1.0&amp;">newest runs</a>"#),
         "the filter is kept: {html}"

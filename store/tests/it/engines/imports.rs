@@ -116,6 +116,28 @@ both!(runs_are_listed_filtered_and_limited, |st| {
         list(q(|q| q.machine = Some("nope"))).await,
         Vec::<i64>::new()
     );
+
+    // Counted as listed, whatever the limit and page; past the cap, cap + 1.
+    let count = async |q: RunQuery<'_>, cap| st.count_runs(&q, cap).await.unwrap();
+    assert_eq!(count(RunQuery::default(), 10).await, 3);
+    assert_eq!(
+        count(
+            q(|q| {
+                q.limit = Some(1);
+                q.before = Some(2);
+            }),
+            10
+        )
+        .await,
+        3
+    );
+    assert_eq!(count(q(|q| q.build = Some("v1")), 10).await, 2);
+    assert_eq!(count(q(|q| q.machine = Some("rig-a")), 10).await, 2);
+    assert_eq!(count(q(|q| q.benchmark = Some("hb-pipe")), 10).await, 1);
+    assert_eq!(count(q(|q| q.build = Some("")), 10).await, 3);
+    assert_eq!(count(q(|q| q.machine = Some("nope")), 10).await, 0);
+    assert_eq!(count(RunQuery::default(), 2).await, 3, "more than the cap");
+    assert_eq!(count(RunQuery::default(), 1).await, 2);
 });
 
 both!(a_run_reads_back_with_its_facts_series_and_values, |st| {
