@@ -114,20 +114,45 @@ impl Store {
     /// counting up to `cap`: a count past it is `cap + 1`, so that a page over millions of runs
     /// does not scan them all to print a number.
     pub async fn count_runs(&self, q: &RunQuery<'_>, cap: i64) -> Result<i64, Error> {
+        // Only the given filters are written out, each as an equality on a column of `runs`,
+        // so that the engine counts through the index that filter has (`runs_machine` and the
+        // others); `($1 IS NULL OR ...)` as in the list above scans every run. Labels and
+        // names are unique, so each subquery gives one id or none.
+        let filters = [
+            (
+                q.build,
+                "r.build_id = (SELECT id FROM builds WHERE label = ",
+            ),
+            (
+                q.machine,
+                "r.machine_id = (SELECT id FROM machines WHERE name = ",
+            ),
+            (q.benchmark, "r.benchmark = ("),
+        ];
+        let mut values = Vec::new();
+        let mut conditions = Vec::new();
+        for (value, condition) in filters {
+            // An empty filter is no filter, as in the list.
+            if let Some(v) = value.filter(|v| !v.is_empty()) {
+                values.push(v);
+                conditions.push(format!("{condition}${})", values.len()));
+            }
+        }
+        let filter = if conditions.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", conditions.join(" AND "))
+        };
+        let sql = format!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM runs r{filter} LIMIT ${}) AS matching",
+            values.len() + 1
+        );
         with_pool!(self, |pool| {
-            let some = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_string);
-            Ok(sqlx::query_scalar::<_, i64>(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM runs r JOIN builds b ON b.id = r.build_id \
-                 JOIN machines m ON m.id = r.machine_id \
-                 WHERE ($1 IS NULL OR b.label = $1) AND ($2 IS NULL OR m.name = $2) \
-                   AND ($3 IS NULL OR r.benchmark = $3) LIMIT $4) AS matching",
-            )
-            .bind(some(q.build))
-            .bind(some(q.machine))
-            .bind(some(q.benchmark))
-            .bind(cap.saturating_add(1))
-            .fetch_one(pool)
-            .await?)
+            let mut query = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql));
+            for v in &values {
+                query = query.bind(*v);
+            }
+            Ok(query.bind(cap.saturating_add(1)).fetch_one(pool).await?)
         })
     }
 

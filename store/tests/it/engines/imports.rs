@@ -136,6 +136,12 @@ both!(runs_are_listed_filtered_and_limited, |st| {
     assert_eq!(count(q(|q| q.benchmark = Some("hb-pipe")), 10).await, 1);
     assert_eq!(count(q(|q| q.build = Some("")), 10).await, 3);
     assert_eq!(count(q(|q| q.machine = Some("nope")), 10).await, 0);
+    let v1_on_a = q(|q| {
+        q.build = Some("v1");
+        q.machine = Some("rig-a");
+        q.benchmark = Some("hb");
+    });
+    assert_eq!(count(v1_on_a, 10).await, 1);
     assert_eq!(count(RunQuery::default(), 2).await, 3, "more than the cap");
     assert_eq!(count(RunQuery::default(), 1).await, 2);
 });
