@@ -129,9 +129,7 @@ pub async fn count_runs(store: &Store, f: &RunFilter, cap: i64) -> Result<i64, A
         build: f.build.as_deref(),
         machine: f.machine.as_deref(),
         benchmark: f.benchmark.as_deref(),
-        limit: None,
-        newest_first: true,
-        before: None,
+        ..Default::default()
     };
     Ok(store.count_runs(&q, cap).await?)
 }
