@@ -79,32 +79,77 @@ pub struct RunArtifact {
     pub extra_json: String,
 }
 
+/// The conditions on `runs r` of `q`'s build, machine and benchmark, with `$1`, `$2`, ... in
+/// order, and the values they bind. Only the given filters are written out, each an equality on
+/// a column of `runs`, so that the engine goes through the index that filter has
+/// (`runs_machine` and the others): the one statement with `($1 IS NULL OR ...)` for every
+/// filter scanned the runs in id order instead: 0.17-0.36 s on SQLite, in a trial of a million
+/// runs, for a build with a few hundred. Labels and names are unique, so each subquery gives
+/// one id or none. An empty filter is no filter.
+fn conditions<'a>(q: &RunQuery<'a>) -> (Vec<String>, Vec<&'a str>) {
+    let filters = [
+        (
+            q.build,
+            "r.build_id = (SELECT id FROM builds WHERE label = ",
+        ),
+        (
+            q.machine,
+            "r.machine_id = (SELECT id FROM machines WHERE name = ",
+        ),
+        (q.benchmark, "r.benchmark = ("),
+    ];
+    let mut values = Vec::new();
+    let mut conditions = Vec::new();
+    for (value, condition) in filters {
+        if let Some(v) = value.filter(|v| !v.is_empty()) {
+            values.push(v);
+            conditions.push(format!("{condition}${})", values.len()));
+        }
+    }
+    (conditions, values)
+}
+
+/// ` WHERE a AND b`, or nothing without conditions.
+fn where_clause(conditions: &[String]) -> String {
+    if conditions.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conditions.join(" AND "))
+    }
+}
+
 impl Store {
     /// Runs matching `q`, with their series and sample counts.
     pub async fn runs(&self, q: &RunQuery<'_>) -> Result<Vec<RunSummary>, Error> {
+        let (mut conditions, values) = conditions(q);
+        if q.before.is_some() {
+            conditions.push(format!("r.id < ${}", values.len() + 1));
+        }
+        let sql = format!(
+            "SELECT r.id, b.label AS build, m.name AS machine, r.benchmark, r.params_key, r.created_at, \
+                    (SELECT CAST(COALESCE(SUM(json_array_length({series})), 0) AS BIGINT) FROM series_block s WHERE s.run_id = r.id) AS series, \
+                    (SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM series_block s WHERE s.run_id = r.id) AS samples \
+             FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id{} \
+             ORDER BY r.id {} LIMIT ${}",
+            where_clause(&conditions),
+            if q.newest_first { "DESC" } else { "ASC" },
+            conditions.len() + 1,
+            series = if self.is_postgres() {
+                "s.series::json"
+            } else {
+                "s.series"
+            },
+        );
         with_pool!(self, |pool| {
-            let some = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_string);
-            let sql = format!(
-                "SELECT r.id, b.label AS build, m.name AS machine, r.benchmark, r.params_key, r.created_at, \
-                        (SELECT CAST(COALESCE(SUM(json_array_length({series})), 0) AS BIGINT) FROM series_block s WHERE s.run_id = r.id) AS series, \
-                        (SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM series_block s WHERE s.run_id = r.id) AS samples \
-                 FROM runs r JOIN builds b ON b.id = r.build_id JOIN machines m ON m.id = r.machine_id \
-                 WHERE ($1 IS NULL OR b.label = $1) AND ($2 IS NULL OR m.name = $2) \
-                   AND ($3 IS NULL OR r.benchmark = $3) AND ($5 IS NULL OR r.id < $5) \
-                 ORDER BY r.id {} LIMIT $4",
-                if q.newest_first { "DESC" } else { "ASC" },
-                series = if self.is_postgres() {
-                    "s.series::json"
-                } else {
-                    "s.series"
-                },
-            );
-            Ok(sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(sql))
-                .bind(some(q.build))
-                .bind(some(q.machine))
-                .bind(some(q.benchmark))
+            let mut query = sqlx::query_as::<_, RunSummary>(sqlx::AssertSqlSafe(sql));
+            for v in &values {
+                query = query.bind(*v);
+            }
+            if let Some(before) = q.before {
+                query = query.bind(before);
+            }
+            Ok(query
                 .bind(crate::engine::limit(q.limit.unwrap_or(-1)))
-                .bind(q.before)
                 .fetch_all(pool)
                 .await?)
         })
@@ -114,37 +159,10 @@ impl Store {
     /// counting up to `cap`: a count past it is `cap + 1`, so that a page over millions of runs
     /// does not scan them all to print a number.
     pub async fn count_runs(&self, q: &RunQuery<'_>, cap: i64) -> Result<i64, Error> {
-        // Only the given filters are written out, each as an equality on a column of `runs`,
-        // so that the engine counts through the index that filter has (`runs_machine` and the
-        // others); `($1 IS NULL OR ...)` as in the list above scans every run. Labels and
-        // names are unique, so each subquery gives one id or none.
-        let filters = [
-            (
-                q.build,
-                "r.build_id = (SELECT id FROM builds WHERE label = ",
-            ),
-            (
-                q.machine,
-                "r.machine_id = (SELECT id FROM machines WHERE name = ",
-            ),
-            (q.benchmark, "r.benchmark = ("),
-        ];
-        let mut values = Vec::new();
-        let mut conditions = Vec::new();
-        for (value, condition) in filters {
-            // An empty filter is no filter, as in the list.
-            if let Some(v) = value.filter(|v| !v.is_empty()) {
-                values.push(v);
-                conditions.push(format!("{condition}${})", values.len()));
-            }
-        }
-        let filter = if conditions.is_empty() {
-            String::new()
-        } else {
-            format!(" WHERE {}", conditions.join(" AND "))
-        };
+        let (conditions, values) = conditions(q);
         let sql = format!(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM runs r{filter} LIMIT ${}) AS matching",
+            "SELECT COUNT(*) FROM (SELECT 1 FROM runs r{} LIMIT ${}) AS matching",
+            where_clause(&conditions),
             values.len() + 1
         );
         with_pool!(self, |pool| {

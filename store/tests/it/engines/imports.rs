@@ -116,6 +116,24 @@ both!(runs_are_listed_filtered_and_limited, |st| {
         list(q(|q| q.machine = Some("nope"))).await,
         Vec::<i64>::new()
     );
+    // A page after a run, alone and with a filter and a limit.
+    let after_c = RunQuery {
+        newest_first: true,
+        before: Some(c),
+        ..RunQuery::default()
+    };
+    assert_eq!(list(after_c.clone()).await, [b, a]);
+    let on_a = RunQuery {
+        machine: Some("rig-a"),
+        limit: Some(1),
+        ..after_c.clone()
+    };
+    assert_eq!(list(on_a).await, [a]);
+    let of_v2 = RunQuery {
+        build: Some("v2"),
+        ..after_c
+    };
+    assert_eq!(list(of_v2).await, Vec::<i64>::new());
 
     // Counted as listed, whatever the limit and page; past the cap, cap + 1.
     let count = async |q: RunQuery<'_>, cap| st.count_runs(&q, cap).await.unwrap();
