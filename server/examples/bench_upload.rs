@@ -15,7 +15,9 @@
 //! The same phases then run on PostgreSQL through one server and through four (clients spread
 //! over them), and the uploads/s are printed as ratios against SQLite's of the same run.
 //! `BENCH_PG_URL=postgres://user@host:port` uses that server; without it a throwaway one is
-//! started from the machine's PostgreSQL binaries; `BENCH_PG_URL=none` measures SQLite only.
+//! started from the machine's PostgreSQL binaries, as the tests start theirs (`fsync`,
+//! `synchronous_commit` and `full_page_writes` off: its commits are not durable, SQLite's are);
+//! `BENCH_PG_URL=none` measures SQLite only.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
