@@ -103,6 +103,18 @@ pub fn before_run(given: Option<&str>) -> Result<Option<i64>, AppError> {
     positive_param("before", "a run id (a positive whole number)", given)
 }
 
+impl RunFilter {
+    /// The store's query of this filter's build, machine and benchmark, nothing else set.
+    fn query(&self) -> store::RunQuery<'_> {
+        store::RunQuery {
+            build: self.build.as_deref(),
+            machine: self.machine.as_deref(),
+            benchmark: self.benchmark.as_deref(),
+            ..Default::default()
+        }
+    }
+}
+
 pub async fn list_runs(store: &Store, f: &RunFilter) -> Result<Vec<RunSummary>, AppError> {
     let limit = if f.limit <= 0 {
         1000
@@ -111,12 +123,10 @@ pub async fn list_runs(store: &Store, f: &RunFilter) -> Result<Vec<RunSummary>, 
     };
     let runs = store
         .runs(&store::RunQuery {
-            build: f.build.as_deref(),
-            machine: f.machine.as_deref(),
-            benchmark: f.benchmark.as_deref(),
             limit: Some(limit),
             newest_first: true,
             before: f.before,
+            ..f.query()
         })
         .await?;
     Ok(runs.into_iter().map(RunSummary::from).collect())
@@ -125,13 +135,7 @@ pub async fn list_runs(store: &Store, f: &RunFilter) -> Result<Vec<RunSummary>, 
 /// How many runs `f`'s build, machine and benchmark match (its limit and page ignored),
 /// counted up to `cap`: more is `cap + 1`.
 pub async fn count_runs(store: &Store, f: &RunFilter, cap: i64) -> Result<i64, AppError> {
-    let q = store::RunQuery {
-        build: f.build.as_deref(),
-        machine: f.machine.as_deref(),
-        benchmark: f.benchmark.as_deref(),
-        ..Default::default()
-    };
-    Ok(store.count_runs(&q, cap).await?)
+    Ok(store.count_runs(&f.query(), cap).await?)
 }
 
 /// A stored series with its basic numbers.
