@@ -33,6 +33,7 @@ macro_rules! both {
 
 mod alerts;
 mod bisect;
+mod block_runs;
 mod browse;
 mod comparison;
 mod group;
