@@ -40,36 +40,42 @@ fn assert_refused(r: Result<impl std::fmt::Debug, sqlx::Error>) {
     );
 }
 
+/// `sql` with one run id bound, on connection `c`.
+macro_rules! exec {
+    ($c:ident, $sql:expr, $run:expr) => {
+        sqlx::query($sql).bind($run).execute(&mut *$c).await
+    };
+}
+
+/// How many series blocks are stored, read on connection `c`.
+macro_rules! blocks {
+    ($c:ident) => {
+        sqlx::query_scalar::<_, i64>(BLOCKS)
+            .fetch_one(&mut *$c)
+            .await
+            .unwrap()
+    };
+}
+
+/// The checks, on a connection of either engine (sqlx's types differ by engine, hence a macro).
 macro_rules! check {
     ($c:expr, $run:expr) => {{
         let c = &mut $c;
         let missing = $run + 7;
-        let before: i64 = sqlx::query_scalar(BLOCKS).fetch_one(&mut *c).await.unwrap();
+        let before = blocks!(c);
         assert!(before > 0);
-        assert_refused(
-            sqlx::query(COPY_ALL_BUT_ONE)
-                .bind(missing)
-                .execute(&mut *c)
-                .await,
+        assert_refused(exec!(c, COPY_ALL_BUT_ONE, missing));
+        assert_refused(exec!(c, MOVE_ONE, missing));
+        assert_eq!(
+            blocks!(c),
+            before,
+            "a refused statement writes none of its rows"
         );
-        assert_refused(sqlx::query(MOVE_ONE).bind(missing).execute(&mut *c).await);
-        let after: i64 = sqlx::query_scalar(BLOCKS).fetch_one(&mut *c).await.unwrap();
-        assert_eq!(after, before, "a refused statement writes none of its rows");
         // The same copy under the run itself is accepted.
-        sqlx::query(COPY_ALL_BUT_ONE)
-            .bind($run)
-            .execute(&mut *c)
-            .await
-            .unwrap();
-        let copied: i64 = sqlx::query_scalar(BLOCKS).fetch_one(&mut *c).await.unwrap();
-        assert_eq!(copied, 2 * before);
-        sqlx::query(DELETE_RUN)
-            .bind($run)
-            .execute(&mut *c)
-            .await
-            .unwrap();
-        let left: i64 = sqlx::query_scalar(BLOCKS).fetch_one(&mut *c).await.unwrap();
-        assert_eq!(left, 0, "deleting a run deletes its blocks");
+        exec!(c, COPY_ALL_BUT_ONE, $run).unwrap();
+        assert_eq!(blocks!(c), 2 * before);
+        exec!(c, DELETE_RUN, $run).unwrap();
+        assert_eq!(blocks!(c), 0, "deleting a run deletes its blocks");
     }};
 }
 
