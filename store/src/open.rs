@@ -107,6 +107,33 @@ async fn open_postgres(url: &str) -> Result<Store, Error> {
     Ok(store)
 }
 
+/// Connections at most of a store opened by [`Store::with_own_connections`]: background work
+/// runs one statement at a time.
+const OWN_CONNECTIONS: u32 = 2;
+
+impl Store {
+    /// This store, with PostgreSQL connections of its own, opened when first needed: for work
+    /// on another tokio runtime than the one that opened this store. tokio ties a socket to
+    /// the runtime it was opened on, whose thread must then be free to wake its readers, so
+    /// two runtimes sharing one pool would each wait on the other's busy stretches. Everything
+    /// else is shared: the process's writers still take turns, and caches keyed by
+    /// [`Store::instance`] still apply. SQLite's connections run on threads of their own, so
+    /// on SQLite this is the store itself.
+    pub fn with_own_connections(&self) -> Store {
+        let mut store = self.clone();
+        if let Backend::Postgres(pool) = &self.backend {
+            let opts = (*pool.connect_options()).clone();
+            store.backend = Backend::Postgres(
+                PgPoolOptions::new()
+                    .max_connections(OWN_CONNECTIONS)
+                    .acquire_timeout(Duration::from_secs(30))
+                    .connect_lazy_with(opts),
+            );
+        }
+        store
+    }
+}
+
 /// Staged blocks older than this belong to an import that died midway (see `pending_blocks`).
 const ABANDONED_AFTER_SECS: i64 = 24 * 3600;
 

@@ -9,6 +9,12 @@
 //! pass analyses a history up to its last run (reading only the runs since the pass before
 //! where it can, see `kept`), so the next upload to the same history finds its change points.
 //!
+//! Passes run on a thread of their own, with a tokio runtime of their own shared by the
+//! process's servers (`runtime`), and read and write through connections of their own. On the
+//! request handlers' runtime, a pass's reading and decoding of thousands of runs took turns
+//! with the handlers on the runtime's threads, which spent nearly three times as long in
+//! `malloc`: an upload cost 20-35% more CPU than with no passes at all (see `bench/README.md`).
+//!
 //! A pass rests after itself, `REST_PER_PASS` times as long as it took (with its wait for
 //! other servers' passes on the same database), before the next one starts: detection is
 //! background work, and under a stream of uploads back-to-back passes (each re-reading whole
@@ -16,7 +22,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -41,6 +47,9 @@ pub struct Passes {
     /// (build label, branch) of builds this server placed or found placed: builds are never
     /// taken off a branch, nor removed, so the next upload of the build skips the lookup.
     placed: Mutex<HashSet<(String, String)>>,
+    /// The store the passes read and write through, with connections of their own opened on
+    /// the passes' runtime ([`Store::with_own_connections`]).
+    store: OnceLock<Store>,
 }
 
 /// Entries of `placed` at most: a lab uploads to a few hundred builds at a time.
@@ -96,8 +105,12 @@ impl Passes {
         if self.scheduled.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        let (passes, store) = (self.clone(), store.clone());
-        tokio::spawn(async move {
+        let passes = self.clone();
+        let store = self
+            .store
+            .get_or_init(|| store.with_own_connections())
+            .clone();
+        runtime().spawn(async move {
             let rest_until = *passes.next_at.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(at) = rest_until {
                 tokio::time::sleep_until(at).await;
@@ -157,6 +170,25 @@ impl Passes {
         };
         tokio::time::timeout(limit, wait).await.is_ok()
     }
+}
+
+/// The passes' runtime, on a thread of its own started by the first pass of the process.
+fn runtime() -> &'static tokio::runtime::Handle {
+    static RUNTIME: OnceLock<tokio::runtime::Handle> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        // Built here so that a failure shows at once; the thread only drives it.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .thread_name("quiescent-history")
+            .build()
+            .expect("building the history passes' runtime");
+        let handle = rt.handle().clone();
+        std::thread::Builder::new()
+            .name("quiescent-history".into())
+            .spawn(move || rt.block_on(std::future::pending::<()>()))
+            .expect("starting the history passes' thread");
+        handle
+    })
 }
 
 /// One pass for a group of uploads, then the webhook.

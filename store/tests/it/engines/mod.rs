@@ -40,6 +40,7 @@ mod group;
 mod history;
 mod imports;
 mod meta;
+mod own_connections;
 mod shared;
 mod writer;
 
