@@ -13,7 +13,8 @@
 //! process's servers (`runtime`), and read and write through connections of their own. On the
 //! request handlers' runtime, a pass's reading and decoding of thousands of runs took turns
 //! with the handlers on the runtime's threads, which spent nearly three times as long in
-//! `malloc`: an upload cost 20-35% more CPU than with no passes at all (see `bench/README.md`).
+//! `malloc`: an upload cost about a third more CPU than with no passes at all (the median of
+//! 12 pairs of test builds, `bench/README.md`).
 //!
 //! A pass rests after itself, `REST_PER_PASS` times as long as it took (with its wait for
 //! other servers' passes on the same database), before the next one starts: detection is
