@@ -53,6 +53,7 @@ pub use copy::{CopyOutcome, CopyProgress, CopyReport};
 pub use error::{Error, Result};
 #[cfg(feature = "test-support")]
 pub use group::DatabaseWriteLock;
+pub use group::runtime_thread;
 pub use hardening::{KeyUse, TokenScopes};
 pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement, WholeRunSeries};
 pub use history_batch::SavedSeries;

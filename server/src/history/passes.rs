@@ -177,18 +177,12 @@ impl Passes {
 fn runtime() -> &'static tokio::runtime::Handle {
     static RUNTIME: OnceLock<tokio::runtime::Handle> = OnceLock::new();
     RUNTIME.get_or_init(|| {
-        // Built here so that a failure shows at once; the thread only drives it.
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .thread_name("quiescent-history")
             .build()
-            .expect("building the history passes' runtime");
-        let handle = rt.handle().clone();
-        std::thread::Builder::new()
-            .name("quiescent-history".into())
-            .spawn(move || rt.block_on(std::future::pending::<()>()))
-            .expect("starting the history passes' thread");
-        handle
+            .expect("cannot build the history passes' runtime");
+        store::runtime_thread("quiescent-history", rt)
     })
 }
 
