@@ -22,9 +22,11 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(store: store::Store, config: ServeArgs) -> Self {
+        // Uploads from many rigs: a large one must not hold the writer for long.
+        let store = store.staging_large_imports();
         AppState {
-            // Uploads from many rigs: a large one must not hold the writer for long.
-            store: store.staging_large_imports(),
+            history_passes: Arc::new(crate::history::passes::Passes::new(&store)),
+            store,
             cache: Arc::default(),
             upload_budget: Arc::new(crate::web::limits::UploadBudget::new(
                 config.upload_budget_mib,
@@ -38,7 +40,6 @@ impl AppState {
                 .clone()
                 .unwrap_or_else(|| std::env::temp_dir().join("quiescent-spool")),
             config: Arc::new(config),
-            history_passes: Arc::default(),
         }
     }
 }

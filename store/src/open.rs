@@ -122,12 +122,12 @@ impl Store {
     pub fn with_own_connections(&self) -> Store {
         let mut store = self.clone();
         if let Backend::Postgres(pool) = &self.backend {
-            let opts = (*pool.connect_options()).clone();
+            // The pool's own settings (timeouts), with fewer connections.
             store.backend = Backend::Postgres(
-                PgPoolOptions::new()
+                pool.options()
+                    .clone()
                     .max_connections(OWN_CONNECTIONS)
-                    .acquire_timeout(Duration::from_secs(30))
-                    .connect_lazy_with(opts),
+                    .connect_lazy_with((*pool.connect_options()).clone()),
             );
         }
         store

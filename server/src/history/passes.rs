@@ -37,7 +37,6 @@ struct Pending {
 }
 
 /// The uploads of this server waiting for a history pass.
-#[derive(Default)]
 pub struct Passes {
     queue: Mutex<Vec<Pending>>,
     /// A task is waiting to run the next pass.
@@ -48,9 +47,9 @@ pub struct Passes {
     /// (build label, branch) of builds this server placed or found placed: builds are never
     /// taken off a branch, nor removed, so the next upload of the build skips the lookup.
     placed: Mutex<HashSet<(String, String)>>,
-    /// The store the passes read and write through, with connections of their own opened on
-    /// the passes' runtime ([`Store::with_own_connections`]).
-    store: OnceLock<Store>,
+    /// The store the passes read and write through, with connections of their own, opened on
+    /// the passes' runtime when first needed ([`Store::with_own_connections`]).
+    store: Store,
 }
 
 /// Entries of `placed` at most: a lab uploads to a few hundred builds at a time.
@@ -64,6 +63,18 @@ const REST_PER_PASS: u32 = 3;
 const MAX_REST: Duration = Duration::from_secs(2);
 
 impl Passes {
+    /// The passes of a server on `store`.
+    pub fn new(store: &Store) -> Passes {
+        Passes {
+            queue: Mutex::default(),
+            scheduled: AtomicBool::default(),
+            turn: Arc::default(),
+            next_at: Mutex::default(),
+            placed: Mutex::default(),
+            store: store.with_own_connections(),
+        }
+    }
+
     /// Places the runs of `outcome` (of the build labelled `build`) on their branch unless this
     /// server placed that build there before, then queues their histories for the next pass
     /// and returns without waiting for it. `Err` is a placement the request got wrong (an
@@ -106,11 +117,7 @@ impl Passes {
         if self.scheduled.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        let passes = self.clone();
-        let store = self
-            .store
-            .get_or_init(|| store.with_own_connections())
-            .clone();
+        let (passes, store) = (self.clone(), self.store.clone());
         runtime().spawn(async move {
             let rest_until = *passes.next_at.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(at) = rest_until {
@@ -177,12 +184,13 @@ impl Passes {
 fn runtime() -> &'static tokio::runtime::Handle {
     static RUNTIME: OnceLock<tokio::runtime::Handle> = OnceLock::new();
     RUNTIME.get_or_init(|| {
+        const NAME: &str = "quiescent-history";
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
-            .thread_name("quiescent-history")
+            .thread_name(NAME)
             .build()
             .expect("cannot build the history passes' runtime");
-        store::runtime_thread("quiescent-history", rt)
+        store::runtime_thread(NAME, rt)
     })
 }
 
