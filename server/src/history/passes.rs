@@ -117,7 +117,8 @@ impl Passes {
         if self.scheduled.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        let (passes, store) = (self.clone(), self.store.clone());
+        // The pass uses the passes' own store (`self.store`), not the request's `store`.
+        let passes = self.clone();
         runtime().spawn(async move {
             let rest_until = *passes.next_at.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(at) = rest_until {
@@ -131,14 +132,14 @@ impl Passes {
             // database running one server's pass after another's, with detection taking a
             // quarter of the time per server rather than in all.
             let waited_from = Instant::now();
-            let shared = store.lock_named("history pass").await;
+            let shared = passes.store.lock_named("history pass").await;
             // Cleared before the queue is taken: an upload queued after this starts the
             // next task.
             passes.scheduled.store(false, Ordering::Release);
             let group =
                 std::mem::take(&mut *passes.queue.lock().unwrap_or_else(|e| e.into_inner()));
             if !group.is_empty() {
-                pass(&store, group, webhook).await;
+                pass(&passes.store, group, webhook).await;
                 let rest = (waited_from.elapsed() * REST_PER_PASS).min(MAX_REST);
                 *passes.next_at.lock().unwrap_or_else(|e| e.into_inner()) =
                     Some(Instant::now() + rest);
