@@ -75,7 +75,8 @@ PY
 measure() { # label, command...: prints "label seconds maxrss_kib"
   local label=$1; shift
   local tf; tf=$(mktemp)
-  /usr/bin/time -f "%e %M" -o "$tf" "$@" >/dev/null 2>"$out/$label.err" || { echo "$label failed:"; cat "$out/$label.err"; exit 1; }
+  # To stderr: the callers read stdout through $(...), where a message would be lost.
+  /usr/bin/time -f "%e %M" -o "$tf" "$@" >/dev/null 2>"$out/$label.err" || { echo "$label failed:" >&2; cat "$out/$label.err" >&2; exit 1; }
   echo "$label $(cat "$tf")"
   rm -f "$tf"
 }
