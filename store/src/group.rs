@@ -287,18 +287,6 @@ fn writer_runtime() -> &'static tokio::runtime::Handle {
             .enable_time()
             .build()
             .expect("cannot build the writer's runtime");
-        runtime_thread("quiescent-writer", rt)
+        crate::runtime::runtime_thread("quiescent-writer", rt)
     })
-}
-
-/// Drives `rt` on a thread of its own named `name`, for as long as the process lives, and
-/// returns the handle that spawns onto it (the writer's runtime here, the server's history
-/// passes'). Panics when the thread cannot be started.
-pub fn runtime_thread(name: &str, rt: tokio::runtime::Runtime) -> tokio::runtime::Handle {
-    let handle = rt.handle().clone();
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(move || rt.block_on(std::future::pending::<()>()))
-        .unwrap_or_else(|e| panic!("cannot start the thread {name}: {e}"));
-    handle
 }

@@ -28,6 +28,7 @@ mod named_locks;
 mod open;
 mod read;
 mod runs;
+mod runtime;
 mod series;
 mod shares;
 mod sink;
@@ -53,7 +54,6 @@ pub use copy::{CopyOutcome, CopyProgress, CopyReport};
 pub use error::{Error, Result};
 #[cfg(feature = "test-support")]
 pub use group::DatabaseWriteLock;
-pub use group::runtime_thread;
 pub use hardening::{KeyUse, TokenScopes};
 pub use history::{BranchBuild, HistoryKey, HistoryPoint, KeyFilter, Placement, WholeRunSeries};
 pub use history_batch::SavedSeries;
@@ -65,6 +65,7 @@ pub use meta::{
 pub use named_locks::NamedLock;
 pub use open::{POSTGRES_MIGRATOR, SQLITE_MIGRATOR, is_postgres_url};
 pub use runs::{RunArtifact, RunInfo, RunQuery, RunSeries, RunSummary};
+pub use runtime::runtime_thread;
 pub use series::NewSeries;
 pub use shares::{NewShare, StoredShare};
 pub use tokens::{Revoked, StoredToken, TokenRow};
