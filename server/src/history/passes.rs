@@ -55,9 +55,10 @@ pub struct Passes {
 /// Entries of `placed` at most: a lab uploads to a few hundred builds at a time.
 const PLACED_KEPT: usize = 4096;
 
-/// A pass is followed by a rest of this many times its duration (so passes take at most a
-/// quarter of the time of one core while uploads keep coming)...
-const REST_PER_PASS: u32 = 3;
+/// A pass is followed by a rest of this many times its duration (so passes take at most an
+/// eleventh of the time of one core while uploads keep coming; at 3, a quarter, the uploads'
+/// rate was about a tenth lower, `bench/README.md`)...
+const REST_PER_PASS: u32 = 10;
 /// ...but never longer than this: an alert comes at most this long plus two passes after the
 /// upload that showed it.
 const MAX_REST: Duration = Duration::from_secs(2);
@@ -129,8 +130,8 @@ impl Passes {
             // read and re-analyse the same histories side by side, and each waits here while
             // more of its uploads join its next pass. The wait counts as this pass's time
             // when its rest is set: each server resting only after its own passes left the
-            // database running one server's pass after another's, with detection taking a
-            // quarter of the time per server rather than in all.
+            // database running one server's pass after another's, with detection taking its
+            // share of the time per server rather than in all.
             let waited_from = Instant::now();
             let shared = passes.store.lock_named("history pass").await;
             // Cleared before the queue is taken: an upload queued after this starts the
