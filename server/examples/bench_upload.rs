@@ -15,8 +15,8 @@
 //!
 //! On SQLite, `ROUNDS` alternating pairs of a `/healthz` phase and a 4x1 upload phase follow,
 //! each pair after the pause, and the median of the pairs' ratios is printed: one `/healthz`
-//! phase alone has ranged from 37,000 to 64,000 answers/s on one machine from run to run, and
-//! the ratio with it.
+//! phase alone has ranged from 24,000 to 73,000 answers/s on one machine across days, and the
+//! ratio with it.
 //!
 //! The same phases then run on PostgreSQL through one server and through four (clients spread
 //! over them), and the uploads/s are printed as ratios against SQLite's of the same run.
