@@ -280,6 +280,10 @@ pub struct DatabaseWriteLock {
 /// answer wakes directly, where one with it sleeps in `epoll` and is woken through an
 /// eventfd. 4x1 uploads with it: 1,454/s against 1,381/s, 1,064 us of CPU each against 1,100
 /// (medians of 10 alternating runs; faster in 8, less CPU in 7).
+///
+/// Its thread is kept on one CPU ([`crate::runtime::writer_cpu`]), and the store's write
+/// connection is opened from it ([`open_on_writer`]), so that the connection's thread, which
+/// inherits the CPU, runs where the writer does.
 fn writer_runtime() -> &'static tokio::runtime::Handle {
     static WRITER: OnceLock<tokio::runtime::Handle> = OnceLock::new();
     WRITER.get_or_init(|| {
@@ -287,6 +291,17 @@ fn writer_runtime() -> &'static tokio::runtime::Handle {
             .enable_time()
             .build()
             .expect("cannot build the writer's runtime");
-        crate::runtime::runtime_thread("quiescent-writer", rt)
+        crate::runtime::runtime_thread_on("quiescent-writer", rt, crate::runtime::writer_cpu())
     })
+}
+
+/// Opens `writes`' one connection from the writer's thread (see [`writer_runtime`]): SQLite's
+/// connection thread is started by whoever opens the connection, and takes that thread's CPU.
+pub(crate) async fn open_on_writer(writes: &sqlx::SqlitePool) -> Result<(), Error> {
+    let pool = writes.clone();
+    writer_runtime()
+        .spawn(async move { pool.acquire().await.map(drop) })
+        .await
+        .map_err(|e| Error::Write(format!("opening the write connection ended: {e}")))??;
+    Ok(())
 }

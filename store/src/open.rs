@@ -70,15 +70,19 @@ impl Store {
         SQLITE_MIGRATOR.run(&pool).await?;
         crate::upgrade::pack_v1_samples(&pool).await?;
         let mut store = Store::over(Backend::Sqlite(pool));
-        // The writes' own connection (see `engine::WritePool`), opened when first needed. A
+        // The writes' own connection (see `engine::WritePool`), opened on the writer's thread. A
         // database in memory is one per connection, so its writes stay on the pool.
         if !crate::wal::in_memory(&opts) {
-            store.sqlite_writes = Some(
-                SqlitePoolOptions::new()
-                    .max_connections(1)
-                    .test_before_acquire(false)
-                    .connect_lazy_with(opts),
-            );
+            let writes = SqlitePoolOptions::new()
+                .max_connections(1)
+                .test_before_acquire(false)
+                // Never closed for idleness or age: opened again, it would be by whichever
+                // thread wrote next, and its thread would leave the writer's CPU.
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .connect_lazy_with(opts);
+            crate::group::open_on_writer(&writes).await?;
+            store.sqlite_writes = Some(writes);
         }
         store.remove_abandoned_blocks().await?;
         Ok(store)

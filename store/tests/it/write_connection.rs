@@ -45,3 +45,68 @@ async fn hold_connections(st: &Store, n: usize) -> Vec<sqlx::pool::PoolConnectio
     }
     held
 }
+
+/// The threads of this process as (name, the CPUs it may run on as the kernel lists them).
+fn threads() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        let Ok(status) = std::fs::read_to_string(task.unwrap().path().join("status")) else {
+            continue; // a thread that ended meanwhile
+        };
+        let field = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(|v| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        out.push((field("Name:"), field("Cpus_allowed_list:")));
+    }
+    out
+}
+
+/// With several CPUs, the group writer's thread is kept on one, and the write connection's
+/// thread, opened from it, on the same (`store::runtime`): each statement's hand-off between
+/// them is then a switch on one CPU rather than a wake-up sent to another.
+#[tokio::test]
+async fn the_write_connection_runs_on_the_writers_cpu() {
+    if std::env::var_os("QUIESCENT_WRITER_CPU").is_some() {
+        return; // the environment chose
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let st = Store::open(&dir.path().join("cpu.db").display().to_string())
+        .await
+        .unwrap();
+    // A write begun on this test's runtime first: the connection must be open already, on the
+    // writer's thread, rather than opened by whoever writes first.
+    st.mark_write_connections().await.unwrap();
+    st.import_upload(&meta("v1", "hackbench"), &[hb("a.txt", &[1.0, 2.0])], None)
+        .await
+        .unwrap();
+    let all = threads();
+    let process = std::fs::read_to_string("/proc/self/status").unwrap();
+    let several = process
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .is_some_and(|v| v.contains(['-', ',']));
+    let writer: Vec<&String> = all
+        .iter()
+        .filter(|(name, _)| name == "quiescent-write")
+        .map(|(_, cpus)| cpus)
+        .collect();
+    assert_eq!(writer.len(), 1, "one writer thread: {all:?}");
+    if !several {
+        eprintln!("one CPU: nothing to keep together");
+        return;
+    }
+    let cpu = writer[0];
+    assert!(
+        cpu.parse::<usize>().is_ok(),
+        "the writer's thread is kept on one CPU: {cpu}"
+    );
+    assert!(
+        all.iter()
+            .any(|(name, cpus)| name.starts_with("sqlx-sqlite") && cpus == cpu),
+        "a SQLite connection thread on the writer's CPU {cpu}: {all:?}"
+    );
+}
