@@ -16,13 +16,14 @@ pub(crate) fn runtime_thread_on(
     cpu: Option<usize>,
 ) -> tokio::runtime::Handle {
     let handle = rt.handle().clone();
+    let thread = name.to_string();
     std::thread::Builder::new()
         .name(name.into())
         .spawn(move || {
             if let Some(id) = cpu
                 && !core_affinity::set_for_current(core_affinity::CoreId { id })
             {
-                tracing::warn!("could not keep the writer's thread on CPU {id}");
+                tracing::warn!("could not keep the thread {thread} on CPU {id}");
             }
             rt.block_on(std::future::pending::<()>())
         })
@@ -31,7 +32,7 @@ pub(crate) fn runtime_thread_on(
 }
 
 /// The environment variable that chooses the writer's CPU (see [`writer_cpu`]).
-pub const WRITER_CPU_VAR: &str = "QUIESCENT_WRITER_CPU";
+pub(crate) const WRITER_CPU_VAR: &str = "QUIESCENT_WRITER_CPU";
 
 /// The CPU the group writer's thread and its SQLite connection's thread are kept on, from
 /// `QUIESCENT_WRITER_CPU` and the CPUs this process may run on.
@@ -42,7 +43,7 @@ pub const WRITER_CPU_VAR: &str = "QUIESCENT_WRITER_CPU";
 /// exit to the hypervisor on a virtual machine); on one, a switch between two threads. The two
 /// never run at once (each waits for the other's answer), so one CPU loses them nothing. In
 /// 3 alternating pairs of runs on a 2-CPU virtual machine (`bench_upload 3`), the 4x1 uploads'
-/// median ratio to `/healthz` went from 1/21.4-1/22.0 to 1/18.5-1/19.5.
+/// median ratio to `/healthz` went from 1/20.1-1/21.4 to 1/18.2-1/18.9.
 pub(crate) fn writer_cpu() -> Option<usize> {
     let allowed: Vec<usize> = core_affinity::get_core_ids()
         .unwrap_or_default()
@@ -60,8 +61,8 @@ pub(crate) fn writer_cpu() -> Option<usize> {
 }
 
 /// The writer's CPU for the setting `setting` (unset, `none`, or a CPU number) and the CPUs
-/// `allowed` to this process: unset, the last allowed one when there are several (the first
-/// is where interrupts and other processes' threads most often land); `none`, none.
+/// `allowed` to this process: unset, the last allowed one when there are several (CPU 0 often
+/// takes more of the kernel's interrupts and housekeeping); `none`, none.
 pub(crate) fn choose_writer_cpu(
     setting: Option<&str>,
     allowed: &[usize],
