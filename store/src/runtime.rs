@@ -16,14 +16,15 @@ pub(crate) fn runtime_thread_on(
     cpu: Option<usize>,
 ) -> tokio::runtime::Handle {
     let handle = rt.handle().clone();
-    let thread = name.to_string();
     std::thread::Builder::new()
         .name(name.into())
         .spawn(move || {
             if let Some(id) = cpu
                 && !core_affinity::set_for_current(core_affinity::CoreId { id })
             {
-                tracing::warn!("could not keep the thread {thread} on CPU {id}");
+                let thread = std::thread::current();
+                let name = thread.name().unwrap_or_default();
+                tracing::warn!("could not keep the thread {name} on CPU {id}");
             }
             rt.block_on(std::future::pending::<()>())
         })
