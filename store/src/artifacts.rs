@@ -19,7 +19,7 @@ const CHUNK: usize = 1 << 20;
 pub(crate) async fn store_artifact(tx: &mut Tx, file: &InputFile) -> Result<i64, Error> {
     // Hash first so that a file already stored is not written again.
     let hashed = hash_file(file)?;
-    let ids = store_hashed_many(tx, &[(file, &hashed)]).await?;
+    let ids = store_hashed_many(tx, &[(file, &hashed)], None).await?;
     Ok(ids[0])
 }
 
@@ -69,10 +69,12 @@ const STATEMENT_BYTES: usize = 4 << 20;
 /// (sha256, size), in a few statements whatever their number: one lookup of the hashes, one
 /// insert of the new ones, one insert of the chunks of those held in memory (a spooled file's
 /// chunks are read and inserted one at a time). The artifact ids, in the order of `files`; a
-/// file given twice is stored once.
+/// file given twice is stored once. On SQLite new files take ids from `next_id` on (the
+/// next free one when `None`).
 pub(crate) async fn store_hashed_many(
     tx: &mut Tx,
     files: &[(&InputFile, &(String, u64))],
+    next_id: Option<i64>,
 ) -> Result<Vec<i64>, Error> {
     let hashes: Vec<&(String, u64)> = files.iter().map(|&(_, h)| h).collect();
     let mut ids: HashMap<&str, i64> = HashMap::with_capacity(files.len());
@@ -105,12 +107,39 @@ pub(crate) async fn store_hashed_many(
             new.push(i);
         }
     }
+    // SQLite: the new files' ids are given, from `next_id` on (looked up when `None`), rather
+    // than returned: each returned row is a message from the connection's thread to the
+    // writer's, and a wake-up.
+    let postgres = tx.is_postgres();
+    let mut next = match next_id {
+        Some(next) => next,
+        None if !postgres && !new.is_empty() => next_id_of(tx, NEXT_ARTIFACT).await?,
+        None => 0,
+    };
     for part in new.chunks(FILES_PER_STATEMENT) {
+        if !postgres {
+            let sql = insert_sql(
+                "INSERT INTO artifacts (id, sha256, size) VALUES ",
+                part.len(),
+                3,
+                false,
+            );
+            with_tx!(&mut *tx, |t| {
+                let mut q = sqlx::query(AssertSqlSafe(sql));
+                for &i in part {
+                    q = q.bind(next).bind(&hashes[i].0).bind(hashes[i].1 as i64);
+                    ids.insert(hashes[i].0.as_str(), next);
+                    next += 1;
+                }
+                q.execute(&mut **t).await?;
+            });
+            continue;
+        }
         let mut sql = insert_sql(
             "INSERT INTO artifacts (sha256, size) VALUES ",
             part.len(),
             2,
-            tx.is_postgres(),
+            true,
         );
         sql.push_str(" RETURNING sha256, id");
         let made: Vec<(String, i64)> = with_tx!(&mut *tx, |t| {
@@ -171,6 +200,18 @@ pub(crate) async fn store_hashed_many(
         });
     }
     Ok(hashes.iter().map(|(sha, _)| ids[sha.as_str()]).collect())
+}
+
+/// The next artifact id on SQLite (see [`next_id_of`]).
+const NEXT_ARTIFACT: &str = "SELECT COALESCE(MAX(id), 0) + 1 FROM artifacts";
+
+/// The id after the largest of a table, from `sql` (`SELECT COALESCE(MAX(id), 0) + 1 ...`):
+/// what SQLite would give the next row, given by the writer instead. Inside a write
+/// transaction no other writer can take it.
+pub(crate) async fn next_id_of(tx: &mut Tx, sql: &'static str) -> Result<i64, Error> {
+    Ok(with_tx!(&mut *tx, |t| {
+        sqlx::query_scalar(sql).fetch_one(&mut **t).await?
+    }))
 }
 
 /// Inserts a file's bytes as the chunks of artifact `id`, reading one chunk at a time.

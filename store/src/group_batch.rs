@@ -34,11 +34,21 @@ pub(crate) async fn write_batch(
     jobs: &[&Prepared],
 ) -> Result<Option<Vec<Vec<i64>>>, Error> {
     let mut known = Known::default();
+    // SQLite: the ids the group's rows take, in one statement (see `store_hashed_many`).
+    let next = if tx.is_postgres() {
+        None
+    } else {
+        Some(with_tx!(tx, |t| {
+            sqlx::query_as::<_, (i64, i64, i64)>(NEXT_IDS)
+                .fetch_one(&mut **t)
+                .await?
+        }))
+    };
     let files: Vec<_> = jobs
         .iter()
         .flat_map(|j| j.files.iter().zip(&j.hashes))
         .collect();
-    let stored = store_hashed_many(tx, &files).await?;
+    let stored = store_hashed_many(tx, &files, next.map(|n| n.0)).await?;
     let artifacts = split(&stored, jobs.iter().map(|j| j.files.len()));
     let hashes: Vec<String> = jobs
         .iter()
@@ -56,14 +66,14 @@ pub(crate) async fn write_batch(
         let (build_id, machine_id) = known.build_and_machine(tx, &j.meta).await?;
         runs.extend(j.run_rows(build_id, machine_id, hash));
     }
-    let stored_runs = insert_runs(tx, &runs).await?;
+    let stored_runs = insert_runs(tx, &runs, next.map(|n| n.1)).await?;
     let run_ids = split(&stored_runs, jobs.iter().map(|j| j.new_runs.len()));
     let blocks: Vec<(i64, &EncodedBlock)> = jobs
         .iter()
         .zip(&run_ids)
         .flat_map(|(j, ids)| j.blocks.with_runs(ids))
         .collect();
-    write_blocks(tx, None, &blocks).await?;
+    write_blocks(tx, next.map(|n| n.2), &blocks).await?;
     let links: Vec<(&Prepared, &[i64], &[i64])> = jobs
         .iter()
         .zip(&artifacts)
@@ -76,6 +86,11 @@ pub(crate) async fn write_batch(
     }
     Ok(Some(run_ids.iter().map(|ids| ids.to_vec()).collect()))
 }
+
+/// The next artifact, run and block ids on SQLite.
+const NEXT_IDS: &str = "SELECT (SELECT COALESCE(MAX(id), 0) + 1 FROM artifacts), \
+     (SELECT COALESCE(MAX(id), 0) + 1 FROM runs), \
+     (SELECT COALESCE(MAX(id), 0) + 1 FROM series_block)";
 
 /// `all` cut into consecutive pieces of the lengths `lens`.
 fn split<T>(all: &[T], lens: impl Iterator<Item = usize>) -> Vec<&[T]> {

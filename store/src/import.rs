@@ -568,7 +568,7 @@ pub(crate) async fn finish_in(
 ) -> Result<Written, Error> {
     let (meta, files) = (&job.meta, &job.files);
     let hashed: Vec<_> = files.iter().zip(&job.hashes).collect();
-    let artifacts = store_hashed_many(tx, &hashed).await?;
+    let artifacts = store_hashed_many(tx, &hashed, None).await?;
     let import_hash = import_hash(meta, files, &artifacts);
     let existing: Vec<i64> = with_tx!(tx, |t| {
         sqlx::query_scalar(RUNS_OF_IMPORT)
@@ -582,7 +582,7 @@ pub(crate) async fn finish_in(
     }
     let (build_id, machine_id) = known.build_and_machine(tx, meta).await?;
     let runs: Vec<NewRun<'_>> = job.run_rows(build_id, machine_id, &import_hash).collect();
-    let run_ids = insert_runs(tx, &runs).await?;
+    let run_ids = insert_runs(tx, &runs, None).await?;
     match &job.staged {
         Some(key) => {
             Encoded::move_staged(tx, key, &run_ids).await?;

@@ -198,14 +198,59 @@ pub(crate) struct NewRun<'a> {
     pub(crate) created_at: i64,
 }
 
-/// Runs per multi-row insert (eight values each).
+/// Runs per multi-row insert (eight or nine values each).
 const RUNS_PER_STATEMENT: usize = 200;
 
-/// Inserts `runs` and their parameters in multi-row statements; their ids, in order.
-pub(crate) async fn insert_runs(tx: &mut Tx, runs: &[NewRun<'_>]) -> Result<Vec<i64>, Error> {
+/// The next run id on SQLite (see [`crate::artifacts::next_id_of`]).
+const NEXT_RUN: &str = "SELECT COALESCE(MAX(id), 0) + 1 FROM runs";
+
+/// Inserts `runs` and their parameters in multi-row statements; their ids, in order. On SQLite
+/// the ids are given from `next_id` on (looked up when `None`) rather than returned: each
+/// returned row is a message from the connection's thread, and a wake-up of the writer's.
+pub(crate) async fn insert_runs(
+    tx: &mut Tx,
+    runs: &[NewRun<'_>],
+    next_id: Option<i64>,
+) -> Result<Vec<i64>, Error> {
     let postgres = tx.is_postgres();
     let mut ids = Vec::with_capacity(runs.len());
+    let mut next = match next_id {
+        Some(next) => next,
+        None if !postgres && !runs.is_empty() => crate::artifacts::next_id_of(tx, NEXT_RUN).await?,
+        None => 0,
+    };
+    let content_hash = |r: &NewRun<'_>| {
+        let content = format!("{}\0{}", r.import_hash, r.params_key);
+        hex::encode(Sha256::digest(content.as_bytes()))
+    };
     for part in runs.chunks(RUNS_PER_STATEMENT) {
+        if !postgres {
+            let sql = insert_sql(
+                "INSERT INTO runs (id, build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) VALUES ",
+                part.len(),
+                9,
+                false,
+            );
+            with_tx!(tx, |t| {
+                let mut q = sqlx::query(AssertSqlSafe(sql));
+                for r in part {
+                    q = q
+                        .bind(next)
+                        .bind(r.build_id)
+                        .bind(r.machine_id)
+                        .bind(&r.meta.benchmark)
+                        .bind(r.params_key)
+                        .bind(content_hash(r))
+                        .bind(r.import_hash)
+                        .bind(r.meta.token_id)
+                        .bind(r.created_at);
+                    ids.push(next);
+                    next += 1;
+                }
+                q.execute(&mut **t).await?;
+            });
+            continue;
+        }
         let mut sql = insert_sql(
             "INSERT INTO runs (build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) VALUES ",
             part.len(),
@@ -216,21 +261,20 @@ pub(crate) async fn insert_runs(tx: &mut Tx, runs: &[NewRun<'_>]) -> Result<Vec<
         let mut made: Vec<(i64, String, String)> = with_tx!(tx, |t| {
             let mut q = sqlx::query_as(AssertSqlSafe(sql));
             for r in part {
-                let content = format!("{}\0{}", r.import_hash, r.params_key);
                 q = q
                     .bind(r.build_id)
                     .bind(r.machine_id)
                     .bind(&r.meta.benchmark)
                     .bind(r.params_key)
-                    .bind(hex::encode(Sha256::digest(content.as_bytes())))
+                    .bind(content_hash(r))
                     .bind(r.import_hash)
                     .bind(r.meta.token_id)
                     .bind(r.created_at);
             }
             q.fetch_all(&mut **t).await?
         });
-        // Neither engine promises RETURNING's row order: rows are matched by (import, params)
-        // and, for a pair given twice, by id (ids are handed out in the order of VALUES).
+        // PostgreSQL does not promise RETURNING's row order: rows are matched by (import,
+        // params) and, for a pair given twice, by id (ids are handed out in the order of VALUES).
         made.sort_unstable();
         for r in part {
             let at = made

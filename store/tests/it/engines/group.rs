@@ -190,6 +190,88 @@ both!(
 );
 
 both!(
+    a_group_mixing_stored_and_new_files_links_each_run_to_its_own_bytes,
+    |st| {
+        // The group's new rows get their ids from the writer (SQLite) or the database
+        // (PostgreSQL); a file stored before keeps its artifact.
+        let first = st
+            .import_run(&meta("v1", "hackbench"), &[hb("first.txt", &[1.0])], None)
+            .await
+            .unwrap();
+        let first_file = st.run_artifacts(first.run_ids[0], None).await.unwrap()[0].artifact_id;
+        let turn = st.hold_write_turn().await;
+        let mut jobs = Vec::new();
+        for i in 0..5u32 {
+            let st = st.clone();
+            jobs.push(tokio::spawn(async move {
+                // Upload 2 sends the stored file again beside a new one, under another build.
+                let mut files = vec![hb(&format!("new{i}.txt"), &[5.0 + f64::from(i)])];
+                if i == 2 {
+                    files.insert(0, hb("first.txt", &[1.0]));
+                }
+                let out = st
+                    .import_upload(&meta("v2", "hackbench"), &files, None)
+                    .await;
+                (i, files, out)
+            }));
+        }
+        wait_queued(&st, 5).await;
+        let before = st.groups_written_together();
+        drop(turn);
+        let (mut runs, mut artifacts) = (Vec::new(), vec![first_file]);
+        for j in jobs {
+            let (i, files, out) = j.await.unwrap();
+            let out = out.unwrap();
+            assert!(out.created, "upload {i} not stored");
+            let id = out.run_ids[0];
+            runs.push(id);
+            let stored = st.run_artifacts(id, None).await.unwrap();
+            assert_eq!(stored.len(), files.len(), "upload {i}");
+            for (a, f) in stored.iter().zip(&files) {
+                artifacts.push(a.artifact_id);
+                assert_eq!(a.file_name, f.name, "upload {i}");
+                let mut bytes = Vec::new();
+                st.read_artifact(a.artifact_id, &mut bytes).await.unwrap();
+                let store::Source::Bytes(want) = &f.source else {
+                    unreachable!()
+                };
+                assert_eq!(bytes.as_slice(), &want[..], "upload {i}, {}", f.name);
+            }
+            if i == 2 {
+                assert_eq!(
+                    stored[0].artifact_id, first_file,
+                    "the stored file was stored again"
+                );
+            }
+            let values: Vec<f64> = st
+                .run_series(id)
+                .await
+                .unwrap()
+                .into_iter()
+                .flat_map(|s| s.values)
+                .collect();
+            let mut want = vec![5.0 + f64::from(i)];
+            if i == 2 {
+                want.insert(0, 1.0);
+            }
+            assert_eq!(values, want, "upload {i}");
+        }
+        runs.sort_unstable();
+        runs.dedup();
+        assert_eq!(runs.len(), 5);
+        assert!(
+            runs[0] > first.run_ids[0],
+            "a run id was given twice: {runs:?}"
+        );
+        assert_eq!(st.groups_written_together(), before + 1);
+        // One artifact per distinct file: the stored one and five new.
+        artifacts.sort_unstable();
+        artifacts.dedup();
+        assert_eq!(artifacts.len(), 6, "{artifacts:?}");
+    }
+);
+
+both!(
     uploads_arriving_while_the_database_is_busy_join_the_waiting_group,
     |st| {
         // Another server's writer holds the database: this process's writer, once it has the
