@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
 
 use crate::blocks::insert_sql;
-use crate::engine::placeholders;
+use crate::engine::{next_id_of, next_id_sql, placeholders};
 use crate::{Error, InputFile, Source, Store, Tx, with_pool, with_tx};
 
 /// Bytes per stored artifact chunk.
@@ -113,7 +113,7 @@ pub(crate) async fn store_hashed_many(
     let postgres = tx.is_postgres();
     let mut next = match next_id {
         Some(next) => next,
-        None if !postgres && !new.is_empty() => next_id_of(tx, NEXT_ARTIFACT).await?,
+        None if !postgres && !new.is_empty() => next_id_of(tx, next_id_sql!("artifacts")).await?,
         None => 0,
     };
     for part in new.chunks(FILES_PER_STATEMENT) {
@@ -200,18 +200,6 @@ pub(crate) async fn store_hashed_many(
         });
     }
     Ok(hashes.iter().map(|(sha, _)| ids[sha.as_str()]).collect())
-}
-
-/// The next artifact id on SQLite (see [`next_id_of`]).
-const NEXT_ARTIFACT: &str = "SELECT COALESCE(MAX(id), 0) + 1 FROM artifacts";
-
-/// The id after the largest of a table, from `sql` (`SELECT COALESCE(MAX(id), 0) + 1 ...`):
-/// what SQLite would give the next row, given by the writer instead. Inside a write
-/// transaction no other writer can take it.
-pub(crate) async fn next_id_of(tx: &mut Tx, sql: &'static str) -> Result<i64, Error> {
-    Ok(with_tx!(&mut *tx, |t| {
-        sqlx::query_scalar(sql).fetch_one(&mut **t).await?
-    }))
 }
 
 /// Inserts a file's bytes as the chunks of artifact `id`, reading one chunk at a time.

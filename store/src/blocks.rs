@@ -269,7 +269,7 @@ impl Encoded {
         runs: &[i64],
     ) -> Result<(), Error> {
         with_tx!(&mut *tx, |t| {
-            let base: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_block")
+            let base: i64 = sqlx::query_scalar(crate::engine::next_id_sql!("series_block"))
                 .fetch_one(&mut **t)
                 .await?;
             for (slot, run_id) in runs.iter().enumerate() {
@@ -321,7 +321,7 @@ pub(crate) async fn write_blocks(
     let mut next: i64 = match next {
         Some(next) => next,
         None => with_tx!(&mut *tx, |t| {
-            sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_block")
+            sqlx::query_scalar(crate::engine::next_id_sql!("series_block"))
                 .fetch_one(&mut **t)
                 .await?
         }),

@@ -66,7 +66,23 @@ macro_rules! with_tx {
     };
 }
 
-pub(crate) use {with_pool, with_tx};
+/// `SELECT` of the id after the largest in `$table`: what SQLite gives a new row of a table
+/// whose `INTEGER PRIMARY KEY` is not `AUTOINCREMENT`, taken by a writer that gives the ids
+/// itself. Inside a write transaction no other writer can take it.
+macro_rules! next_id_sql {
+    ($table:literal) => {
+        concat!("SELECT COALESCE(MAX(id), 0) + 1 FROM ", $table)
+    };
+}
+
+pub(crate) use {next_id_sql, with_pool, with_tx};
+
+/// The id after the largest, from `sql` ([`next_id_sql!`]).
+pub(crate) async fn next_id_of(tx: &mut Tx, sql: &'static str) -> Result<i64, Error> {
+    Ok(with_tx!(&mut *tx, |t| {
+        sqlx::query_scalar(sql).fetch_one(&mut **t).await?
+    }))
+}
 
 /// `$first, $first+1, ...`: `n` numbered placeholders, which both engines accept.
 pub(crate) fn placeholders(first: usize, n: usize) -> String {

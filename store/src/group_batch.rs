@@ -12,7 +12,7 @@ use sqlx::AssertSqlSafe;
 
 use crate::artifacts::store_hashed_many;
 use crate::blocks::{EncodedBlock, write_blocks};
-use crate::engine::placeholders;
+use crate::engine::{next_id_sql, placeholders};
 use crate::import::{Prepared, link_files};
 use crate::import_rows::{Known, NewRun, insert_runs};
 use crate::meta::import_hash;
@@ -88,9 +88,15 @@ pub(crate) async fn write_batch(
 }
 
 /// The next artifact, run and block ids on SQLite.
-const NEXT_IDS: &str = "SELECT (SELECT COALESCE(MAX(id), 0) + 1 FROM artifacts), \
-     (SELECT COALESCE(MAX(id), 0) + 1 FROM runs), \
-     (SELECT COALESCE(MAX(id), 0) + 1 FROM series_block)";
+const NEXT_IDS: &str = concat!(
+    "SELECT (",
+    next_id_sql!("artifacts"),
+    "), (",
+    next_id_sql!("runs"),
+    "), (",
+    next_id_sql!("series_block"),
+    ")"
+);
 
 /// `all` cut into consecutive pieces of the lengths `lens`.
 fn split<T>(all: &[T], lens: impl Iterator<Item = usize>) -> Vec<&[T]> {

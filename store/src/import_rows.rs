@@ -201,9 +201,6 @@ pub(crate) struct NewRun<'a> {
 /// Runs per multi-row insert (eight or nine values each).
 const RUNS_PER_STATEMENT: usize = 200;
 
-/// The next run id on SQLite (see [`crate::artifacts::next_id_of`]).
-const NEXT_RUN: &str = "SELECT COALESCE(MAX(id), 0) + 1 FROM runs";
-
 /// Inserts `runs` and their parameters in multi-row statements; their ids, in order. On SQLite
 /// the ids are given from `next_id` on (looked up when `None`) rather than returned: each
 /// returned row is a message from the connection's thread, and a wake-up of the writer's.
@@ -216,7 +213,9 @@ pub(crate) async fn insert_runs(
     let mut ids = Vec::with_capacity(runs.len());
     let mut next = match next_id {
         Some(next) => next,
-        None if !postgres && !runs.is_empty() => crate::artifacts::next_id_of(tx, NEXT_RUN).await?,
+        None if !postgres && !runs.is_empty() => {
+            crate::engine::next_id_of(tx, crate::engine::next_id_sql!("runs")).await?
+        }
         None => 0,
     };
     let content_hash = |r: &NewRun<'_>| {

@@ -35,7 +35,7 @@ impl Store {
         let mut tx = self.begin_write().await?;
         let mut names = Names::load(&mut tx).await?;
         let first: i64 = with_tx!(&mut tx, |t| {
-            sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) + 1 FROM series_block")
+            sqlx::query_scalar(crate::engine::next_id_sql!("series_block"))
                 .fetch_one(&mut **t)
                 .await?
         });
