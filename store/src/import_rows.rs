@@ -201,6 +201,21 @@ pub(crate) struct NewRun<'a> {
 /// Runs per multi-row insert (eight or nine values each).
 const RUNS_PER_STATEMENT: usize = 200;
 
+/// Binds run `$r`'s columns after its id, in the order of the inserts' column lists, with
+/// `$hash` its content hash.
+macro_rules! bind_run {
+    ($q:expr, $r:expr, $hash:expr) => {
+        $q.bind($r.build_id)
+            .bind($r.machine_id)
+            .bind(&$r.meta.benchmark)
+            .bind($r.params_key)
+            .bind($hash)
+            .bind($r.import_hash)
+            .bind($r.meta.token_id)
+            .bind($r.created_at)
+    };
+}
+
 /// Inserts `runs` and their parameters in multi-row statements; their ids, in order. On SQLite
 /// the ids are given from `next_id` on (looked up when `None`) rather than returned: each
 /// returned row is a message from the connection's thread, and a wake-up of the writer's.
@@ -233,16 +248,7 @@ pub(crate) async fn insert_runs(
             with_tx!(tx, |t| {
                 let mut q = sqlx::query(AssertSqlSafe(sql));
                 for r in part {
-                    q = q
-                        .bind(next)
-                        .bind(r.build_id)
-                        .bind(r.machine_id)
-                        .bind(&r.meta.benchmark)
-                        .bind(r.params_key)
-                        .bind(content_hash(r))
-                        .bind(r.import_hash)
-                        .bind(r.meta.token_id)
-                        .bind(r.created_at);
+                    q = bind_run!(q.bind(next), r, content_hash(r));
                     ids.push(next);
                     next += 1;
                 }
@@ -260,15 +266,7 @@ pub(crate) async fn insert_runs(
         let mut made: Vec<(i64, String, String)> = with_tx!(tx, |t| {
             let mut q = sqlx::query_as(AssertSqlSafe(sql));
             for r in part {
-                q = q
-                    .bind(r.build_id)
-                    .bind(r.machine_id)
-                    .bind(&r.meta.benchmark)
-                    .bind(r.params_key)
-                    .bind(content_hash(r))
-                    .bind(r.import_hash)
-                    .bind(r.meta.token_id)
-                    .bind(r.created_at);
+                q = bind_run!(q, r, content_hash(r));
             }
             q.fetch_all(&mut **t).await?
         });

@@ -27,6 +27,36 @@ async fn wait_until(done: impl Fn() -> bool, what: impl Fn() -> String) {
     }
 }
 
+/// Asserts that run `id` holds `files` byte for byte under their names (upload `i`); their
+/// artifact ids.
+async fn files_read_back(st: &Store, id: i64, files: &[store::InputFile], i: u32) -> Vec<i64> {
+    let stored = st.run_artifacts(id, None).await.unwrap();
+    assert_eq!(stored.len(), files.len(), "upload {i}");
+    for (a, f) in stored.iter().zip(files) {
+        assert_eq!(a.file_name, f.name, "upload {i}");
+        let mut bytes = Vec::new();
+        st.read_artifact(a.artifact_id, &mut bytes).await.unwrap();
+        let store::Source::Bytes(want) = &f.source else {
+            unreachable!()
+        };
+        assert_eq!(bytes.as_slice(), &want[..], "upload {i}, {}", f.name);
+    }
+    stored.iter().map(|a| a.artifact_id).collect()
+}
+
+/// Every sample of run `id`, in order.
+async fn samples_of(st: &Store, id: i64) -> Vec<f64> {
+    let mut values: Vec<f64> = st
+        .run_series(id)
+        .await
+        .unwrap()
+        .into_iter()
+        .flat_map(|s| s.values)
+        .collect();
+    values.sort_by(f64::total_cmp);
+    values
+}
+
 async fn wait_queued(st: &Store, n: usize) {
     wait_until(
         || st.queued_imports() >= n,
@@ -149,31 +179,14 @@ both!(
             assert_eq!(run.build.label, m.build.label, "upload {i}");
             assert_eq!(run.params, m.params, "upload {i}");
             // Every sample of the upload, in its run.
-            let mut values: Vec<f64> = st
-                .run_series(id)
-                .await
-                .unwrap()
-                .into_iter()
-                .flat_map(|s| s.values)
-                .collect();
-            values.sort_by(f64::total_cmp);
+            let values = samples_of(&st, id).await;
             let mut want = vec![10.0 + f64::from(i), 20.5];
             if i == 5 {
                 want.push(30.0);
             }
             assert_eq!(values, want, "upload {i}");
             // Its files, byte for byte, under their names.
-            let stored = st.run_artifacts(id, None).await.unwrap();
-            assert_eq!(stored.len(), files.len(), "upload {i}");
-            for (a, f) in stored.iter().zip(&files) {
-                assert_eq!(a.file_name, f.name);
-                let mut bytes = Vec::new();
-                st.read_artifact(a.artifact_id, &mut bytes).await.unwrap();
-                let store::Source::Bytes(want) = &f.source else {
-                    unreachable!()
-                };
-                assert_eq!(bytes.as_slice(), &want[..], "upload {i}, {}", f.name);
-            }
+            files_read_back(&st, id, &files, i).await;
         }
         seen.sort_unstable();
         seen.dedup();
@@ -225,31 +238,12 @@ both!(
             assert!(out.created, "upload {i} not stored");
             let id = out.run_ids[0];
             runs.push(id);
-            let stored = st.run_artifacts(id, None).await.unwrap();
-            assert_eq!(stored.len(), files.len(), "upload {i}");
-            for (a, f) in stored.iter().zip(&files) {
-                artifacts.push(a.artifact_id);
-                assert_eq!(a.file_name, f.name, "upload {i}");
-                let mut bytes = Vec::new();
-                st.read_artifact(a.artifact_id, &mut bytes).await.unwrap();
-                let store::Source::Bytes(want) = &f.source else {
-                    unreachable!()
-                };
-                assert_eq!(bytes.as_slice(), &want[..], "upload {i}, {}", f.name);
-            }
+            let stored = files_read_back(&st, id, &files, i).await;
             if i == 2 {
-                assert_eq!(
-                    stored[0].artifact_id, first_file,
-                    "the stored file was stored again"
-                );
+                assert_eq!(stored[0], first_file, "the stored file was stored again");
             }
-            let values: Vec<f64> = st
-                .run_series(id)
-                .await
-                .unwrap()
-                .into_iter()
-                .flat_map(|s| s.values)
-                .collect();
+            artifacts.extend(stored);
+            let values = samples_of(&st, id).await;
             let mut want = vec![5.0 + f64::from(i)];
             if i == 2 {
                 want.insert(0, 1.0);
