@@ -283,3 +283,12 @@ impl Store {
         })
     }
 }
+
+#[cfg(feature = "test-support")]
+impl Store {
+    /// Whether these bytes are stored as an artifact (tests: nothing of a refused import).
+    pub async fn has_artifact(&self, bytes: &[u8]) -> Result<bool, Error> {
+        let sha = hex::encode(Sha256::digest(bytes));
+        Ok(artifact_by_sha(self, &sha).await?.is_some())
+    }
+}

@@ -261,11 +261,18 @@ impl Tx {
     }
 
     pub(crate) async fn rollback(self) -> Result<(), Error> {
+        self.rollback_holding().await.map(drop)
+    }
+
+    /// Rolls back, and hands back this process's write turn when the transaction held it.
+    pub(crate) async fn rollback_holding(
+        self,
+    ) -> Result<Option<tokio::sync::OwnedMutexGuard<()>>, Error> {
         match self.inner {
             TxInner::Sqlite(tx) => tx.rollback().await?,
             TxInner::Postgres(tx) => tx.rollback().await?,
         }
-        Ok(())
+        Ok(self.turn)
     }
 }
 

@@ -129,8 +129,16 @@ both!(
         assert_eq!(ids.len(), 5, "five distinct runs: {ids:?}");
         let runs = st.runs(&RunQuery::default()).await.unwrap();
         assert_eq!(runs.len(), 6, "the first run and five uploads");
-        // Nothing of the refused upload: its samples and its build's commit are not there.
+        // Nothing of the refused upload: its samples, its build's commit and its file are not
+        // there (the group's attempt to write all seven together stored the file first).
         assert_eq!(st.total_samples().await.unwrap(), 1 + 5 * 2);
+        let store::Source::Bytes(refused) = &hb("conflict.txt", &[9.0]).source else {
+            unreachable!()
+        };
+        assert!(
+            !st.has_artifact(refused).await.unwrap(),
+            "the refused file was kept"
+        );
         let v1 = st.build_by_label("v1").await.unwrap().unwrap();
         assert_eq!(v1.build.commit.as_deref(), Some("aaa"));
     }
