@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
 
 use crate::blocks::insert_sql;
-use crate::engine::{next_id_of, next_id_sql, placeholders};
+use crate::engine::{next_id, next_id_sql, placeholders};
 use crate::{Error, InputFile, Source, Store, Tx, with_pool, with_tx};
 
 /// Bytes per stored artifact chunk.
@@ -69,12 +69,12 @@ const STATEMENT_BYTES: usize = 4 << 20;
 /// (sha256, size), in a few statements whatever their number: one lookup of the hashes, one
 /// insert of the new ones, one insert of the chunks of those held in memory (a spooled file's
 /// chunks are read and inserted one at a time). The artifact ids, in the order of `files`; a
-/// file given twice is stored once. On SQLite new files take ids from `next_id` on (the
+/// file given twice is stored once. On SQLite new files take ids from `first_id` on (the
 /// next free one when `None`).
 pub(crate) async fn store_hashed_many(
     tx: &mut Tx,
     files: &[(&InputFile, &(String, u64))],
-    next_id: Option<i64>,
+    first_id: Option<i64>,
 ) -> Result<Vec<i64>, Error> {
     let hashes: Vec<&(String, u64)> = files.iter().map(|&(_, h)| h).collect();
     let mut ids: HashMap<&str, i64> = HashMap::with_capacity(files.len());
@@ -107,14 +107,14 @@ pub(crate) async fn store_hashed_many(
             new.push(i);
         }
     }
-    // SQLite: the new files' ids are given, from `next_id` on (looked up when `None`), rather
+    // SQLite: the new files' ids are given, from `first_id` on (looked up when `None`), rather
     // than returned: each returned row is a message from the connection's thread to the
     // writer's, and a wake-up.
     let postgres = tx.is_postgres();
-    let mut next = match next_id {
-        Some(next) => next,
-        None if !postgres && !new.is_empty() => next_id_of(tx, next_id_sql!("artifacts")).await?,
-        None => 0,
+    let mut next = if postgres || new.is_empty() {
+        0
+    } else {
+        next_id(tx, first_id, next_id_sql!("artifacts")).await?
     };
     for part in new.chunks(FILES_PER_STATEMENT) {
         if !postgres {

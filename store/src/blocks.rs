@@ -268,10 +268,9 @@ impl Encoded {
         import_key: &str,
         runs: &[i64],
     ) -> Result<(), Error> {
+        let base =
+            crate::engine::next_id(tx, None, crate::engine::next_id_sql!("series_block")).await?;
         with_tx!(&mut *tx, |t| {
-            let base: i64 = sqlx::query_scalar(crate::engine::next_id_sql!("series_block"))
-                .fetch_one(&mut **t)
-                .await?;
             for (slot, run_id) in runs.iter().enumerate() {
                 sqlx::query(
                     "INSERT INTO series_block (id, run_id, metric_id, unit_id, direction_id, label_id, statistic_id, series, n, vals) \
@@ -318,14 +317,8 @@ pub(crate) async fn write_blocks(
     next: Option<i64>,
     rows: &[(i64, &EncodedBlock)],
 ) -> Result<i64, Error> {
-    let mut next: i64 = match next {
-        Some(next) => next,
-        None => with_tx!(&mut *tx, |t| {
-            sqlx::query_scalar(crate::engine::next_id_sql!("series_block"))
-                .fetch_one(&mut **t)
-                .await?
-        }),
-    };
+    let mut next =
+        crate::engine::next_id(tx, next, crate::engine::next_id_sql!("series_block")).await?;
     if let crate::engine::TxInner::Postgres(t) = &mut tx.inner {
         write_unnest(rows, next, t).await?;
         return Ok(next + rows.len() as i64);

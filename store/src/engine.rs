@@ -77,8 +77,16 @@ macro_rules! next_id_sql {
 
 pub(crate) use {next_id_sql, with_pool, with_tx};
 
-/// The id after the largest, from `sql` ([`next_id_sql!`]).
-pub(crate) async fn next_id_of(tx: &mut Tx, sql: &'static str) -> Result<i64, Error> {
+/// The next id: `given` when the caller read it already, else the id after the largest, from
+/// `sql` ([`next_id_sql!`]).
+pub(crate) async fn next_id(
+    tx: &mut Tx,
+    given: Option<i64>,
+    sql: &'static str,
+) -> Result<i64, Error> {
+    if let Some(next) = given {
+        return Ok(next);
+    }
     Ok(with_tx!(&mut *tx, |t| {
         sqlx::query_scalar(sql).fetch_one(&mut **t).await?
     }))

@@ -217,21 +217,19 @@ macro_rules! bind_run {
 }
 
 /// Inserts `runs` and their parameters in multi-row statements; their ids, in order. On SQLite
-/// the ids are given from `next_id` on (looked up when `None`) rather than returned: each
+/// the ids are given from `first_id` on (looked up when `None`) rather than returned: each
 /// returned row is a message from the connection's thread, and a wake-up of the writer's.
 pub(crate) async fn insert_runs(
     tx: &mut Tx,
     runs: &[NewRun<'_>],
-    next_id: Option<i64>,
+    first_id: Option<i64>,
 ) -> Result<Vec<i64>, Error> {
     let postgres = tx.is_postgres();
     let mut ids = Vec::with_capacity(runs.len());
-    let mut next = match next_id {
-        Some(next) => next,
-        None if !postgres && !runs.is_empty() => {
-            crate::engine::next_id_of(tx, crate::engine::next_id_sql!("runs")).await?
-        }
-        None => 0,
+    let mut next = if postgres || runs.is_empty() {
+        0
+    } else {
+        crate::engine::next_id(tx, first_id, crate::engine::next_id_sql!("runs")).await?
     };
     let content_hash = |r: &NewRun<'_>| {
         let content = format!("{}\0{}", r.import_hash, r.params_key);

@@ -2,7 +2,7 @@
 
 use crate::blocks::Blocks;
 use crate::write::{Names, Row};
-use crate::{Error, Store, with_tx};
+use crate::{Error, Store};
 
 /// One series to store for a run.
 #[derive(Debug, Clone)]
@@ -34,11 +34,9 @@ impl Store {
         }
         let mut tx = self.begin_write().await?;
         let mut names = Names::load(&mut tx).await?;
-        let first: i64 = with_tx!(&mut tx, |t| {
-            sqlx::query_scalar(crate::engine::next_id_sql!("series_block"))
-                .fetch_one(&mut **t)
-                .await?
-        });
+        let first =
+            crate::engine::next_id(&mut tx, None, crate::engine::next_id_sql!("series_block"))
+                .await?;
         // One block per series, in order: series i is the only one of block first + i.
         let mut blocks = Blocks::default();
         for (i, s) in series.iter().enumerate() {
