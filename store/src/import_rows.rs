@@ -201,8 +201,12 @@ pub(crate) struct NewRun<'a> {
 /// Runs per multi-row insert (eight or nine values each).
 const RUNS_PER_STATEMENT: usize = 200;
 
-/// Binds run `$r`'s columns after its id, in the order of the inserts' column lists, with
-/// `$hash` its content hash.
+/// A run's columns after its id, in the order [`bind_run!`] binds them.
+const RUN_COLUMNS: &str =
+    "build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at";
+
+/// Binds run `$r`'s columns after its id, in the order of [`RUN_COLUMNS`], with `$hash` its
+/// content hash.
 macro_rules! bind_run {
     ($q:expr, $r:expr, $hash:expr) => {
         $q.bind($r.build_id)
@@ -237,12 +241,8 @@ pub(crate) async fn insert_runs(
     };
     for part in runs.chunks(RUNS_PER_STATEMENT) {
         if !postgres {
-            let sql = insert_sql(
-                "INSERT INTO runs (id, build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) VALUES ",
-                part.len(),
-                9,
-                false,
-            );
+            let head = format!("INSERT INTO runs (id, {RUN_COLUMNS}) VALUES ");
+            let sql = insert_sql(&head, part.len(), 9, false);
             with_tx!(tx, |t| {
                 let mut q = sqlx::query(AssertSqlSafe(sql));
                 for r in part {
@@ -254,12 +254,8 @@ pub(crate) async fn insert_runs(
             });
             continue;
         }
-        let mut sql = insert_sql(
-            "INSERT INTO runs (build_id, machine_id, benchmark, params_key, content_hash, import_hash, token_id, created_at) VALUES ",
-            part.len(),
-            8,
-            postgres,
-        );
+        let head = format!("INSERT INTO runs ({RUN_COLUMNS}) VALUES ");
+        let mut sql = insert_sql(&head, part.len(), 8, postgres);
         sql.push_str(" RETURNING id, import_hash, params_key");
         let mut made: Vec<(i64, String, String)> = with_tx!(tx, |t| {
             let mut q = sqlx::query_as(AssertSqlSafe(sql));
