@@ -111,6 +111,19 @@ impl Store {
         self.log.bytes()
     }
 
+    /// What SQLite's write-ahead log holds since it last started, in bytes (`None` without a
+    /// log).
+    #[cfg(feature = "test-support")]
+    pub fn log_held_bytes(&self) -> Option<u64> {
+        self.log.held_bytes()
+    }
+
+    /// Restarts of SQLite's write-ahead log tried so far by this store's group commits.
+    #[cfg(feature = "test-support")]
+    pub fn log_restarts_tried(&self) -> u64 {
+        self.log.tried()
+    }
+
     /// Sets the log length from which group commits restart SQLite's log (see `wal`);
     /// `u64::MAX` never restarts it.
     #[cfg(feature = "test-support")]

@@ -14,8 +14,14 @@
 //! write from the start of the file. The wait is bounded by [`WAIT_MS`]; when a reader
 //! outlasts it, the next try waits until the log has grown by another quarter of the limit, so
 //! that a busy reader does not cost every commit the wait.
+//!
+//! The log's length is what it holds since its last start, read from the header of SQLite's
+//! shared wal-index (`-shm`), not the file's length: a restarted log is written again from the
+//! start of a file that keeps its length (up to `journal_size_limit`), so the file's length
+//! would call for another restart after every commit that follows one.
 
-use std::path::PathBuf;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sqlx::SqlitePool;
@@ -44,25 +50,33 @@ pub(crate) fn in_memory(opts: &SqliteConnectOptions) -> bool {
 pub(crate) struct Log {
     /// `None` for an in-memory database or PostgreSQL.
     path: Option<PathBuf>,
+    /// SQLite's wal-index beside it (`-shm`), whose header counts the log's frames.
+    index: Option<PathBuf>,
     /// The log length (bytes) from which a restart is tried.
     restart_from: AtomicU64,
     /// The length from which the next try is made (after one that found a reader).
     next_try: AtomicU64,
+    /// Restarts tried so far.
+    tried: AtomicU64,
 }
 
 impl Log {
     /// The log of the database `pool` opens.
     pub(crate) fn of(pool: &SqlitePool) -> Log {
         let opts = pool.connect_options();
-        let path = (!in_memory(&opts)).then(|| {
-            let mut log = opts.get_filename().to_path_buf().into_os_string();
-            log.push("-wal");
-            PathBuf::from(log)
-        });
+        let beside = |suffix: &str| {
+            (!in_memory(&opts)).then(|| {
+                let mut file = opts.get_filename().to_path_buf().into_os_string();
+                file.push(suffix);
+                PathBuf::from(file)
+            })
+        };
         Log {
-            path,
+            path: beside("-wal"),
+            index: beside("-shm"),
             restart_from: AtomicU64::new(RESTART_FROM),
             next_try: AtomicU64::new(RESTART_FROM),
+            tried: AtomicU64::new(0),
         }
     }
 
@@ -70,15 +84,27 @@ impl Log {
     pub(crate) fn none() -> Log {
         Log {
             path: None,
+            index: None,
             restart_from: AtomicU64::new(u64::MAX),
             next_try: AtomicU64::new(u64::MAX),
+            tried: AtomicU64::new(0),
         }
     }
 
-    /// The log's length in bytes, when there is a file.
+    /// The log file's length in bytes, when there is a file: the longest the log has been
+    /// since the file was last cut back.
     pub(crate) fn bytes(&self) -> Option<u64> {
         let path = self.path.as_ref()?;
         std::fs::metadata(path).ok().map(|m| m.len())
+    }
+
+    /// What the log holds since its last start, in bytes (its header and frames); the file's
+    /// length when the wal-index cannot be read.
+    pub(crate) fn held_bytes(&self) -> Option<u64> {
+        self.index
+            .as_deref()
+            .and_then(held_by_index)
+            .or_else(|| self.bytes())
     }
 
     /// Sets the length from which the log is restarted (tests use a short one).
@@ -88,15 +114,22 @@ impl Log {
         self.next_try.store(bytes, Ordering::Relaxed);
     }
 
+    /// Restarts tried so far (tests).
+    #[cfg(feature = "test-support")]
+    pub(crate) fn tried(&self) -> u64 {
+        self.tried.load(Ordering::Relaxed)
+    }
+
     /// Starts the log again when it has grown past the next try's length. Called by the holder
     /// of the write turn after its commit. True when a restart ran to completion.
     pub(crate) async fn restart_if_long(&self, pool: &SqlitePool) -> Result<bool, Error> {
-        let Some(len) = self.bytes() else {
+        let Some(len) = self.held_bytes() else {
             return Ok(false);
         };
         if len <= self.next_try.load(Ordering::Relaxed) {
             return Ok(false);
         }
+        self.tried.fetch_add(1, Ordering::Relaxed);
         let done = restart(pool).await?;
         let from = self.restart_from.load(Ordering::Relaxed);
         let next = if done {
@@ -107,6 +140,35 @@ impl Log {
         self.next_try.store(next, Ordering::Relaxed);
         Ok(done)
     }
+}
+
+/// The bytes the log holds, from the header of the wal-index at `index`
+/// (<https://sqlite.org/walformat.html>): its page size at byte 14 (`u16`, 1 for 65,536) and
+/// its last valid frame at byte 16 (`u32`), in the machine's byte order; a frame is a page and
+/// 24 bytes, after the log's own 32-byte header. SQLite keeps two copies of the 48-byte header
+/// and writes them one after the other: copies that differ were read mid-write, and give
+/// `None`, as does a wal-index not yet set up.
+fn held_by_index(index: &Path) -> Option<u64> {
+    let mut head = [0u8; 96];
+    std::fs::File::open(index)
+        .ok()?
+        .read_exact_at(&mut head, 0)
+        .ok()?;
+    let (first, second) = head.split_at(48);
+    // Byte 12 is 1 once the header is set up.
+    if first != second || first[12] != 1 {
+        return None;
+    }
+    let page = match u16::from_ne_bytes([first[14], first[15]]) {
+        1 => 65_536,
+        p => u64::from(p),
+    };
+    let frames = u64::from(u32::from_ne_bytes(first[16..20].try_into().ok()?));
+    Some(if frames == 0 {
+        0
+    } else {
+        32 + frames * (page + 24)
+    })
 }
 
 /// A `RESTART` checkpoint that waits [`WAIT_MS`] at most for readers: true when it completed.
@@ -132,4 +194,47 @@ async fn restart(pool: &SqlitePool) -> Result<bool, Error> {
     }
     restored?;
     Ok(done?.0 == 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::held_by_index;
+
+    /// A wal-index header of `page` (as stored) and `frames`, both copies alike.
+    fn index(page: u16, frames: u32) -> Vec<u8> {
+        let mut head = vec![0u8; 48];
+        head[12] = 1;
+        head[14..16].copy_from_slice(&page.to_ne_bytes());
+        head[16..20].copy_from_slice(&frames.to_ne_bytes());
+        let mut both = head.clone();
+        both.extend_from_slice(&head);
+        both
+    }
+
+    fn held(bytes: &[u8]) -> Option<u64> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db-shm");
+        std::fs::write(&path, bytes).unwrap();
+        held_by_index(&path)
+    }
+
+    #[test]
+    fn the_header_counts_frames_of_a_page_and_24_bytes_after_32() {
+        assert_eq!(held(&index(4096, 10)), Some(32 + 10 * 4120));
+        assert_eq!(held(&index(4096, 0)), Some(0));
+        // A page size of 65,536 is stored as 1.
+        assert_eq!(held(&index(1, 2)), Some(32 + 2 * 65_560));
+    }
+
+    #[test]
+    fn a_header_read_mid_write_or_not_set_up_counts_nothing() {
+        let mut torn = index(4096, 10);
+        torn[48 + 16] ^= 1;
+        assert_eq!(held(&torn), None);
+        let mut unset = index(4096, 10);
+        unset[12] = 0;
+        unset[48 + 12] = 0;
+        assert_eq!(held(&unset), None);
+        assert_eq!(held(&index(4096, 10)[..60]), None, "a short file");
+    }
 }

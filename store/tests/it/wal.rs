@@ -78,3 +78,56 @@ async fn the_log_stays_short_under_uploads_and_readers() {
         "the log reached {grown} bytes only without restarts"
     );
 }
+
+/// Uploads run number `i` (400 samples) and counts it.
+async fn upload(st: &Store, i: &mut usize) {
+    let times: Vec<f64> = (0..400).map(|j| (*i * 1000 + j) as f64).collect();
+    st.import_upload(
+        &meta("v1", "hackbench"),
+        &[hb(&format!("{i}.txt"), &times)],
+        None,
+    )
+    .await
+    .unwrap();
+    *i += 1;
+}
+
+/// A restart makes the log start again in a file that keeps its length: the commits after it
+/// leave the log alone until what it holds passes the limit again. Were the file's length
+/// taken for the log's, every commit after a restart would checkpoint and wait for readers.
+#[tokio::test]
+async fn a_restarted_log_waits_to_regrow_before_the_next_restart() {
+    const LIMIT: u64 = 256 << 10;
+    let dir = tempfile::tempdir().unwrap();
+    let st = Store::open(&dir.path().join("wal.db").display().to_string())
+        .await
+        .unwrap();
+    st.set_log_restart_from(LIMIT);
+    let mut i = 0;
+    // No readers: the first try restarts the log.
+    while st.log_restarts_tried() == 0 {
+        assert!(i < 1000, "no restart after {i} uploads");
+        upload(&st, &mut i).await;
+    }
+    let file = st.log_bytes().unwrap();
+    assert!(file > LIMIT, "the log file is {file} bytes");
+    for _ in 0..3 {
+        upload(&st, &mut i).await;
+        let held = st.log_held_bytes().unwrap();
+        assert!(held < LIMIT, "the log holds {held} bytes");
+        assert!(held > 0, "the log holds the upload");
+        assert_eq!(st.log_bytes(), Some(file), "the file keeps its length");
+    }
+    assert_eq!(st.log_restarts_tried(), 1, "restarts after the first");
+    // Grown near the limit again (an upload adds about a quarter of it), it is restarted again.
+    let mut held = 0;
+    while st.log_restarts_tried() == 1 {
+        assert!(i < 2000, "no second restart");
+        held = st.log_held_bytes().unwrap();
+        upload(&st, &mut i).await;
+    }
+    assert!(
+        held > LIMIT / 2,
+        "restarted again when the log held {held} bytes"
+    );
+}
