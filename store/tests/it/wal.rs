@@ -9,6 +9,18 @@ use store::{RunQuery, Store};
 
 use crate::engines::{hb, meta};
 
+/// Uploads run number `i`: one hackbench file of 400 samples.
+async fn upload(st: &Store, i: usize) {
+    let times: Vec<f64> = (0..400).map(|j| (i * 1000 + j) as f64).collect();
+    st.import_upload(
+        &meta("v1", "hackbench"),
+        &[hb(&format!("{i}.txt"), &times)],
+        None,
+    )
+    .await
+    .unwrap();
+}
+
 /// Uploads this many runs from 8 tasks while 3 tasks read without pause; the longest the log
 /// was after an upload, in bytes.
 async fn longest_log(restart_from: u64, uploads: usize) -> u64 {
@@ -33,14 +45,7 @@ async fn longest_log(restart_from: u64, uploads: usize) -> u64 {
         writers.push(tokio::spawn(async move {
             let mut longest = 0;
             for i in (w..uploads).step_by(8) {
-                let times: Vec<f64> = (0..400).map(|j| (i * 1000 + j) as f64).collect();
-                st.import_upload(
-                    &meta("v1", "hackbench"),
-                    &[hb(&format!("{i}.txt"), &times)],
-                    None,
-                )
-                .await
-                .unwrap();
+                upload(&st, i).await;
                 longest = longest.max(st.log_bytes().unwrap_or(0));
             }
             longest
@@ -79,19 +84,6 @@ async fn the_log_stays_short_under_uploads_and_readers() {
     );
 }
 
-/// Uploads run number `i` (400 samples) and counts it.
-async fn upload(st: &Store, i: &mut usize) {
-    let times: Vec<f64> = (0..400).map(|j| (*i * 1000 + j) as f64).collect();
-    st.import_upload(
-        &meta("v1", "hackbench"),
-        &[hb(&format!("{i}.txt"), &times)],
-        None,
-    )
-    .await
-    .unwrap();
-    *i += 1;
-}
-
 /// A restart makes the log start again in a file that keeps its length: the commits after it
 /// leave the log alone until what it holds passes the limit again. Were the file's length
 /// taken for the log's, every commit after a restart would checkpoint and wait for readers.
@@ -107,12 +99,14 @@ async fn a_restarted_log_waits_to_regrow_before_the_next_restart() {
     // No readers: the first try restarts the log.
     while st.log_restarts_tried() == 0 {
         assert!(i < 1000, "no restart after {i} uploads");
-        upload(&st, &mut i).await;
+        upload(&st, i).await;
+        i += 1;
     }
     let file = st.log_bytes().unwrap();
     assert!(file > LIMIT, "the log file is {file} bytes");
     for _ in 0..3 {
-        upload(&st, &mut i).await;
+        upload(&st, i).await;
+        i += 1;
         let held = st.log_held_bytes().unwrap();
         assert!(held < LIMIT, "the log holds {held} bytes");
         assert!(held > 0, "the log holds the upload");
@@ -124,7 +118,8 @@ async fn a_restarted_log_waits_to_regrow_before_the_next_restart() {
     while st.log_restarts_tried() == 1 {
         assert!(i < 2000, "no second restart");
         held = st.log_held_bytes().unwrap();
-        upload(&st, &mut i).await;
+        upload(&st, i).await;
+        i += 1;
     }
     assert!(
         held > LIMIT / 2,
