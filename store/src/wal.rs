@@ -123,10 +123,16 @@ impl Log {
     /// Starts the log again when it has grown past the next try's length. Called by the holder
     /// of the write turn after its commit. True when a restart ran to completion.
     pub(crate) async fn restart_if_long(&self, pool: &SqlitePool) -> Result<bool, Error> {
+        let next_try = self.next_try.load(Ordering::Relaxed);
+        // The log holds no more than its file: a file under the length (most commits) needs
+        // no read of the wal-index.
+        if self.bytes().is_none_or(|file| file <= next_try) {
+            return Ok(false);
+        }
         let Some(len) = self.held_bytes() else {
             return Ok(false);
         };
-        if len <= self.next_try.load(Ordering::Relaxed) {
+        if len <= next_try {
             return Ok(false);
         }
         self.tried.fetch_add(1, Ordering::Relaxed);
