@@ -63,13 +63,10 @@ fn parse_one(
     path: &Path,
     format: Option<&str>,
 ) -> Result<(&'static str, SeriesTable), ingest::Error> {
-    let file = std::fs::File::open(path).map_err(|source| ingest::Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    // The samples of a large file are appended on a thread of their own while it is parsed.
+    // The samples of a large file are appended on a thread of their own while it is parsed,
+    // and a large file of some formats is parsed in two halves at once.
     let mut table = SeriesTable::with_sample_thread();
-    let summary = ingest::parse_reader(path, file, format, &mut table)?;
+    let summary = ingest::parse_path(path, format, &mut table, &SeriesTable::with_sample_thread)?;
     table.finish();
     Ok((summary.format, table))
 }
