@@ -38,10 +38,6 @@ pub enum ErrorKind {
     Io(String),
     #[error("{0}")]
     Unsupported(String),
-    /// A parse of part of a file that handed the rest over ([`crate::split`]); never reported.
-    #[doc(hidden)]
-    #[error("the parse stopped where another took over")]
-    Stopped,
 }
 
 /// An error from one parser, with the position it happened at.

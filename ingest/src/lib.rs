@@ -10,11 +10,10 @@ pub mod intern;
 pub mod lines;
 pub mod mail;
 pub mod model;
-pub mod split;
 pub mod summary;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 pub use error::{Error, ErrorKind, ParseError, Position};
@@ -230,58 +229,6 @@ fn long_last_line(head: &[u8], rest: &mut impl BufRead) -> std::io::Result<Optio
         rest.consume(n);
     }
     Ok((length > lines::MAX_LINE as u64).then_some((newlines + 1, length)))
-}
-
-/// Parses the file at `path` into `table`: a large one in two halves at once, one on each
-/// core, when its format allows ([`split`]); the output is the same either way. `fresh`
-/// makes the tables a split parse needs besides `table`.
-pub fn parse_path(
-    path: &Path,
-    format: Option<&str>,
-    table: &mut SeriesTable,
-    fresh: &(dyn Fn() -> SeriesTable + Sync),
-) -> Result<ParseSummary, Error> {
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let open = |offset: u64| -> std::io::Result<Box<dyn Read + Send>> {
-        let mut f = File::open(path)?;
-        f.seek(std::io::SeekFrom::Start(offset))?;
-        Ok(Box::new(f))
-    };
-    let file = File::open(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    if len >= split::SPLIT_BYTES
-        && let Some(fmt) = split_format(&open, format).map_err(io)?
-        && let Some(cut) = split::find_cut(&open, len).map_err(io)?
-    {
-        let (summary, _) =
-            split::parse_halves(path, fmt, &open, (cut, split::WINDOW), table, fresh)?;
-        return Ok(summary);
-    }
-    parse_reader(path, file, format, table)
-}
-
-/// The format a large input would be parsed with, when it may be split: plain text (no
-/// gzip, no encoded mail, no NUL in the head) of a format that [splits](Format::splits).
-/// Anything else, failures included, is left to [`parse_reader`].
-fn split_format(
-    open: split::Open<'_>,
-    format: Option<&str>,
-) -> std::io::Result<Option<&'static dyn Format>> {
-    let mut head = Vec::new();
-    open(0)?
-        .take(formats::SNIFF_BYTES as u64)
-        .read_to_end(&mut head)?;
-    if is_gzip(&head) || memchr::memchr(0, &head).is_some() || mail::sniff(&head).is_some() {
-        return Ok(None);
-    }
-    let fmt = match format {
-        Some(n) => formats::by_name(n),
-        None => formats::detect(&String::from_utf8_lossy(&head)).ok(),
-    };
-    Ok(fmt.filter(|f| f.splits()))
 }
 
 /// Parses bytes into a [`Dataset`].

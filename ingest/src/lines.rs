@@ -5,7 +5,6 @@ mod chunks;
 use std::io::{BufRead, Read};
 
 use crate::error::ParseError;
-use crate::model::Ctx;
 use chunks::{Chunk, Chunker, Produced, Source};
 
 /// Longest line accepted. A "line" longer than this is a binary or corrupt file, and reading it
@@ -32,10 +31,6 @@ pub struct Lines<'r> {
     stop: usize,
     line_no: u64,
     pushed_back: bool,
-    /// Lines from this number on are offered to `role` ([`Lines::sync`]): never, unless the
-    /// parse is split.
-    sync_from: u64,
-    role: Option<crate::split::Role>,
 }
 
 /// Runs `parse` over the lines of `reader`. An input longer than one chunk is read, checked and
@@ -46,30 +41,11 @@ pub fn with_lines<R: Read + Send, T>(
     strip: bool,
     parse: impl FnOnce(&mut Lines<'_>) -> T,
 ) -> T {
-    with_lines_split(reader, strip, 0, None, parse)
-}
-
-/// [`with_lines`] for one half of a split parse: the reader's first line is number
-/// `before + 1`, and the lines are offered to `role`.
-pub(crate) fn with_lines_split<R: Read + Send, T>(
-    reader: R,
-    strip: bool,
-    before: u64,
-    role: Option<crate::split::Role>,
-    parse: impl FnOnce(&mut Lines<'_>) -> T,
-) -> T {
     let mut chunker = Chunker::new(reader);
     let first = chunker.next(Chunk::default());
     chunker.probe_end();
-    let start = |lines: &mut Lines<'_>| {
-        lines.line_no = before;
-        lines.sync_from = role.as_ref().map_or(u64::MAX, |r| r.first_sync(before));
-        lines.role = role;
-    };
     if chunker.read_all() {
-        let mut lines = Lines::from_source(Box::new(chunker), Some(first));
-        start(&mut lines);
-        return parse(&mut lines);
+        return parse(&mut Lines::from_source(Box::new(chunker), Some(first)));
     }
     if strip {
         chunker.strip_lines();
@@ -78,7 +54,6 @@ pub(crate) fn with_lines_split<R: Read + Send, T>(
         let received = chunks::spawn(scope, chunker);
         // Dropped before the scope ends, which stops a cutter that is ahead of an early return.
         let mut lines = Lines::from_source(Box::new(received), Some(first));
-        start(&mut lines);
         parse(&mut lines)
     })
 }
@@ -101,39 +76,6 @@ impl<'r> Lines<'r> {
             stop: 0,
             line_no: 0,
             pushed_back: false,
-            sync_from: u64::MAX,
-            role: None,
-        }
-    }
-
-    /// Where a parse split in two halves ([`crate::split`]) compares its halves: a format that
-    /// [splits](crate::Format::splits) calls this at the top of its loop, before it asks for
-    /// the next line, with everything that decides how the rest of the input is read (all but
-    /// caches). Costs a comparison on most lines, and in a parse that is not split.
-    #[inline]
-    pub fn sync<S: PartialEq + Send + Sync + 'static>(
-        &mut self,
-        ctx: &mut Ctx<'_>,
-        state: impl FnOnce() -> S,
-    ) -> Result<(), ParseError> {
-        // The line read next: the current one again when it was pushed back.
-        let next = self.line_no + u64::from(!self.pushed_back);
-        if next < self.sync_from {
-            return Ok(());
-        }
-        self.sync_slow(next, ctx, Box::new(state()))
-    }
-
-    #[inline(never)]
-    fn sync_slow(
-        &mut self,
-        next: u64,
-        ctx: &mut Ctx<'_>,
-        state: Box<dyn crate::split::State>,
-    ) -> Result<(), ParseError> {
-        match &mut self.role {
-            Some(role) => role.sync(next, ctx, state, &mut self.sync_from),
-            None => Ok(()),
         }
     }
 
@@ -155,9 +97,6 @@ impl<'r> Lines<'r> {
         let spent = std::mem::take(&mut self.chunk);
         self.next = 0;
         self.pos = 0;
-        if let Some(role) = &mut self.role {
-            role.refilled(&mut self.sync_from)?;
-        }
         let produced = match self.first.take() {
             Some(first) => first,
             None => self.source.next(spent),

@@ -363,16 +363,6 @@ pub trait Sink {
     fn keeps_names_and_units(&self) -> bool {
         false
     }
-    /// For the sink that records the second half of a split parse ([`crate::split`]): the
-    /// line of what comes next.
-    #[doc(hidden)]
-    fn split_line(&mut self, _line: u64) {}
-    /// For that sink: how many events and series it holds; with `end_window`, it stores the
-    /// samples from here on rather than recording them. `None` for any other sink.
-    #[doc(hidden)]
-    fn split_mark(&mut self, _end_window: bool) -> Option<(usize, usize)> {
-        None
-    }
 }
 
 /// [`Sink::series_sample_row`] one cell at a time through [`Sink::series_sample`]: what a
@@ -462,19 +452,6 @@ pub struct Ctx<'a> {
     /// traces cannot make memory grow without bound (samples are the data; these are detail).
     metas: usize,
     extras: usize,
-    /// Relaying the second half of a split parse: the caps still hold, but passing one is
-    /// warned of by the parse that takes the half over, which knows the whole count.
-    relay: bool,
-}
-
-/// What a [`Ctx`] has counted: samples, warnings, metadata values and extras, each past its
-/// cap too.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tally {
-    pub samples: u64,
-    pub warnings: u64,
-    pub metas: usize,
-    pub extras: usize,
 }
 
 /// Most metadata values and extras kept per input, and most warnings.
@@ -497,37 +474,7 @@ impl<'a> Ctx<'a> {
             warnings: 0,
             metas: 0,
             extras: 0,
-            relay: false,
         }
-    }
-
-    /// A context for the second half of a split parse ([`crate::split`]).
-    pub(crate) fn relaying(sink: &'a mut dyn Sink, file_name: Option<String>) -> Self {
-        Ctx {
-            relay: true,
-            ..Self::new(sink, file_name)
-        }
-    }
-
-    pub fn tally(&self) -> Tally {
-        Tally {
-            samples: self.samples,
-            warnings: self.warnings,
-            metas: self.metas,
-            extras: self.extras,
-        }
-    }
-
-    /// Counts what another context passed on or dropped for this one.
-    pub(crate) fn absorb(&mut self, t: Tally) {
-        self.samples += t.samples;
-        self.warnings += t.warnings;
-        self.metas += t.metas;
-        self.extras += t.extras;
-    }
-
-    pub(crate) fn sink(&mut self) -> &mut dyn Sink {
-        &mut *self.sink
     }
 
     pub fn series(&mut self, spec: SeriesSpec) -> SeriesId {
@@ -690,9 +637,6 @@ impl<'a> Ctx<'a> {
     pub fn meta(&mut self, key: &str, value: impl AsRef<str>) {
         if self.keeps_metas() {
             self.metas += 1;
-            if self.relay {
-                self.sink.split_line(self.line);
-            }
             self.sink.meta_str(key, value.as_ref());
         } else {
             self.meta_dropped();
@@ -714,7 +658,7 @@ impl<'a> Ctx<'a> {
     /// Counts a metadata value past the cap, as [`Ctx::meta`] would (the first one is warned of).
     pub fn meta_dropped(&mut self) {
         self.metas += 1;
-        if self.metas == MAX_METAS + 1 && !self.relay {
+        if self.metas == MAX_METAS + 1 {
             self.warn(format!(
                 "more than {MAX_METAS} metadata values: the rest are not kept"
             ));
@@ -733,7 +677,7 @@ impl<'a> Ctx<'a> {
                 line,
                 message: message.into(),
             });
-        } else if self.warnings as usize == MAX_WARNINGS + 1 && !self.relay {
+        } else if self.warnings as usize == MAX_WARNINGS + 1 {
             self.sink.warning(Warning {
                 line,
                 message: format!("more than {MAX_WARNINGS} warnings: the rest are not listed"),
@@ -744,11 +688,8 @@ impl<'a> Ctx<'a> {
     pub fn extra(&mut self, key: &str, value: serde_json::Value) {
         self.extras += 1;
         if self.extras <= MAX_EXTRAS {
-            if self.relay {
-                self.sink.split_line(self.line);
-            }
             self.sink.extra(key, value);
-        } else if self.extras == MAX_EXTRAS + 1 && !self.relay {
+        } else if self.extras == MAX_EXTRAS + 1 {
             self.warn(format!(
                 "more than {MAX_EXTRAS} detail records (traces, blocks): the rest are not kept"
             ));

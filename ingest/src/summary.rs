@@ -226,13 +226,6 @@ impl SeriesTable {
         t
     }
 
-    /// Keeps a `parts`th of the samples [`SeriesTable::with_sample_thread`] keeps in memory
-    /// before writing them out: for tables filled at the same time, as the halves of a split
-    /// parse are ([`crate::split`]). Only before anything is stored.
-    pub fn share_memory(&mut self, parts: usize) {
-        self.more.share(parts);
-    }
-
     /// Waits for the samples appended elsewhere ([`SeriesTable::with_sample_thread`]); nothing
     /// to do for any other table.
     pub fn finish(&mut self) {

@@ -45,14 +45,6 @@ pub trait Format: Sync + Send {
     fn reads_stripped(&self) -> bool {
         false
     }
-
-    /// Whether a large input may be parsed in two halves at once ([`crate::split`]):
-    /// [`Format::parse`] calls [`Lines::sync`] at the top of its loop with everything that
-    /// decides how the rest of the input is read, and its output depends on nothing else
-    /// (not on what the context has counted but through its caps).
-    fn splits(&self) -> bool {
-        false
-    }
 }
 
 /// Whether `phrase` occurs in `head`. Every line a sniffer reads is a slice of its head, so a

@@ -14,7 +14,7 @@ use crate::lines::words;
 /// a label: the section stays in force and prefixes the labels after it (`with SLAB: with
 /// Ulad's patch`), so that the same label in two sections does not pool. Within a section a
 /// short line without `:` alone in its paragraph is a label too (`with Ulad's patch`).
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Default)]
 pub(crate) struct Prose {
     para: Para,
     /// The paragraph before `para`, when both came after the last data.
@@ -30,7 +30,7 @@ const PARA_KEEP: usize = 8;
 
 /// The last lines of a paragraph, trimmed, in one buffer joined by one space (a heading is
 /// a run of last lines joined so), with where each line starts.
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Default)]
 struct Para {
     text: String,
     starts: Vec<usize>,

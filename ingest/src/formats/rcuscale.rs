@@ -22,7 +22,6 @@
 //! Blocks are labelled by the prose line(s) before them that end with `:` (`RCU:`,
 //! `with a patch:`), without the colon.
 
-mod resume;
 mod rows;
 mod scan;
 mod sniff;
@@ -61,17 +60,9 @@ impl Format for RcuScale {
         sniff::sniff(head)
     }
 
-    fn splits(&self) -> bool {
-        true
-    }
-
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let mut p = Parser::default();
-        loop {
-            lines.sync(ctx, || p.resume())?;
-            let Some((line_no, raw)) = lines.next_numbered()? else {
-                break;
-            };
+        while let Some((line_no, raw)) = lines.next_numbered()? {
             ctx.line = line_no;
             p.line(raw, ctx)?;
         }

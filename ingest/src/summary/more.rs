@@ -131,15 +131,6 @@ impl More {
         }
     }
 
-    /// Writes out from a `parts`th of the limit, for tables filled at the same time; only
-    /// while nothing is stored.
-    pub(super) fn share(&mut self, parts: usize) {
-        if self.len() == 0 && self.vecs.spill_at != 0 {
-            self.vecs.limit /= parts;
-            self.vecs.spill_at = self.vecs.limit;
-        }
-    }
-
     /// How many vectors there are.
     pub(super) fn len(&self) -> usize {
         self.handed

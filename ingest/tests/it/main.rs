@@ -15,7 +15,6 @@ mod props;
 mod rcuscale;
 mod refscale;
 mod samples;
-mod split;
 mod stripped;
 mod time;
 mod trace_stat;

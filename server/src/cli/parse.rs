@@ -63,10 +63,13 @@ fn parse_one(
     path: &Path,
     format: Option<&str>,
 ) -> Result<(&'static str, SeriesTable), ingest::Error> {
-    // The samples of a large file are appended on a thread of their own while it is parsed,
-    // and a large file of some formats is parsed in two halves at once.
+    let file = std::fs::File::open(path).map_err(|source| ingest::Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    // The samples of a large file are appended on a thread of their own while it is parsed.
     let mut table = SeriesTable::with_sample_thread();
-    let summary = ingest::parse_path(path, format, &mut table, &SeriesTable::with_sample_thread)?;
+    let summary = ingest::parse_reader(path, file, format, &mut table)?;
     table.finish();
     Ok((summary.format, table))
 }
