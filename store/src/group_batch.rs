@@ -15,7 +15,7 @@ use crate::blocks::{EncodedBlock, write_blocks};
 use crate::engine::{next_id_sql, placeholders};
 use crate::import::{Prepared, link_files};
 use crate::import_rows::{Known, NewRun, insert_runs};
-use crate::meta::import_hash;
+use crate::meta::{import_hash, legacy_import_hash};
 use crate::{Error, Tx, with_tx};
 
 /// Whether [`write_batch`] can write these imports: more than one, all of them with their
@@ -108,16 +108,17 @@ fn split<T>(all: &[T], lens: impl Iterator<Item = usize>) -> Vec<&[T]> {
     .collect()
 }
 
-/// Whether any of the imports `hashes` has stored runs.
+/// Whether any of the imports `hashes` has stored runs, under its key or, stored before the
+/// key's prefix, its bare hash (`meta::import_hash`).
 async fn any_stored(tx: &mut Tx, hashes: &[&str]) -> Result<bool, Error> {
     let sql = format!(
         "SELECT COUNT(*) FROM runs WHERE import_hash IN ({})",
-        placeholders(1, hashes.len())
+        placeholders(1, 2 * hashes.len())
     );
     let n: i64 = with_tx!(tx, |t| {
         let mut q = sqlx::query_scalar(AssertSqlSafe(sql));
         for h in hashes {
-            q = q.bind(*h);
+            q = q.bind(*h).bind(legacy_import_hash(h));
         }
         q.fetch_one(&mut **t).await?
     });

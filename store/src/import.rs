@@ -27,7 +27,7 @@ use crate::artifacts::{artifact_by_sha, hash_file, store_hashed_many};
 use crate::blocks::{Blocks, Encoded, insert_sql};
 use crate::idempotency::IdempotencyKey;
 use crate::import_rows::{Known, NewRun, insert_runs};
-use crate::meta::{import_hash, refuse_nul, validate_meta};
+use crate::meta::{import_hash, legacy_import_hash, refuse_nul, validate_meta};
 use crate::sink::{ImportNames, Interner, Msg, NONE, Parsing, spawn_parse};
 use crate::write::{Names, TotalRole, Totals, total_role};
 use crate::{
@@ -573,6 +573,7 @@ pub(crate) async fn finish_in(
     let existing: Vec<i64> = with_tx!(tx, |t| {
         sqlx::query_scalar(RUNS_OF_IMPORT)
             .bind(&import_hash)
+            .bind(legacy_import_hash(&import_hash))
             .fetch_all(&mut **t)
             .await?
     });
@@ -690,14 +691,16 @@ pub(crate) fn stored_outcome(job: Prepared, run_ids: &[i64]) -> ImportOutcome {
 /// Rows per insert of run_artifacts (nine values each).
 const LINKS_PER_STATEMENT: usize = 200;
 
-/// The runs an import with a given hash stored.
-const RUNS_OF_IMPORT: &str = "SELECT id FROM runs WHERE import_hash = $1 ORDER BY id";
+/// The runs an import with a given hash stored: `$1` its key, `$2` the same without the prefix,
+/// as runs stored before the prefix have it (`meta::import_hash`).
+const RUNS_OF_IMPORT: &str = "SELECT id FROM runs WHERE import_hash IN ($1, $2) ORDER BY id";
 
 /// The runs an import with this hash stored, if any.
 async fn runs_of_import(store: &Store, import_hash: &str) -> Result<Vec<i64>, Error> {
     with_pool!(store, |pool| {
         Ok(sqlx::query_scalar(RUNS_OF_IMPORT)
             .bind(import_hash)
+            .bind(legacy_import_hash(import_hash))
             .fetch_all(pool)
             .await?)
     })

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use sha2::{Digest, Sha256};
 use sqlx::{AssertSqlSafe, Row as _};
 
 use crate::blocks::insert_sql;
@@ -235,10 +234,7 @@ pub(crate) async fn insert_runs(
     } else {
         crate::engine::next_id(tx, first_id, crate::engine::next_id_sql!("runs")).await?
     };
-    let content_hash = |r: &NewRun<'_>| {
-        let content = format!("{}\0{}", r.import_hash, r.params_key);
-        hex::encode(Sha256::digest(content.as_bytes()))
-    };
+    let content_hash = |r: &NewRun<'_>| crate::meta::content_hash(r.import_hash, r.params_key);
     for part in runs.chunks(RUNS_PER_STATEMENT) {
         if !postgres {
             let head = format!("INSERT INTO runs (id, {RUN_COLUMNS}) VALUES ");

@@ -38,6 +38,7 @@ mod browse;
 mod comparison;
 mod group;
 mod history;
+mod import_keys;
 mod imports;
 mod meta;
 mod own_connections;
