@@ -230,12 +230,13 @@ pub fn escape_bidi(s: &str) -> String {
 }
 
 /// An import's identity: its metadata and its files' formats and artifacts, hashed, after
-/// [`IMPORT_KEY_PREFIX`] hex digits of its largest artifact id. Artifact ids are content-addressed
-/// (one id per sha256), so ids stand for content here. The prefix is for the indexes of
-/// `runs.import_hash` and `runs.content_hash`: a new file's artifact id is the highest yet, so an
-/// import with a new file puts its entries at the end of both indexes instead of at a random
-/// page each, which was about a tenth of an upload's writes. Runs stored before the prefix keep
-/// the bare hash, [`legacy_import_hash`]; lookups ask for both.
+/// [`IMPORT_KEY_PREFIX`] hex digits of its largest artifact id. Artifact ids are
+/// content-addressed (one id per sha256), so ids stand for content here. The prefix is for the
+/// indexes of `runs.import_hash` and `runs.content_hash`: a new file's artifact id is the
+/// highest yet, so an import with a new file puts its entries at the end of both indexes
+/// instead of on a random page each (about a tenth more small uploads a second; see
+/// `bench/README.md`). Runs stored before the prefix keep the bare hash,
+/// [`legacy_import_hash`]; lookups ask for both.
 pub(crate) fn import_hash(meta: &RunMeta, files: &[InputFile], artifacts: &[i64]) -> String {
     let last = artifacts.iter().copied().max().unwrap_or(0);
     format!("{last:016x}{}", bare_import_hash(meta, files, artifacts))
