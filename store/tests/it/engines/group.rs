@@ -57,7 +57,8 @@ async fn samples_of(st: &Store, id: i64) -> Vec<f64> {
     values
 }
 
-async fn wait_queued(st: &Store, n: usize) {
+/// Waits (a minute at most) until `n` imports wait for the write turn.
+pub(super) async fn wait_queued(st: &Store, n: usize) {
     wait_until(
         || st.queued_imports() >= n,
         || format!("{} of {n} imports queued", st.queued_imports()),

@@ -3,10 +3,9 @@
 //! that prefix keep the bare hash and must still be found, by both write paths, so that the same
 //! import is never stored twice.
 
-use std::time::{Duration, Instant};
-
 use store::Store;
 
+use super::group::wait_queued;
 use super::{hb, meta};
 
 /// Runs `sql` (`$1` placeholders) with `id` bound, on the store's own engine.
@@ -114,11 +113,7 @@ both!(
                 st.import_upload(&m, &[hb(name, &[first, 2.0])], None).await
             }));
         }
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while st.queued_imports() < 2 {
-            assert!(Instant::now() < deadline, "the two uploads were not queued");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        wait_queued(&st, 2).await;
         drop(turn);
         let twin = jobs.remove(0).await.unwrap().unwrap();
         let new = jobs.remove(0).await.unwrap().unwrap();
