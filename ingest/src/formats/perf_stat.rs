@@ -179,8 +179,11 @@ impl Parser {
             self.labels.blank();
             return Ok(());
         }
-        // The searcher's setup costs more than the search on a short line: most lines have no
-        // `P` to start the header at all.
+        // Most headers start their (stripped) line: the searcher, whose setup costs more than
+        // a short line's search, only for the rest, and only on lines with a `P` to start one.
+        if let Some(rest) = line.strip_prefix(HEADER) {
+            return self.header(rest, ctx);
+        }
         if line.len() >= HEADER.len()
             && memchr::memchr(b'P', line.as_bytes()).is_some()
             && let Some(at) = HEADER_FINDER.find(line.as_bytes())

@@ -550,3 +550,23 @@ fn cgroup_column_and_a_multiplexed_after_block() {
     assert!(!ds.series.iter().any(|s| s.spec.key.metric == "test"));
     assert_eq!(ds.meta["cgroup"], "test");
 }
+
+#[test]
+fn a_header_after_other_words_reads_as_one_at_the_line_start() {
+    // Headers at a line's start take a shorter road than those found inside a line: both
+    // must give the same block.
+    let block = "\n      24.536050899 seconds time elapsed    ( +-  0.24% )\n";
+    let header = "Performance counter stats for 'hackbench 20 thread 20000' (10 runs):";
+    let at_start = parse_text(&format!("{header}\n{block}"));
+    for prefix in ["Result: ", "2) "] {
+        let inside = parse_text(&format!("{prefix}{header}\n{block}"));
+        assert_eq!(inside.series.len(), at_start.series.len(), "{prefix:?}");
+        for (a, b) in at_start.series.iter().zip(&inside.series) {
+            assert_eq!(a.spec.key, b.spec.key, "{prefix:?}");
+            assert_eq!(a.samples, b.samples, "{prefix:?}");
+        }
+        assert_eq!(inside.meta, at_start.meta, "{prefix:?}");
+    }
+    let s = find(&at_start, "elapsed", None, Some("mean"), None);
+    assert_eq!(s.samples, [24.536050899]);
+}
