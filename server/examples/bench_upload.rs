@@ -69,31 +69,30 @@ const BOUNDARY: &str = "quiescent-bench-7d1c0f2a9b";
 /// One upload's `multipart/form-data` body, built whole as curl builds it, so that it goes out
 /// with its length in one piece.
 fn form(seed: u64, functions: usize) -> Vec<u8> {
+    use std::io::Write as _;
     let mut body = Vec::with_capacity(1024 + CPUS as usize * (functions * 90 + 200));
+    let cpus = CPUS.to_string();
+    // Writing into a Vec cannot fail.
     for (name, value) in [
-        ("build", "v6.9".to_string()),
-        ("machine", "bench-rig".to_string()),
-        ("benchmark", "function-profile".to_string()),
-        ("machine_fact.cpus", CPUS.to_string()),
+        ("build", "v6.9"),
+        ("machine", "bench-rig"),
+        ("benchmark", "function-profile"),
+        ("machine_fact.cpus", &cpus),
     ] {
-        body.extend_from_slice(
-            format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
-            )
-            .as_bytes(),
+        let _ = write!(
+            body,
+            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
         );
     }
     for cpu in 0..CPUS {
-        body.extend_from_slice(
-            format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"trace_stat/function{cpu}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
-            )
-            .as_bytes(),
+        let _ = write!(
+            body,
+            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"trace_stat/function{cpu}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
         );
         body.extend_from_slice(&function_table(seed * CPUS + cpu, functions));
         body.extend_from_slice(b"\r\n");
     }
-    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+    let _ = write!(body, "--{BOUNDARY}--\r\n");
     body
 }
 
@@ -436,21 +435,23 @@ async fn upload_phase(
     phase: u64,
 ) -> (Vec<Duration>, Spent) {
     let (c, urls, token) = (client.clone(), urls.to_vec(), token.to_string());
+    let content_type = reqwest::header::HeaderValue::from_str(&format!(
+        "multipart/form-data; boundary={BOUNDARY}"
+    ))
+    .expect("an ASCII header value");
     load(secs, move |client_no, i| {
-        let (c, url, token) = (
+        let (c, url, token, content_type) = (
             c.clone(),
             urls[client_no % urls.len()].clone(),
             token.clone(),
+            content_type.clone(),
         );
         async move {
             let seed = phase * 1_000_000_000 + client_no as u64 * 10_000_000 + i;
             match c
                 .post(&url)
                 .bearer_auth(&token)
-                .header(
-                    reqwest::header::CONTENT_TYPE,
-                    format!("multipart/form-data; boundary={BOUNDARY}"),
-                )
+                .header(reqwest::header::CONTENT_TYPE, content_type)
                 .body(form(seed, functions))
                 .send()
                 .await
