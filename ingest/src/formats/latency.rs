@@ -271,20 +271,31 @@ impl Parser {
         };
         if !trace.in_body {
             let out = &mut self.out;
-            if let Some(rest) = h.strip_prefix("latency:") {
-                return out.latency(rest, ctx);
-            }
-            if let Some(rest) = h.strip_prefix("| task:") {
-                out.task(rest, ctx);
-                return Ok(());
-            }
-            if let Some(site) = h.strip_prefix("=> started at:") {
-                out.meta(ctx, "started_at", site.trim());
-                return Ok(());
-            }
-            if let Some(site) = h.strip_prefix("=> ended at:") {
-                out.meta(ctx, "ended_at", site.trim());
-                return Ok(());
+            // Most header lines are the legend: its first byte rules out every field but one
+            // before any comparison of a whole prefix.
+            match h.as_bytes().first() {
+                Some(b'l') => {
+                    if let Some(rest) = h.strip_prefix("latency:") {
+                        return out.latency(rest, ctx);
+                    }
+                }
+                Some(b'|') => {
+                    if let Some(rest) = h.strip_prefix("| task:") {
+                        out.task(rest, ctx);
+                        return Ok(());
+                    }
+                }
+                Some(b'=') => {
+                    if let Some(site) = h.strip_prefix("=> started at:") {
+                        out.meta(ctx, "started_at", site.trim());
+                        return Ok(());
+                    }
+                    if let Some(site) = h.strip_prefix("=> ended at:") {
+                        out.meta(ctx, "ended_at", site.trim());
+                        return Ok(());
+                    }
+                }
+                _ => {}
             }
             if let Some(n) = s.strip_prefix("#P:") {
                 // `#P:2)` wrapped onto its own line by a mailer.

@@ -1,5 +1,6 @@
 //! Byte-level reading of the two body lines that make up most of a function trace:
-//! `bash-2042    3d..1    1us : func <-parent` and ` => frame`. Each function answers only
+//! `bash-2042    3d..1    1us : func <-parent` and ` => frame`, and of the header's `latency:`
+//! line, which every trace has. Each function answers only
 //! when the line has the plain shape (ASCII, space-separated, one-word comm) and the general
 //! path would read it the same way with no earlier rule claiming it; anything else is left to
 //! the general path.
@@ -109,6 +110,74 @@ pub(super) fn frame(s: &str) -> Option<&str> {
     // One token to the end of the line: every byte from `at` a token byte.
     let name = &b[at..];
     (!name.is_empty() && lines::all_graphic(name, [b'|'])).then(|| &s[at..])
+}
+
+/// What the general path reads off a `latency:` line: the latency (us), the entries shown and
+/// in all, the CPU's text and the preemption model's (what follows `|`).
+pub(super) struct LatencyLine<'a> {
+    pub(super) latency_us: f64,
+    pub(super) shown: f64,
+    pub(super) total: f64,
+    pub(super) cpu: &'a str,
+    pub(super) model: &'a str,
+}
+
+/// The rest of a `latency:` line as the kernel prints it, ` 71 us, #168/168, CPU#3 | (...)`:
+/// whole numbers, plain spaces between the parts and nothing else before the `|`. Anything
+/// else (a fraction, a tab, a sign, words after the CPU) is left to the general path.
+pub(super) fn latency_line(rest: &str) -> Option<LatencyLine<'_>> {
+    let b = rest.as_bytes();
+    let mut i = skip_spaces(b, 0);
+    let latency_us = whole(b, &mut i)?;
+    i = skip_spaces(b, i);
+    i = expect(b, i, b"us")?;
+    i = expect(b, skip_spaces(b, i), b",")?;
+    i = expect(b, skip_spaces(b, i), b"#")?;
+    let shown = whole(b, &mut i)?;
+    i = expect(b, i, b"/")?;
+    let total = whole(b, &mut i)?;
+    i = expect(b, skip_spaces(b, i), b",")?;
+    i = expect(b, skip_spaces(b, i), b"CPU#")?;
+    let start = i;
+    while i < b.len() && graphic(b[i]) && b[i] != b'|' {
+        i += 1;
+    }
+    let cpu = &rest[start..i];
+    i = skip_spaces(b, i);
+    let model = match b.get(i) {
+        None => "",
+        Some(b'|') => &rest[i + 1..],
+        Some(_) => return None,
+    };
+    Some(LatencyLine {
+        latency_us,
+        shown,
+        total,
+        cpu,
+        model,
+    })
+}
+
+/// The decimal digits at `*i` as a number (at least one, at most 15, so that the `f64` is
+/// exact), moving `*i` past them.
+fn whole(b: &[u8], i: &mut usize) -> Option<f64> {
+    let start = *i;
+    let mut v: u64 = 0;
+    while let Some(&d) = b.get(*i).filter(|d| d.is_ascii_digit()) {
+        v = v * 10 + u64::from(d - b'0');
+        *i += 1;
+        if *i - start > 15 {
+            return None;
+        }
+    }
+    // A fraction is the general path's to read. (A comma ends the field there, as here.)
+    let whole = b.get(*i) != Some(&b'.');
+    (*i > start && whole).then_some(v as f64)
+}
+
+/// Where `b` continues after `word` at `i`.
+fn expect(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
+    b.get(i..)?.starts_with(word).then_some(i + word.len())
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::fmt::{Display, Write};
 
 use serde_json::Value;
 
+use super::fast::LatencyLine;
 use super::{rfind_space_paren, split_comm_pid};
 use crate::error::ParseError;
 use crate::lines::{self, words};
@@ -80,37 +81,21 @@ impl Out {
 
     /// `12 us, #3/3, CPU#1 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:2)`
     pub(super) fn latency(&mut self, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let line = ctx.line;
-        let bad = || {
-            ParseError::syntax(
-                line,
-                "`latency: N us, #shown/total, CPU#n | (M:model ...)`",
-                format!("latency:{rest}"),
-            )
+        let l = match super::fast::latency_line(rest) {
+            Some(l) => l,
+            None => latency_line(rest, ctx.line)?,
         };
-        let (lat, rest) = rest.split_once(',').ok_or_else(bad)?;
-        let lat = lines::trim(lat).strip_suffix("us").ok_or_else(bad)?;
-        let latency_us = lines::parse_number(lat).ok_or_else(bad)?;
-        let (counts, rest) = rest.split_once(',').ok_or_else(bad)?;
-        let (shown, total) = lines::trim(counts)
-            .strip_prefix('#')
-            .and_then(|c| c.split_once('/'))
-            .ok_or_else(bad)?;
-        let shown = lines::parse_number(shown).ok_or_else(bad)?;
-        let total = lines::parse_number(total).ok_or_else(bad)?;
-        let (cpu, model) = rest.split_once('|').unwrap_or((rest, ""));
-        let cpu = lines::trim(cpu).strip_prefix("CPU#").ok_or_else(bad)?;
         if !ctx.metas_done() {
-            self.model(ctx, cpu, shown, total, model);
+            self.model(ctx, l.cpu, l.shown, l.total, l.model);
         }
         let id = *self
             .latency
             .get_or_insert_with(|| ctx.series(SeriesSpec::duration(SeriesKey::new("latency"))));
-        ctx.sample(id, lines::us_to_s(latency_us))?;
+        ctx.sample(id, lines::us_to_s(l.latency_us))?;
         let id = *self
             .entries
             .get_or_insert_with(|| ctx.series(SeriesSpec::count(SeriesKey::new("entries"))));
-        ctx.sample(id, total)
+        ctx.sample(id, l.total)
     }
 
     /// The metadata of a `latency:` line: its CPU, entry counts and preemption model. Past
@@ -166,6 +151,37 @@ impl Out {
             }
         }
     }
+}
+
+/// The rest of a `latency:` line at `line` read with every spelling the general rules take
+/// (numbers with fractions or thousands separators, any spaces).
+pub(super) fn latency_line(rest: &str, line: u64) -> Result<LatencyLine<'_>, ParseError> {
+    let bad = || {
+        ParseError::syntax(
+            line,
+            "`latency: N us, #shown/total, CPU#n | (M:model ...)`",
+            format!("latency:{rest}"),
+        )
+    };
+    let (lat, rest) = rest.split_once(',').ok_or_else(bad)?;
+    let lat = lines::trim(lat).strip_suffix("us").ok_or_else(bad)?;
+    let latency_us = lines::parse_number(lat).ok_or_else(bad)?;
+    let (counts, rest) = rest.split_once(',').ok_or_else(bad)?;
+    let (shown, total) = lines::trim(counts)
+        .strip_prefix('#')
+        .and_then(|c| c.split_once('/'))
+        .ok_or_else(bad)?;
+    let shown = lines::parse_number(shown).ok_or_else(bad)?;
+    let total = lines::parse_number(total).ok_or_else(bad)?;
+    let (cpu, model) = rest.split_once('|').unwrap_or((rest, ""));
+    let cpu = lines::trim(cpu).strip_prefix("CPU#").ok_or_else(bad)?;
+    Ok(LatencyLine {
+        latency_us,
+        shown,
+        total,
+        cpu,
+        model,
+    })
 }
 
 #[cfg(test)]

@@ -134,7 +134,70 @@ fn metadata_past_the_cap_is_counted_and_warned_of_once() {
     assert!(at.trim_start().starts_with('#'), "{at:?}");
 }
 
+/// The fields of a `latency:` line, read by the fast path (`None` when it leaves the line)
+/// and by the general one.
+fn latency_both(rest: &str) -> (Option<LatencyFields>, Option<LatencyFields>) {
+    let fields = |l: fast::LatencyLine<'_>| {
+        (
+            l.latency_us,
+            l.shown,
+            l.total,
+            l.cpu.to_string(),
+            l.model.to_string(),
+        )
+    };
+    (
+        fast::latency_line(rest).map(fields),
+        header::latency_line(rest, 1).ok().map(fields),
+    )
+}
+
+type LatencyFields = (f64, f64, f64, String, String);
+
+#[test]
+fn the_kernels_latency_line_takes_the_fast_path() {
+    for rest in [
+        " 71 us, #168/168, CPU#3 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:4)",
+        " 12 us, #3/3, CPU#1 | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:2)",
+        " 5us, #0/12, CPU#15",
+    ] {
+        let (fast, general) = latency_both(rest);
+        assert!(fast.is_some(), "{rest:?} left to the general path");
+        assert_eq!(fast, general, "{rest:?}");
+    }
+    // Spellings only the general path reads, and one neither does.
+    for rest in [
+        " 7.5 us, #3/3, CPU#1",
+        " 71 us, #1/2, CPU#3 x | (M:none)",
+        "\t71 us, #1/2, CPU#0",
+    ] {
+        assert!(latency_both(rest).0.is_none(), "{rest:?}");
+    }
+    assert_eq!(latency_both(" 71 us #1/2, CPU#0"), (None, None));
+}
+
 proptest::proptest! {
+    #[test]
+    fn the_fast_latency_line_agrees_with_the_general_one(
+        parts in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just(" 71 us".to_string()),
+                proptest::strategy::Just(", #168/168".to_string()),
+                proptest::strategy::Just(", CPU#3".to_string()),
+                proptest::strategy::Just(" | (M:preempt VP:0, KP:0)".to_string()),
+                "[0-9 ,.#/|]{0,4}",
+                "(us|CPU#|\\t|x|\u{e9})",
+            ],
+            0..8,
+        ),
+    ) {
+        let rest = parts.concat();
+        let (fast, general) = latency_both(&rest);
+        if fast.is_some() {
+            proptest::prop_assert_eq!(fast, general, "{:?}", rest);
+        }
+    }
+
     #[test]
     fn find_header_agrees_with_str_find(
         parts in proptest::collection::vec(
