@@ -447,6 +447,22 @@ pub const POW10_INT: [u64; 20] = {
     p
 };
 
+/// A run of 1 to 15 digits of `t` from `i` (few enough for its value to be exact in an
+/// `f64`): where it ends and its value.
+#[inline(always)]
+pub fn digits(t: &[u8], mut i: usize) -> Option<(usize, u64)> {
+    let start = i;
+    let mut acc = 0u64;
+    while let Some(&b) = t.get(i)
+        && b.is_ascii_digit()
+    {
+        // Wraps only on runs too long to be accepted below.
+        acc = acc.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+        i += 1;
+    }
+    (i > start && i - start <= 15).then_some((i, acc))
+}
+
 /// Where the run of plain spaces (` ` only) from `i` ends; eight are looked at at a time, as
 /// columns are padded with long runs of them.
 #[inline(always)]

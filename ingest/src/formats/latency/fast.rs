@@ -5,6 +5,7 @@
 //! path would read it the same way with no earlier rule claiming it; anything else is left to
 //! the general path.
 
+use super::header::LatencyLine;
 use super::{find_header, split_call};
 use crate::lines::{self, skip_spaces};
 
@@ -112,16 +113,6 @@ pub(super) fn frame(s: &str) -> Option<&str> {
     (!name.is_empty() && lines::all_graphic(name, [b'|'])).then(|| &s[at..])
 }
 
-/// What the general path reads off a `latency:` line: the latency (us), the entries shown and
-/// in all, the CPU's text and the preemption model's (what follows `|`).
-pub(super) struct LatencyLine<'a> {
-    pub(super) latency_us: f64,
-    pub(super) shown: f64,
-    pub(super) total: f64,
-    pub(super) cpu: &'a str,
-    pub(super) model: &'a str,
-}
-
 /// The rest of a `latency:` line as the kernel prints it, ` 71 us, #168/168, CPU#3 | (...)`:
 /// whole numbers, plain spaces between the parts and nothing else before the `|`. Anything
 /// else (a fraction, a tab, a sign, words after the CPU) is left to the general path.
@@ -158,21 +149,12 @@ pub(super) fn latency_line(rest: &str) -> Option<LatencyLine<'_>> {
     })
 }
 
-/// The decimal digits at `*i` as a number (at least one, at most 15, so that the `f64` is
-/// exact), moving `*i` past them.
+/// The whole number at `*i` ([`lines::digits`]), moving `*i` past it. A fraction is the
+/// general path's to read. (A comma ends the field there, as here.)
 fn whole(b: &[u8], i: &mut usize) -> Option<f64> {
-    let start = *i;
-    let mut v: u64 = 0;
-    while let Some(&d) = b.get(*i).filter(|d| d.is_ascii_digit()) {
-        v = v * 10 + u64::from(d - b'0');
-        *i += 1;
-        if *i - start > 15 {
-            return None;
-        }
-    }
-    // A fraction is the general path's to read. (A comma ends the field there, as here.)
-    let whole = b.get(*i) != Some(&b'.');
-    (*i > start && whole).then_some(v as f64)
+    let (end, v) = lines::digits(b, *i)?;
+    *i = end;
+    (b.get(end) != Some(&b'.')).then_some(v as f64)
 }
 
 /// Where `b` continues after `word` at `i`.

@@ -5,7 +5,6 @@ use std::fmt::{Display, Write};
 
 use serde_json::Value;
 
-use super::fast::LatencyLine;
 use super::{rfind_space_paren, split_comm_pid};
 use crate::error::ParseError;
 use crate::lines::{self, words};
@@ -151,6 +150,16 @@ impl Out {
             }
         }
     }
+}
+
+/// What a `latency:` line says: the latency (us), the entries shown and in all, the CPU's
+/// text and the preemption model's (what follows `|`).
+pub(super) struct LatencyLine<'a> {
+    pub(super) latency_us: f64,
+    pub(super) shown: f64,
+    pub(super) total: f64,
+    pub(super) cpu: &'a str,
+    pub(super) model: &'a str,
 }
 
 /// The rest of a `latency:` line at `line` read with every spelling the general rules take

@@ -137,7 +137,7 @@ fn metadata_past_the_cap_is_counted_and_warned_of_once() {
 /// The fields of a `latency:` line, read by the fast path (`None` when it leaves the line)
 /// and by the general one.
 fn latency_both(rest: &str) -> (Option<LatencyFields>, Option<LatencyFields>) {
-    let fields = |l: fast::LatencyLine<'_>| {
+    let fields = |l: header::LatencyLine<'_>| {
         (
             l.latency_us,
             l.shown,

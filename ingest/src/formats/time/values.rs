@@ -1,7 +1,7 @@
 //! The values of `time` outputs: bash `XmY.YYYs` tokens, `time -p` seconds and GNU clocks.
 
 use crate::error::ParseError;
-use crate::lines::{POW10, POW10_INT, Words, is_space, words};
+use crate::lines::{POW10, POW10_INT, Words, digits, is_space, words};
 
 /// `0m49.393s`, `0m49.359` (no `s`), `6m5,729s` (decimal comma), `-0m1.0s` (negative: refused
 /// later with its line).
@@ -67,21 +67,6 @@ impl<'a> Iterator for Values<'a> {
             },
         }
     }
-}
-
-/// A run of 1 to 15 digits of `t` from `i`: where it ends and its value.
-#[inline(always)]
-fn digits(t: &[u8], mut i: usize) -> Option<(usize, u64)> {
-    let start = i;
-    let mut acc = 0u64;
-    while let Some(&b) = t.get(i)
-        && b.is_ascii_digit()
-    {
-        // Wraps only on runs too long to be accepted below.
-        acc = acc.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
-        i += 1;
-    }
-    (i > start && i - start <= 15).then_some((i, acc))
 }
 
 /// The common `[-]XmY[.Z][s]` token (a `,` for the `.` too) with short digit runs, read as
