@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::lines::{find_str, is_space};
+use crate::lines::{find_str, is_space, other_bytes};
 
 static ELAPSED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -51,11 +51,24 @@ fn spaces(b: &[u8], mut i: usize) -> usize {
     run(b, i, is_space)
 }
 
+/// The end of the token (a run of bytes that are not spaces) from `i`: printable ASCII eight
+/// bytes at a time, byte by byte from the first other byte on (mostly the space that ends it).
+fn token_end(b: &[u8], mut i: usize) -> usize {
+    while let Some(w) = b.get(i..i + 8) {
+        let other = other_bytes(u64::from_le_bytes(w.try_into().unwrap_or_default()), []);
+        if other != 0 {
+            i += other.trailing_zeros() as usize / 8;
+            break;
+        }
+        i += 8;
+    }
+    run(b, i, |c| !is_space(c))
+}
+
 /// [`ELAPSED`] on an ASCII line, where `\s` is one of the six ASCII spaces and `\d` a digit.
 fn elapsed_ascii(line: &str) -> Option<[Option<&str>; 3]> {
     let b = line.as_bytes();
-    let not_space = |c: u8| !is_space(c);
-    let v_end = run(b, 0, not_space);
+    let v_end = token_end(b, 0);
     let mut i = spaces(b, v_end);
     if v_end == 0 || i == v_end {
         return None;
@@ -64,7 +77,7 @@ fn elapsed_ascii(line: &str) -> Option<[Option<&str>; 3]> {
     let mut spread = None;
     if b[i..].starts_with(b"+-") {
         let s_start = spaces(b, i + 2);
-        let s_end = run(b, s_start, not_space);
+        let s_end = token_end(b, s_start);
         i = spaces(b, s_end);
         if s_end == s_start || i == s_end {
             return None;
