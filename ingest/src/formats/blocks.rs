@@ -56,6 +56,9 @@ pub(crate) struct Labeler {
     read: Vec<Reading>,
     /// Where a qualified label is built before it replaces `current`.
     scratch: String,
+    /// Paragraphs read again rather than their remembered labels taken (to test the memo).
+    #[cfg(test)]
+    memo_off: bool,
 }
 
 impl Labeler {
@@ -142,6 +145,17 @@ impl Labeler {
         }
     }
 
+    #[cfg(not(test))]
+    #[inline(always)]
+    fn memo_on(&self) -> bool {
+        true
+    }
+
+    #[cfg(test)]
+    fn memo_on(&self) -> bool {
+        !self.memo_off
+    }
+
     /// The label of a block starting now: the pending prose decides, else the label in force.
     pub(crate) fn label(&mut self) -> Option<String> {
         self.label_ref().map(str::to_string)
@@ -173,6 +187,7 @@ impl Labeler {
                         paragraph,
                         label,
                         continuation,
+                        memo: Vec::new(),
                     });
                     self.read.len() - 1
                 }
@@ -185,6 +200,27 @@ impl Labeler {
         self.clear_pending();
         if let Some(i) = found {
             let r = &self.read[i];
+            // The same paragraph read in the same state as last time gives the same label.
+            let state = match r.continuation {
+                Some(_) => self.anchor.as_deref(),
+                None => self.base.as_deref(),
+            };
+            if let Some(m) = r.memo.iter().find(|m| m.state.as_deref() == state)
+                && self.memo_on()
+            {
+                let label = r.label.as_deref().unwrap_or_default();
+                let label = if r.continuation.is_some() {
+                    &m.out
+                } else {
+                    label
+                };
+                set_str(&mut self.base, label);
+                if r.continuation.is_none() {
+                    set_str(&mut self.anchor, &m.out);
+                }
+                set_str(&mut self.current, &m.out);
+                return self.current.as_deref();
+            }
             let label = r.label.as_deref().unwrap_or_default();
             match &r.continuation {
                 Some((phrase, first)) => {
@@ -202,6 +238,8 @@ impl Labeler {
                         out.push_str(phrase);
                     }
                     set_str(&mut self.base, out);
+                    // A continuation's label is a function of the anchor alone.
+                    remember(&mut self.read[i].memo, self.anchor.as_deref(), out);
                 }
                 None => {
                     qualify(
@@ -210,6 +248,11 @@ impl Labeler {
                         label,
                         &mut self.scratch,
                     );
+                    // A heading's label is a function of the section it comes in: the entry of
+                    // `seen` it is read against is written once, at its first reading, with
+                    // that reading's section, which gives the same label.
+                    remember(&mut self.read[i].memo, self.base.as_deref(), &self.scratch);
+                    let label = self.read[i].label.as_deref().unwrap_or_default();
                     set_str(&mut self.base, label);
                     set_str(&mut self.anchor, &self.scratch);
                     set_str(&mut self.current, &self.scratch);
@@ -227,6 +270,40 @@ struct Reading {
     label: Option<String>,
     /// For a continuation, where in the label its phrase and the phrase's first word lie.
     continuation: Option<(Range<usize>, Range<usize>)>,
+    /// Labels it gave in the last few states it was read in (the anchor for a continuation,
+    /// the section for a heading): read again in one of those, it gives that label again. A
+    /// paragraph repeated in each section of a mail (`and with reverted X`) has a few.
+    memo: Vec<Memo>,
+}
+
+/// A state a paragraph was read in and the label it gave then.
+#[derive(Debug)]
+struct Memo {
+    state: Option<String>,
+    out: String,
+}
+
+/// States remembered for each paragraph.
+const MEMOS: usize = 4;
+
+/// Remembers that a paragraph read in `state` gave `out`, in place of the oldest state when
+/// [`MEMOS`] are remembered, reusing its buffers.
+fn remember(memo: &mut Vec<Memo>, state: Option<&str>, out: &str) {
+    let mut m = if memo.len() == MEMOS {
+        memo.remove(0)
+    } else {
+        Memo {
+            state: None,
+            out: String::new(),
+        }
+    };
+    match state {
+        Some(s) => set_str(&mut m.state, s),
+        None => m.state = None,
+    }
+    m.out.clear();
+    m.out.push_str(out);
+    memo.push(m);
 }
 
 /// Where `part`, a slice of `whole`, lies in it.
@@ -517,6 +594,50 @@ mod tests {
         for prose in ["original:", "patched:", "original:", "patched:"] {
             l.prose(prose);
             assert_eq!(l.label().as_deref(), Some(prose.trim_end_matches(':')));
+        }
+    }
+
+    /// Paragraphs from a small pool, headings and continuations coming back in sections
+    /// of all kinds: the labels taken from the memo are the labels read afresh.
+    #[test]
+    fn remembered_labels_are_the_labels_read_again() {
+        const POOL: [&str; 10] = [
+            "Results with no load; with c229828ca6bc62d (rcu: Throttle)",
+            "and with reverted c229828ca6bc62d",
+            "Results with 100% load on one CPU with c229828ca6bc62d",
+            "or with the other fix",
+            "Patched:",
+            // Another paragraph with the same label.
+            "(Patched)",
+            "allmodconfig:",
+            "openSUSE config:",
+            "This is a sentence.",
+            "== original, no patched",
+        ];
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..200 {
+            let (mut memo, mut fresh) = (Labeler::default(), Labeler::default());
+            fresh.memo_off = true;
+            for step in 0..60 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                for l in [&mut memo, &mut fresh] {
+                    match x % 8 {
+                        0 => l.blank(),
+                        1 => l.side_data(),
+                        2 if x % 64 == 2 => l.set(Some("set".to_string())),
+                        _ => l.prose(POOL[(x >> 8) as usize % POOL.len()]),
+                    }
+                    if x.is_multiple_of(3) {
+                        l.blank();
+                    }
+                }
+                if (x >> 20).is_multiple_of(2) {
+                    let want = fresh.label();
+                    assert_eq!(memo.label(), want, "step {step}");
+                }
+            }
         }
     }
 
