@@ -113,15 +113,16 @@ fn elapsed_ascii(line: &str) -> Option<[Option<&str>; 3]> {
 
 static RUNS: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\((\d+) runs\)\s*:?\s*$").expect("valid regex"));
-/// Where [`RUNS`] matches and its count: the ASCII header without the regex engine, anything
-/// else through the regex itself.
+/// Where [`RUNS`] matches and its count: read back from the end of the line without the
+/// regex engine while the bytes are ASCII; a byte that is not (maybe a Unicode space or digit,
+/// which `\s` and `\d` take) leaves the line to the regex itself.
 pub(super) fn runs(rest: &str) -> Option<(usize, &str)> {
-    if !rest.is_ascii() {
-        let c = RUNS.captures(rest)?;
-        return Some((c.get(0)?.start(), c.get(1)?.as_str()));
-    }
-    // `(N runs)` then only spaces and at most one `:` to the end.
     let b = rest.as_bytes();
+    let regex = || {
+        let c = RUNS.captures(rest)?;
+        Some((c.get(0)?.start(), c.get(1)?.as_str()))
+    };
+    // `(N runs)` then only spaces and at most one `:` to the end.
     let before_spaces = |mut e: usize| {
         while e > 0 && is_space(b[e - 1]) {
             e -= 1;
@@ -132,10 +133,22 @@ pub(super) fn runs(rest: &str) -> Option<(usize, &str)> {
     if end > 0 && b[end - 1] == b':' {
         end = before_spaces(end - 1);
     }
-    let body = b[..end].strip_suffix(b" runs)")?;
-    let open = memchr::memrchr(b'(', body)?;
-    let n = &rest[open + 1..body.len()];
-    (!n.is_empty() && n.bytes().all(|c| c.is_ascii_digit())).then_some((open, n))
+    let Some(body) = b[..end].strip_suffix(b" runs)") else {
+        return if end > 0 && !b[end - 1].is_ascii() {
+            regex()
+        } else {
+            None
+        };
+    };
+    let mut open = body.len();
+    while open > 0 && body[open - 1].is_ascii_digit() {
+        open -= 1;
+    }
+    match open.checked_sub(1).map(|o| body[o]) {
+        Some(b'(') if open < body.len() => Some((open - 1, &rest[open..body.len()])),
+        Some(c) if !c.is_ascii() => regex(),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -168,6 +181,17 @@ mod tests {
             "'x' (1 2 runs)",
             "(7 runs)\t:\x0b",
             "'x'",
+            // Not ASCII: before the tail (read as bytes), or where the regex's Unicode `\s`
+            // and `\d` decide.
+            "'caf\u{e9}' (5 runs):",
+            "'x' (\u{665} runs)",
+            "'x' (1\u{665} runs)",
+            "'x' (5 runs)\u{a0}",
+            "'x' (5 runs)\u{a0}:\u{2003}",
+            "'x' (5 runs)\u{e9}",
+            "\u{e9}(5 runs)",
+            "(5 runs)",
+            " runs)",
         ] {
             let re = RUNS
                 .captures(l)
