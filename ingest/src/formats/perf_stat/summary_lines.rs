@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::lines::{find_str, is_space, other_bytes};
+use crate::lines::{find_str, is_space, other_bytes, skip_spaces};
 
 static ELAPSED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -41,14 +41,15 @@ fn run(b: &[u8], mut i: usize, f: impl Fn(u8) -> bool) -> usize {
     i
 }
 
-/// [`run`] of spaces: perf pads the summary line with dozens of them, skipped 8 at a time.
-fn spaces(b: &[u8], mut i: usize) -> usize {
-    while let Some(w) = b.get(i..i + 8)
-        && u64::from_ne_bytes(w.try_into().unwrap_or_default()) == u64::from_ne_bytes([b' '; 8])
-    {
-        i += 8;
+/// [`run`] of spaces: perf pads the summary line with dozens of them, skipped eight at a time
+/// to the first byte that is not a plain space, byte by byte from there if it is another space.
+fn spaces(b: &[u8], i: usize) -> usize {
+    let i = skip_spaces(b, i);
+    if b.get(i).is_some_and(|&c| is_space(c)) {
+        run(b, i, is_space)
+    } else {
+        i
     }
-    run(b, i, is_space)
 }
 
 /// The end of the token (a run of bytes that are not spaces) from `i`: printable ASCII eight
