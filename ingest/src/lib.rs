@@ -195,7 +195,7 @@ fn parse_head(
     let file_name = name.file_name().map(|s| s.to_string_lossy().into_owned());
     let chained = std::io::Cursor::new(head).chain(reader);
     let mut ctx = Ctx::new(sink, file_name);
-    lines::with_lines(chained, fmt.reads_stripped(), |lines| {
+    lines::with_lines_ahead(chained, fmt.reads_stripped(), fmt.read_ahead(), |lines| {
         fmt.parse(lines, &mut ctx)
     })
     .map_err(|e| parse_err(fmt.name(), e))?;

@@ -41,14 +41,38 @@ pub fn with_lines<R: Read + Send, T>(
     strip: bool,
     parse: impl FnOnce(&mut Lines<'_>) -> T,
 ) -> T {
+    with_lines_ahead(reader, strip, None, parse)
+}
+
+/// A line's number, the line stripped, and what [`ReadAhead`] made of it ([`Lines::ahead`]).
+pub type StrippedAhead<'a> = (u64, &'a str, Option<(u32, &'a [f64])>);
+
+/// A format's reading of one stripped line done ahead of its parser, on the thread that cuts
+/// the input (see [`with_lines_ahead`]): a function of the line alone, it appends what it read
+/// to the values and returns a tag for the parser, 0 for "nothing read ahead: read it all".
+pub type ReadAhead = fn(&str, &mut Vec<f64>) -> u32;
+
+/// [`with_lines`], and when the input is cut on a thread of its own and `ahead` is given, that
+/// thread also strips each line and reads it with `ahead`: the parser finds the tag and values
+/// with [`Lines::ahead`]. The parser's thread is often the one that sets the parse's time while
+/// the cutting thread waits for it; what is read ahead must cost that thread less than it saves.
+pub fn with_lines_ahead<R: Read + Send, T>(
+    reader: R,
+    strip: bool,
+    ahead: Option<ReadAhead>,
+    parse: impl FnOnce(&mut Lines<'_>) -> T,
+) -> T {
     let mut chunker = Chunker::new(reader);
     let first = chunker.next(Chunk::default());
     chunker.probe_end();
     if chunker.read_all() {
         return parse(&mut Lines::from_source(Box::new(chunker), Some(first)));
     }
-    if strip {
+    if strip || ahead.is_some() {
         chunker.strip_lines();
+    }
+    if let Some(f) = ahead {
+        chunker.read_ahead(f);
     }
     std::thread::scope(|scope| {
         let received = chunks::spawn(scope, chunker);
@@ -82,6 +106,24 @@ impl<'r> Lines<'r> {
     /// The 1-based number of the line last returned.
     pub fn line_no(&self) -> u64 {
         self.line_no
+    }
+
+    /// What [`ReadAhead`] made of the line last returned: its tag (never 0) and the values it
+    /// appended. None when the line was not read ahead (a small input read on one thread, the
+    /// first chunk of a large one, or a tag of 0), so that the parser reads the line itself.
+    #[inline]
+    pub fn ahead(&self) -> Option<(u32, &[f64])> {
+        let i = self.next.checked_sub(1)?;
+        let &(tag, start) = self.chunk.ahead.get(i)?;
+        if tag == 0 {
+            return None;
+        }
+        let end = self
+            .chunk
+            .ahead
+            .get(i + 1)
+            .map_or(self.chunk.values.len(), |a| a.1 as usize);
+        Some((tag, &self.chunk.values[start as usize..end]))
     }
 
     /// Makes the next call to [`Lines::next_line`] return the current line again.
@@ -150,6 +192,19 @@ impl<'r> Lines<'r> {
             return Ok(Some((self.line_no, line)));
         }
         Ok(self.next_slow()?.map(|(no, line)| (no, strip_line(line))))
+    }
+
+    /// [`Lines::next_stripped`] and [`Lines::ahead`] of the line in one call.
+    #[inline]
+    pub fn next_stripped_ahead(&mut self) -> Result<Option<StrippedAhead<'_>>, ParseError> {
+        // The line is a slice of the chunk's text wherever it came from: found again by its
+        // place, so that the borrow taken to advance ends before the tag is read.
+        let (no, at, len) = match self.next_stripped()? {
+            Some((no, line)) => (no, line.as_ptr() as usize, line.len()),
+            None => return Ok(None),
+        };
+        let at = at - self.chunk.text.as_ptr() as usize;
+        Ok(Some((no, &self.chunk.text[at..at + len], self.ahead())))
     }
 
     #[inline(never)]

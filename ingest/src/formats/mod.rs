@@ -45,6 +45,12 @@ pub trait Format: Sync + Send {
     fn reads_stripped(&self) -> bool {
         false
     }
+
+    /// What the thread that cuts a large input reads of each stripped line ahead of
+    /// [`Format::parse`], which finds it with [`Lines::ahead`]: None for nothing.
+    fn read_ahead(&self) -> Option<crate::lines::ReadAhead> {
+        None
+    }
 }
 
 /// Whether `phrase` occurs in `head`. Every line a sniffer reads is a slice of its head, so a

@@ -37,12 +37,14 @@ use std::sync::LazyLock;
 use memchr::memmem::Finder;
 use regex::Regex;
 
-use self::summary_lines::{elapsed, runs};
+use self::summary_lines::{ELAPSED_READ, NOT_ELAPSED, elapsed, read_elapsed, runs};
 
 use super::Format;
 use super::blocks::{BlockMeta, Labeler};
 use crate::error::ParseError;
-use crate::lines::{Lines, find_str, is_space, parse_number, strip_mail, trim, trim_end, words};
+use crate::lines::{
+    Lines, ReadAhead, find_str, is_space, parse_number, strip_mail, trim, trim_end, words,
+};
 use crate::model::{Ctx, Direction};
 
 use self::ids::{Ids, Key, Stat, UnitId};
@@ -90,15 +92,19 @@ impl Format for PerfStat {
 
     fn parse(&self, lines: &mut Lines<'_>, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         let mut p = Parser::default();
-        while let Some((line_no, line)) = lines.next_stripped()? {
+        while let Some((line_no, line, ahead)) = lines.next_stripped_ahead()? {
             ctx.line = line_no;
-            p.line(strip_box(line), ctx)?;
+            p.line(strip_box(line), ahead, ctx)?;
         }
         p.finish(ctx)
     }
 
     fn reads_stripped(&self) -> bool {
         true
+    }
+
+    fn read_ahead(&self) -> Option<ReadAhead> {
+        Some(read_elapsed)
     }
 }
 
@@ -174,7 +180,13 @@ struct Parser {
 }
 
 impl Parser {
-    fn line(&mut self, line: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
+    /// One line; `ahead` is what [`read_elapsed`] made of it, when it was read ahead.
+    fn line(
+        &mut self,
+        line: &str,
+        ahead: Option<(u32, &[f64])>,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), ParseError> {
         if line.is_empty() {
             self.labels.blank();
             return Ok(());
@@ -190,28 +202,25 @@ impl Parser {
         {
             return self.header(&line[at + HEADER.len()..], ctx);
         }
-        if let Some(c) = elapsed(line) {
-            if !self.in_block {
-                self.start(None, None, ctx)?;
+        // The summary line cannot be a header: the tags stand where `elapsed` is asked.
+        match ahead {
+            Some((ELAPSED_READ, &[v, abs, pct])) => {
+                let read = [v, abs, pct];
+                return self.elapsed_items(|k, _| Ok((!read[k].is_nan()).then_some(read[k])), ctx);
             }
-            let stat = self.mean();
-            let v = value(c[0].unwrap_or_default(), "elapsed time", ctx.line)?;
-            self.add(Item::seconds(ids::ELAPSED, stat, v, ctx.line), ctx)?;
-            if let Some(abs) = c[1] {
-                let v = value(abs, "elapsed time spread", ctx.line)?;
-                let it = Item::seconds(ids::ELAPSED_STDDEV, Stat::Stddev, v, ctx.line);
-                self.add(it, ctx)?;
+            Some((NOT_ELAPSED, _)) => {}
+            _ => {
+                if let Some(c) = elapsed(line) {
+                    let read = |k: usize, line| match c[k] {
+                        _ if k == 0 => {
+                            value(c[0].unwrap_or_default(), "elapsed time", line).map(Some)
+                        }
+                        Some(t) => value(t, "elapsed time spread", line).map(Some),
+                        None => Ok(None),
+                    };
+                    return self.elapsed_items(read, ctx);
+                }
             }
-            if let Some(pct) = c[2] {
-                let v = value(pct, "elapsed time spread", ctx.line)?;
-                let it = Item {
-                    unit: UnitId::Percent,
-                    ..Item::seconds(ids::ELAPSED_STDDEV_PCT, Stat::RelStddevPct, v, ctx.line)
-                };
-                self.add(it, ctx)?;
-            }
-            self.in_table = false;
-            return Ok(());
         }
         if self.in_block
             // The regex ends with `$`: only such lines can match.
@@ -278,6 +287,36 @@ impl Parser {
         self.in_block = false;
         self.in_table = false;
         self.labels.prose(line);
+        Ok(())
+    }
+
+    /// The items of a summary line: `value(k, line)` reads the elapsed time (k = 0), its
+    /// spread (1) and its spread in percent (2), None for one not given.
+    fn elapsed_items(
+        &mut self,
+        value: impl Fn(usize, u64) -> Result<Option<f64>, ParseError>,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(), ParseError> {
+        if !self.in_block {
+            self.start(None, None, ctx)?;
+        }
+        let stat = self.mean();
+        let line = ctx.line;
+        if let Some(v) = value(0, line)? {
+            self.add(Item::seconds(ids::ELAPSED, stat, v, line), ctx)?;
+        }
+        if let Some(v) = value(1, line)? {
+            let it = Item::seconds(ids::ELAPSED_STDDEV, Stat::Stddev, v, line);
+            self.add(it, ctx)?;
+        }
+        if let Some(v) = value(2, line)? {
+            let it = Item {
+                unit: UnitId::Percent,
+                ..Item::seconds(ids::ELAPSED_STDDEV_PCT, Stat::RelStddevPct, v, line)
+            };
+            self.add(it, ctx)?;
+        }
+        self.in_table = false;
         Ok(())
     }
 
@@ -661,12 +700,16 @@ fn is_unit(t: &str) -> bool {
 }
 
 fn value(text: &str, what: &str, line: u64) -> Result<f64, ParseError> {
-    // Authors stress the number that matters with mail emphasis: `*1.39285*`.
+    bare_number(text).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
+}
+
+/// A number, also as authors stress the one that matters with mail emphasis: `*1.39285*`.
+fn bare_number(text: &str) -> Option<f64> {
     let bare = text
         .strip_prefix('*')
         .and_then(|t| t.strip_suffix('*'))
         .unwrap_or(text);
-    number(bare).ok_or_else(|| ParseError::bad_value(line, what, text, "expected a number"))
+    number(bare)
 }
 
 /// `$ perf stat -- make`, `1) perf stat --null --repeat 10 -- hackbench 20 thread 20000`.

@@ -7,7 +7,7 @@
 use std::io::Read;
 use std::sync::mpsc;
 
-use super::MAX_LINE;
+use super::{MAX_LINE, ReadAhead};
 use crate::error::{ErrorKind, ParseError};
 
 /// Bytes asked of the reader at a time.
@@ -30,6 +30,10 @@ pub(super) struct Chunk {
     /// Where each line lies in `text` once stripped ([`super::strip_line`]): filled only on
     /// the cutting thread, for a parser that asked ([`Chunker::strip_lines`]); else empty.
     pub stripped: Vec<(u32, u32)>,
+    /// For each stripped line, the [`ReadAhead`] tag and where its values start in `values`:
+    /// filled only on the cutting thread, for a parser that asked ([`Chunker::read_ahead`]).
+    pub ahead: Vec<(u32, u32)>,
+    pub values: Vec<f64>,
 }
 
 /// A chunk, or the error the input ends with (reported at the line after the chunks before).
@@ -61,6 +65,8 @@ pub(super) struct Chunker<R> {
     failed: Option<ErrorKind>,
     /// Whether each chunk's lines are stripped too.
     strip: bool,
+    /// The format's reading of each stripped line ahead of its parser.
+    ahead: Option<ReadAhead>,
 }
 
 impl<R: Read> Chunker<R> {
@@ -76,6 +82,7 @@ impl<R: Read> Chunker<R> {
             next_read: FIRST_READ,
             failed: None,
             strip: false,
+            ahead: None,
         }
     }
 
@@ -83,6 +90,12 @@ impl<R: Read> Chunker<R> {
     /// on a thread of its own, where it costs the parser nothing.
     pub fn strip_lines(&mut self) {
         self.strip = true;
+    }
+
+    /// Reads each stripped line of the chunks cut from now on with `f` ([`Chunk::ahead`]);
+    /// with [`Chunker::strip_lines`], and on a thread of its own, like it.
+    pub fn read_ahead(&mut self, f: ReadAhead) {
+        self.ahead = Some(f);
     }
 
     /// Whether the reader has nothing more to give, so that no thread is worth starting.
@@ -203,10 +216,26 @@ impl<R: Read> Chunker<R> {
             if self.strip {
                 strip_each(&text, &ends, &mut stripped);
             }
+            let mut ahead = std::mem::take(&mut spent.ahead);
+            let mut values = std::mem::take(&mut spent.values);
+            ahead.clear();
+            values.clear();
+            if let Some(f) = self.ahead {
+                for &(start, stop) in &stripped {
+                    let at = values.len();
+                    let tag = f(&text[start as usize..stop as usize], &mut values);
+                    if tag == 0 {
+                        values.truncate(at);
+                    }
+                    ahead.push((tag, at as u32));
+                }
+            }
             return Ok(Some(Chunk {
                 text,
                 ends,
                 stripped,
+                ahead,
+                values,
             }));
         }
     }

@@ -570,3 +570,50 @@ fn a_header_after_other_words_reads_as_one_at_the_line_start() {
     let s = find(&at_start, "elapsed", None, Some("mean"), None);
     assert_eq!(s.samples, [24.536050899]);
 }
+
+/// Several MiB of summaries, so that the input is cut on a thread of its own which reads the
+/// summary lines ahead of the parser: the same dataset as the parser reading every line itself
+/// on one thread, and a number that does not read is still reported at its line.
+#[test]
+fn summaries_read_ahead_give_what_the_parser_reads_itself() {
+    use ingest::Format;
+    let one_copy = std::fs::read_to_string(fixture(NULL8)).unwrap();
+    let one_copy = format!("{}\n", one_copy.trim_end());
+    let mut data = one_copy.repeat(3_000);
+    // Other spellings of the summary line, among them some not read ahead.
+    data.push_str("   *12.5*  +-  0.25 seconds time elapsed  ( +- 2.0% )\n");
+    data.push_str("|  3.0 seconds time elapsed\n");
+    data.push_str(&one_copy.repeat(1_000));
+    assert!(data.len() > 4 << 20);
+    let path = Path::new("big.txt");
+    let (_, ahead) = ingest::parse_bytes(path, data.as_bytes(), Some("perf_stat")).unwrap();
+    let mut alone = Dataset::new();
+    {
+        let mut ctx = ingest::Ctx::new(&mut alone, None);
+        let mut reader = data.as_bytes();
+        let mut lines = ingest::lines::Lines::new(&mut reader);
+        ingest::formats::perf_stat::PerfStat
+            .parse(&mut lines, &mut ctx)
+            .unwrap();
+    }
+    assert_eq!(ahead, alone);
+    let command = Some("hackbench 32 thread 20000");
+    let elapsed = find(
+        &ahead,
+        "elapsed",
+        Some("patched with patch1~4"),
+        Some("mean"),
+        command,
+    );
+    assert!(elapsed.samples.len() > 8_000, "{}", elapsed.samples.len());
+
+    // A summary whose value does not read, far into the input: its line in the error.
+    let bad_line = one_copy.lines().count() * 2_000 + 1;
+    let mut bad = one_copy.repeat(2_000);
+    bad.push_str("      24.5x6 seconds time elapsed   ( +-  0.24% )\n");
+    bad.push_str(&one_copy.repeat(10));
+    let e = ingest::parse_bytes(path, bad.as_bytes(), Some("perf_stat")).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains(&format!("line {bad_line}")), "{msg}");
+    assert!(msg.contains("24.5x6"), "{msg}");
+}

@@ -64,3 +64,57 @@ fn lines_stripped_ahead_match_lines_stripped_by_the_parser() {
         Some("last line without an end")
     );
 }
+
+/// Lines that start with a digit read ahead: their number as the value, tag 1; others tag 0.
+fn digits_ahead(line: &str, values: &mut Vec<f64>) -> u32 {
+    let n: String = line.chars().take_while(char::is_ascii_digit).collect();
+    match n.parse::<f64>() {
+        Ok(v) => {
+            values.push(v);
+            1
+        }
+        Err(_) => 0,
+    }
+}
+
+#[test]
+fn lines_read_ahead_carry_what_the_reading_made_of_them() {
+    let data = mixed_input();
+    let (read, ahead, no_ahead) =
+        ingest::lines::with_lines_ahead(&data[..], false, Some(digits_ahead), |lines| {
+            let (mut read, mut ahead, mut no_ahead) = (0, 0, 0);
+            while let Some((no, line, got)) = lines.next_stripped_ahead().unwrap() {
+                read += 1;
+                let line = line.to_string();
+                let mut want = Vec::new();
+                let tag = digits_ahead(&line, &mut want);
+                match got {
+                    // The reading of the line itself, never another line's.
+                    Some((t, values)) => {
+                        assert_eq!((t, values), (tag, &want[..]), "line {no}: {line:?}");
+                        ahead += 1;
+                    }
+                    None => no_ahead += 1,
+                }
+                if no % 1000 == 7 {
+                    // A line pushed back comes back with its reading.
+                    let got = got.map(|(t, v)| (t, v.to_vec()));
+                    lines.push_back();
+                    let (again_no, again, again_got) =
+                        lines.next_stripped_ahead().unwrap().unwrap();
+                    assert_eq!((again_no, again), (no, line.as_str()));
+                    assert_eq!(again_got.map(|(t, v)| (t, v.to_vec())), got);
+                }
+            }
+            (read, ahead, no_ahead)
+        });
+    // The lines with a number (every seventh shape) are read ahead past the first chunk.
+    assert!(ahead > 5_000, "{ahead} of {read} read ahead");
+    assert!(no_ahead > ahead, "{no_ahead}");
+    // A small input is read on one thread: nothing ahead.
+    ingest::lines::with_lines_ahead(&b"1\n2\n"[..], true, Some(digits_ahead), |lines| {
+        while let Some((_, _, got)) = lines.next_stripped_ahead().unwrap() {
+            assert!(got.is_none());
+        }
+    });
+}
