@@ -34,8 +34,9 @@ pub(super) fn elapsed(line: &str) -> Option<[Option<&str>; 3]> {
     Some([1, 2, 3].map(|i| c.get(i).map(|m| m.as_str())))
 }
 
-/// [`ReadAhead`](crate::lines::ReadAhead) tags: the line is not a summary line, or it is one and its values follow
-/// (the elapsed time, then its spread and its spread in percent, NaN when not given).
+/// [`ReadAhead`](crate::lines::ReadAhead) tags: the line is not a summary line, or it is one
+/// and its values follow (the elapsed time, then its spread and its spread in percent, NaN when
+/// not given).
 pub(super) const NOT_ELAPSED: u32 = 1;
 pub(super) const ELAPSED_READ: u32 = 2;
 
