@@ -208,15 +208,14 @@ impl Labeler {
             if let Some(m) = r.memo.iter().find(|m| m.state.as_deref() == state)
                 && self.memo_on()
             {
-                let label = r.label.as_deref().unwrap_or_default();
-                let label = if r.continuation.is_some() {
-                    &m.out
-                } else {
-                    label
-                };
-                set_str(&mut self.base, label);
-                if r.continuation.is_none() {
-                    set_str(&mut self.anchor, &m.out);
+                // As read below: a continuation's label is also the base; a heading is the
+                // base, and its label the anchor.
+                match r.continuation {
+                    Some(_) => set_str(&mut self.base, &m.out),
+                    None => {
+                        set_str(&mut self.base, r.label.as_deref().unwrap_or_default());
+                        set_str(&mut self.anchor, &m.out);
+                    }
                 }
                 set_str(&mut self.current, &m.out);
                 return self.current.as_deref();

@@ -204,19 +204,21 @@ impl Parser {
         }
         // The summary line cannot be a header: the tags stand where `elapsed` is asked.
         match ahead {
-            Some((ELAPSED_READ, &[v, abs, pct])) => {
-                let read = [v, abs, pct];
-                return self.elapsed_items(|k, _| Ok((!read[k].is_nan()).then_some(read[k])), ctx);
+            Some((ELAPSED_READ, read)) => {
+                let read = |k: usize, _| Ok(read.get(k).copied().filter(|v| !v.is_nan()));
+                return self.elapsed_items(read, ctx);
             }
             Some((NOT_ELAPSED, _)) => {}
+            // The value always matches when the line does; the spreads may be missing.
             _ => {
                 if let Some(c) = elapsed(line) {
-                    let read = |k: usize, line| match c[k] {
-                        _ if k == 0 => {
-                            value(c[0].unwrap_or_default(), "elapsed time", line).map(Some)
-                        }
-                        Some(t) => value(t, "elapsed time spread", line).map(Some),
-                        None => Ok(None),
+                    let read = |k: usize, line| {
+                        let what = if k == 0 {
+                            "elapsed time"
+                        } else {
+                            "elapsed time spread"
+                        };
+                        c[k].map(|t| value(t, what, line)).transpose()
                     };
                     return self.elapsed_items(read, ctx);
                 }
