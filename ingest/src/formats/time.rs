@@ -37,7 +37,9 @@ use self::values::{Values, bash_token, clock, number, plain_seconds};
 use super::Format;
 use super::blocks::{BlockMeta, Labeler, set_str};
 use crate::error::ParseError;
-use crate::lines::{Lines, find_str, split_once_str, strip_mail, trim, trim_start, words};
+use crate::lines::{
+    Lines, find_str, skip_spaces, split_once_str, strip_mail, trim, trim_start, words,
+};
 use crate::model::{Ctx, Direction, SeriesId, SeriesKey, SeriesSpec, Unit};
 
 mod scan;
@@ -653,6 +655,11 @@ fn named_row(line: &str) -> Option<(usize, &str)> {
     if !matches!(b.get(len), Some(b' ' | b'\t')) {
         return None;
     }
+    // Mostly plain spaces or one TAB before the value: skipped here, the rest trimmed whole.
+    let at = skip_spaces(b, len + 1);
+    if b.get(at).is_some_and(u8::is_ascii_graphic) {
+        return Some((idx, &line[at..]));
+    }
     Some((idx, trim_start(&line[len + 1..])))
 }
 
@@ -729,6 +736,24 @@ fn timed_command(body: &str, prompted: bool) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_are_named_by_their_first_word_and_trimmed_as_a_whole() {
+        for (line, row) in [
+            ("real 0m1.000s", Some((0, "0m1.000s"))),
+            ("user\t0m1s", Some((1, "0m1s"))),
+            ("sys        0m0.004s  0m1s", Some((2, "0m0.004s  0m1s"))),
+            ("real \t 0m1s", Some((0, "0m1s"))),
+            ("real   \u{2003}\u{a0}0m1s", Some((0, "0m1s"))),
+            ("real \u{e9}t\u{e9}", Some((0, "\u{e9}t\u{e9}"))),
+            ("real   ", Some((0, ""))),
+            ("real\u{a0}0m1s", None),
+            ("realtime 0m1s", None),
+            ("sys", None),
+        ] {
+            assert_eq!(named_row(line), row, "{line:?}");
+        }
+    }
 
     #[test]
     fn side_by_side_headers() {
