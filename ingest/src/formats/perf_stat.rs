@@ -191,6 +191,12 @@ impl Parser {
             self.labels.blank();
             return Ok(());
         }
+        // A summary line read ahead holds no header (its words are fixed, its numbers have no
+        // spaces): taken first, before the search for one.
+        if let Some((ELAPSED_READ, read)) = ahead {
+            let read = |k: usize, _| Ok(read.get(k).copied().filter(|v| !v.is_nan()));
+            return self.elapsed_items(read, ctx);
+        }
         // Most headers start their (stripped) line: the searcher, whose setup costs more than
         // a short line's search, only for the rest, and only on lines with a `P` to start one.
         if let Some(rest) = line.strip_prefix(HEADER) {
@@ -204,10 +210,6 @@ impl Parser {
         }
         // The summary line cannot be a header: the tags stand where `elapsed` is asked.
         match ahead {
-            Some((ELAPSED_READ, read)) => {
-                let read = |k: usize, _| Ok(read.get(k).copied().filter(|v| !v.is_nan()));
-                return self.elapsed_items(read, ctx);
-            }
             Some((NOT_ELAPSED, _)) => {}
             // The value always matches when the line does; the spreads may be missing.
             _ => {
