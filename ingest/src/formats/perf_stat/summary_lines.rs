@@ -22,6 +22,11 @@ pub(super) const ELAPSED_WORDS: &str = "seconds time elapsed";
 /// [`ELAPSED`]'s captures (value, spread, spread in percent): the common ASCII line without
 /// the regex engine, anything else through the regex itself.
 pub(super) fn elapsed(line: &str) -> Option<[Option<&str>; 3]> {
+    // The pattern ends the line with its words or with the `)` of the spread in percent: any
+    // other line (most prose) is refused by its last byte.
+    if !(line.ends_with(')') || line.ends_with("elapsed")) {
+        return None;
+    }
     // A line read to its end holds only ASCII outside its two tokens: when those are ASCII
     // too, the whole line is, and the reading is the regex's.
     match elapsed_ascii(line) {
@@ -258,6 +263,12 @@ mod tests {
             "1.0        \t        seconds time elapsed        \t(        +-        2%        )",
             "1.0 +-         2         seconds time elapsed",
             "1.0                seconds time elapsed                         x",
+            "1.0 seconds time elapsed ",
+            "1.0 seconds time elapsed\n",
+            "1.0 seconds time elapsed ( +- 1% ) ",
+            "1.0 seconds time elapsed ( +- 1% )\t",
+            "results (in seconds)",
+            "the time elapsed",
         ];
         for l in lines {
             let re = ELAPSED
@@ -273,6 +284,9 @@ mod tests {
             "1.0 +- 2é seconds time elapsed ( +- 1% )",
             "1.0 seconds time elapsed é",
             "durée 1.0 seconds time elapsed",
+            "1.0 seconds time elapsed\u{2003}",
+            "1.0 seconds time elapsed ( +- 1% )\u{a0}",
+            "1.0 seconds time elapsed ( +- 1% \u{ff09}",
         ] {
             let re = ELAPSED
                 .captures(l)
