@@ -208,23 +208,21 @@ impl Parser {
         {
             return self.header(&line[at + HEADER.len()..], ctx);
         }
-        // The summary line cannot be a header: the tags stand where `elapsed` is asked.
-        match ahead {
-            Some((NOT_ELAPSED, _)) => {}
-            // The value always matches when the line does; the spreads may be missing.
-            _ => {
-                if let Some(c) = elapsed(line) {
-                    let read = |k: usize, line| {
-                        let what = if k == 0 {
-                            "elapsed time"
-                        } else {
-                            "elapsed time spread"
-                        };
-                        c[k].map(|t| value(t, what, line)).transpose()
-                    };
-                    return self.elapsed_items(read, ctx);
-                }
-            }
+        // A line read ahead and found not to be the summary line is not read again; any other
+        // (a small input, the first chunk, a number the reading ahead left) is read here. The
+        // value always matches when the line does; the spreads may be missing.
+        if !matches!(ahead, Some((NOT_ELAPSED, _)))
+            && let Some(c) = elapsed(line)
+        {
+            let read = |k: usize, line| {
+                let what = if k == 0 {
+                    "elapsed time"
+                } else {
+                    "elapsed time spread"
+                };
+                c[k].map(|t| value(t, what, line)).transpose()
+            };
+            return self.elapsed_items(read, ctx);
         }
         if self.in_block
             // The regex ends with `$`: only such lines can match.
