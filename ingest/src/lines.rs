@@ -150,6 +150,7 @@ impl<'r> Lines<'r> {
                 Err(e)
             }
             Some(Ok(chunk)) => {
+                self.pos = chunk.begin;
                 self.chunk = chunk;
                 Ok(true)
             }
