@@ -17,9 +17,9 @@ pub(super) const READ_CHUNK: usize = 256 * 1024;
 /// so a small input (an upload's file) zeroes a few KiB of buffer rather than a whole chunk.
 const FIRST_READ: usize = 4 * 1024;
 
-/// Where each read's bytes land is a multiple of this: the kernel copies a file's bytes into
-/// memory at a third of the speed when the destination is not aligned to a cache line (16
-/// bytes into a page, as a large allocation starts, on the machines measured).
+/// Where each read's bytes land is a multiple of this: on the machines measured, the kernel
+/// copies a file's bytes into memory several times slower when the destination is not on a
+/// cache line (16 bytes into a page, say, where a large allocation starts).
 const ALIGN: usize = 64;
 
 /// Most bytes moved to align the next read ([`Chunker::align_end`]).
