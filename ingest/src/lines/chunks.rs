@@ -34,6 +34,7 @@ const AHEAD: usize = 4;
 pub(super) struct Chunk {
     /// The lines, after `begin` bytes of padding (spaces) that are not part of the input.
     pub text: String,
+    /// Where the first line starts in `text`.
     pub begin: usize,
     /// Offset in `text` of each line's `\n`, or `text.len()` for a last line without one.
     pub ends: Vec<u32>,
@@ -427,11 +428,6 @@ mod tests {
             assert_eq!(ends, expected, "{len} bytes");
         }
     }
-}
-
-#[cfg(test)]
-mod aligned_reads {
-    use super::*;
 
     /// Serves `text` as asked and records where each read's bytes went.
     struct Recorder<'a> {
