@@ -177,11 +177,17 @@ pub(crate) fn median_sorted(s: &[f64]) -> Option<f64> {
 
 /// The least value, the median ([`median_sorted`]'s) and the greatest, in `total_cmp` order, of
 /// `xs`, which is reordered. By selection rather than sorting: a summary of millions of samples
-/// that needs only these three costs one linear pass and no copy.
+/// that needs only these three costs one linear pass and no copy; a long series whose middle
+/// is one value repeated, not even the selection ([`middle_run`]).
 pub fn min_median_max(xs: &mut [f64]) -> Option<(f64, f64, f64)> {
     let n = xs.len();
     if n == 0 {
         return None;
+    }
+    if n >= RUN_FROM
+        && let Some(figures) = middle_run(xs, RUN_SAMPLE, RUN_SPREAD)
+    {
+        return Some(figures);
     }
     let (left, upper, right) = xs.select_nth_unstable_by(n / 2, f64::total_cmp);
     let upper = *upper;
@@ -197,6 +203,53 @@ pub fn min_median_max(xs: &mut [f64]) -> Option<(f64, f64, f64)> {
         median,
         greatest(right).unwrap_or(upper),
     ))
+}
+
+/// Series at least this long first look for one value filling their middle ([`middle_run`]).
+const RUN_FROM: usize = 1 << 16;
+/// Values [`middle_run`] samples, and how far around the sample's middle the value must reach.
+const RUN_SAMPLE: usize = 1024;
+const RUN_SPREAD: usize = 48;
+
+/// [`min_median_max`] of a series whose middle ranks hold one value, as a timer's few
+/// readings do (`user 0m0.004s` in most runs of a `time` log): that value, seen in `sample`
+/// values spread over the series, `spread` on each side of the sample's middle, then one pass
+/// that counts the values below it and equal to it and finds the least and the greatest. No
+/// selection, which costs several times that pass. None when the sample shows no such value
+/// or the counts put a middle rank outside it (the caller selects then).
+fn middle_run(xs: &[f64], sample: usize, spread: usize) -> Option<(f64, f64, f64)> {
+    let n = xs.len();
+    let step = n / sample;
+    let mut keys: Vec<u64> = (0..sample).map(|i| key(xs[i * step])).collect();
+    keys.sort_unstable();
+    let v = keys[sample / 2 - spread];
+    if keys[sample / 2 + spread] != v {
+        return None;
+    }
+    let (mut below, mut at, mut least, mut most) = (0, 0, u64::MAX, 0);
+    for &x in xs {
+        let k = key(x);
+        below += usize::from(k < v);
+        at += usize::from(k == v);
+        least = least.min(k);
+        most = most.max(k);
+    }
+    // The middle ranks, n/2 and for an even n n/2 - 1, both among the values equal to v: the
+    // median is v, computed as the selection's midpoint computes it.
+    let lower = if n.is_multiple_of(2) {
+        n / 2 - 1
+    } else {
+        n / 2
+    };
+    (below <= lower && n / 2 < below + at).then(|| {
+        let m = unkey(v);
+        let median = if n.is_multiple_of(2) {
+            midpoint(m, m)
+        } else {
+            m
+        };
+        (unkey(least), median, unkey(most))
+    })
 }
 
 /// (a + b) / 2 as numpy's mean of two values computes it, without overflow for huge values.
@@ -244,6 +297,102 @@ pub(crate) fn describe_sorted(s: &[f64]) -> Describe {
 mod unit {
     use super::*;
     use proptest::prelude::*;
+
+    fn bits(t: Option<(f64, f64, f64)>) -> Option<[u64; 3]> {
+        t.map(|(a, b, c)| [a, b, c].map(f64::to_bits))
+    }
+
+    /// The figures by sorting, which `min_median_max` must give.
+    fn by_sorting(xs: &[f64]) -> Option<[u64; 3]> {
+        let s = sorted(xs);
+        bits(median_sorted(&s).map(|m| (s[0], m, s[s.len() - 1])))
+    }
+
+    proptest! {
+        /// Few distinct values, one of them most often, and small samples: wherever a run is
+        /// taken, its figures are the selection's, to the bit (-0.0 and 0.0 apart).
+        #[test]
+        fn a_middle_run_gives_the_figures_of_sorting(
+            xs in proptest::collection::vec(
+                prop_oneof![
+                    4 => Just(0.004),
+                    1 => Just(0.0),
+                    1 => Just(-0.0),
+                    1 => Just(0.008),
+                    1 => (-3i8..3).prop_map(f64::from),
+                    1 => Just(f64::INFINITY),
+                ],
+                16..300,
+            ),
+            spread in 0usize..4,
+        ) {
+            if let Some(got) = middle_run(&xs, 8, spread) {
+                prop_assert_eq!(bits(Some(got)), by_sorting(&xs));
+            }
+        }
+    }
+
+    #[test]
+    fn a_middle_run_is_taken_only_where_the_counts_confirm_it() {
+        // Mostly one reading, -0.0 and 0.0 apart, odd and even counts: taken.
+        for (n, most) in [(RUN_FROM, 0.004), (RUN_FROM + 1, 0.004), (RUN_FROM, -0.0)] {
+            let xs: Vec<f64> = (0..n)
+                .map(|i| match i % 7 {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => 0.008,
+                    _ => most,
+                })
+                .collect();
+            assert!(middle_run(&xs, RUN_SAMPLE, RUN_SPREAD).is_some(), "{n}");
+            assert_eq!(bits(min_median_max(&mut xs.clone())), by_sorting(&xs));
+        }
+        // Every sampled place holds 5, the series' middle does not: declined, and the
+        // selection gives the figures.
+        let mut xs: Vec<f64> = (0..64).map(f64::from).collect();
+        for i in (0..64).step_by(8) {
+            xs[i] = 5.0;
+        }
+        assert_eq!(middle_run(&xs, 8, 2), None);
+        assert_eq!(bits(min_median_max(&mut xs.clone())), by_sorting(&xs));
+        // The run anywhere, so that its ends fall at and around the middle ranks; odd and
+        // even counts; every sampled place in the run: taken exactly when both middle ranks
+        // are in it.
+        for n in [63usize, 64, 65] {
+            // At least the 8 sampled values in the run.
+            for below in 0..=n - 8 {
+                for above in 0..=n - below - 8 {
+                    let at = n - below - above;
+                    let mut xs = vec![f64::NAN; n];
+                    for i in (0..n).step_by(n / 8).take(8) {
+                        xs[i] = 5.0;
+                    }
+                    let (mut lo, mut hi) = (below, above);
+                    for x in xs.iter_mut().filter(|x| x.is_nan()) {
+                        *x = if lo > 0 {
+                            lo -= 1;
+                            1.0
+                        } else if hi > 0 {
+                            hi -= 1;
+                            9.0
+                        } else {
+                            5.0
+                        };
+                    }
+                    let lower = (n - 1) / 2;
+                    let inside = below <= lower && n / 2 < below + at;
+                    let got = middle_run(&xs, 8, 2);
+                    assert_eq!(got.is_some(), inside, "n {n} below {below} at {at}");
+                    if inside {
+                        assert_eq!(bits(got), by_sorting(&xs), "n {n} below {below} at {at}");
+                    }
+                }
+            }
+        }
+        // Distinct values: declined from the sample alone.
+        let xs: Vec<f64> = (0..RUN_FROM).map(|i| i as f64).collect();
+        assert_eq!(middle_run(&xs, RUN_SAMPLE, RUN_SPREAD), None);
+    }
 
     proptest! {
         #[test]
