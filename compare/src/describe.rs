@@ -234,14 +234,9 @@ fn middle_run(xs: &[f64], sample: usize, spread: usize) -> Option<(f64, f64, f64
         least = least.min(k);
         most = most.max(k);
     }
-    // The middle ranks, n/2 and for an even n n/2 - 1, both among the values equal to v: the
-    // median is v, computed as the selection's midpoint computes it.
-    let lower = if n.is_multiple_of(2) {
-        n / 2 - 1
-    } else {
-        n / 2
-    };
-    (below <= lower && n / 2 < below + at).then(|| {
+    // The middle ranks, (n-1)/2 and n/2 (one rank for an odd n), both among the values equal
+    // to v: the median is v, computed as the selection's midpoint computes it.
+    (below <= (n - 1) / 2 && n / 2 < below + at).then(|| {
         let m = unkey(v);
         let median = if n.is_multiple_of(2) {
             midpoint(m, m)
@@ -379,8 +374,7 @@ mod unit {
                             5.0
                         };
                     }
-                    let lower = (n - 1) / 2;
-                    let inside = below <= lower && n / 2 < below + at;
+                    let inside = below <= (n - 1) / 2 && n / 2 < below + at;
                     let got = middle_run(&xs, 8, 2);
                     assert_eq!(got.is_some(), inside, "n {n} below {below} at {at}");
                     if inside {
