@@ -113,17 +113,7 @@ impl<'r> Lines<'r> {
     /// first chunk of a large one, or a tag of 0), so that the parser reads the line itself.
     #[inline]
     pub fn ahead(&self) -> Option<(u32, &[f64])> {
-        let i = self.next.checked_sub(1)?;
-        let &(tag, start) = self.chunk.ahead.get(i)?;
-        if tag == 0 {
-            return None;
-        }
-        let end = self
-            .chunk
-            .ahead
-            .get(i + 1)
-            .map_or(self.chunk.values.len(), |a| a.1 as usize);
-        Some((tag, &self.chunk.values[start as usize..end]))
+        self.chunk.ahead_of(self.next.checked_sub(1)?)
     }
 
     /// Makes the next call to [`Lines::next_line`] return the current line again.
@@ -185,12 +175,7 @@ impl<'r> Lines<'r> {
         if !self.pushed_back && self.next < self.chunk.ends.len() {
             let i = self.next;
             self.take_line();
-            let text = &self.chunk.text;
-            let line = match self.chunk.stripped.get(i) {
-                Some(&(start, stop)) => &text[start as usize..stop as usize],
-                None => strip_line(&text[self.start..self.stop]),
-            };
-            return Ok(Some((self.line_no, line)));
+            return Ok(Some((self.line_no, self.stripped(i))));
         }
         Ok(self.next_slow()?.map(|(no, line)| (no, strip_line(line))))
     }
@@ -198,6 +183,17 @@ impl<'r> Lines<'r> {
     /// [`Lines::next_stripped`] and [`Lines::ahead`] of the line in one call.
     #[inline]
     pub fn next_stripped_ahead(&mut self) -> Result<Option<StrippedAhead<'_>>, ParseError> {
+        // The common case as in `next_stripped`, the tag found by the line's index: no second
+        // lookup of the line.
+        if !self.pushed_back && self.next < self.chunk.ends.len() {
+            let i = self.next;
+            self.take_line();
+            return Ok(Some((
+                self.line_no,
+                self.stripped(i),
+                self.chunk.ahead_of(i),
+            )));
+        }
         // The line is a slice of the chunk's text wherever it came from: found again by its
         // place, so that the borrow taken to advance ends before the tag is read.
         let (no, at, len) = match self.next_stripped()? {
@@ -206,6 +202,17 @@ impl<'r> Lines<'r> {
         };
         let at = at - self.chunk.text.as_ptr() as usize;
         Ok(Some((no, &self.chunk.text[at..at + len], self.ahead())))
+    }
+
+    /// Line `i` of the chunk, the line last taken, stripped: as the cutting thread found it,
+    /// else here.
+    #[inline(always)]
+    fn stripped(&self, i: usize) -> &str {
+        let text = &self.chunk.text;
+        match self.chunk.stripped.get(i) {
+            Some(&(start, stop)) => &text[start as usize..stop as usize],
+            None => strip_line(&text[self.start..self.stop]),
+        }
     }
 
     #[inline(never)]

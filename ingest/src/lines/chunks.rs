@@ -47,6 +47,23 @@ pub(super) struct Chunk {
     pub values: Vec<f64>,
 }
 
+impl Chunk {
+    /// What [`ReadAhead`] made of line `i` of the chunk: its tag and values, None where it
+    /// was not read ahead or left to the parser (tag 0).
+    #[inline]
+    pub fn ahead_of(&self, i: usize) -> Option<(u32, &[f64])> {
+        let &(tag, start) = self.ahead.get(i)?;
+        if tag == 0 {
+            return None;
+        }
+        let end = self
+            .ahead
+            .get(i + 1)
+            .map_or(self.values.len(), |a| a.1 as usize);
+        Some((tag, &self.values[start as usize..end]))
+    }
+}
+
 /// A chunk, or the error the input ends with (reported at the line after the chunks before).
 pub(super) type Produced = Result<Chunk, ParseError>;
 

@@ -433,3 +433,57 @@ fn lines_stripped_as_bytes_are_stripped_as_text() {
         );
     }
 }
+
+/// A [`ReadAhead`] for the test: rows whose number is a multiple of 3 are read (tag 1, the
+/// number and its double), the others left (tag 0).
+fn every_third(line: &str, values: &mut Vec<f64>) -> u32 {
+    match line.split(' ').nth(1).and_then(|n| n.parse::<u32>().ok()) {
+        Some(n) if n % 3 == 0 => {
+            values.extend([f64::from(n), f64::from(n) * 2.0]);
+            1
+        }
+        _ => 0,
+    }
+}
+
+#[test]
+fn lines_read_ahead_carry_their_own_values_across_chunks_and_a_push_back() {
+    // Quoted rows, so that the cutting thread strips them too.
+    let mut data = Vec::new();
+    for i in 0..150_000 {
+        data.extend_from_slice(format!("> row {i} {}\n", "v".repeat(i % 29)).as_bytes());
+    }
+    assert!(data.len() > 4 * chunks::READ_CHUNK);
+    let f: ReadAhead = every_third;
+    let (read, ahead) = with_lines_ahead(data.as_slice(), true, Some(f), |lines| {
+        let (mut read, mut ahead) = (0, 0);
+        let mut pushed = false;
+        while let Some((no, line, got)) = lines.next_stripped_ahead().unwrap() {
+            let i = no - 1;
+            let row = format!("row {i} {}", "v".repeat(i as usize % 29));
+            assert_eq!(line, row.trim_end());
+            let mut expected = Vec::new();
+            let tag = every_third(line, &mut expected);
+            match got {
+                // The first chunk is read on this thread, without reading ahead.
+                None => assert!(tag == 0 || (i as usize) < chunks::READ_CHUNK / 20, "{i}"),
+                Some((t, values)) => {
+                    assert_eq!((t, values), (tag, expected.as_slice()), "line {no}");
+                    ahead += 1;
+                }
+            }
+            // Every 1000th line read twice: the same line and values again.
+            if i % 1000 == 0 && !pushed {
+                lines.push_back();
+                pushed = true;
+                continue;
+            }
+            pushed = false;
+            read += 1;
+        }
+        (read, ahead)
+    });
+    assert_eq!(read, 150_000);
+    // Every third line but the first chunk's, and the lines pushed back, twice.
+    assert!(ahead > 45_000, "{ahead}");
+}
