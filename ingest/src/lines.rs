@@ -44,7 +44,8 @@ pub fn with_lines<R: Read + Send, T>(
     with_lines_ahead(reader, strip, None, parse)
 }
 
-/// A line's number, the line stripped, and what [`ReadAhead`] made of it ([`Lines::ahead`]).
+/// A line's number, the line stripped, and what [`ReadAhead`] made of it
+/// ([`Lines::next_stripped_ahead`]).
 pub type StrippedAhead<'a> = (u64, &'a str, Option<(u32, &'a [f64])>);
 
 /// A format's reading of one stripped line done ahead of its parser, on the thread that cuts
@@ -54,8 +55,9 @@ pub type ReadAhead = fn(&str, &mut Vec<f64>) -> u32;
 
 /// [`with_lines`], and when the input is cut on a thread of its own and `ahead` is given, that
 /// thread also strips each line and reads it with `ahead`: the parser finds the tag and values
-/// with [`Lines::ahead`]. The parser's thread is often the one that sets the parse's time while
-/// the cutting thread waits for it; what is read ahead must cost that thread less than it saves.
+/// with [`Lines::next_stripped_ahead`]. The parser's thread is often the one that sets the
+/// parse's time while the cutting thread waits for it; what is read ahead must cost that thread
+/// less than it saves.
 pub fn with_lines_ahead<R: Read + Send, T>(
     reader: R,
     strip: bool,
@@ -108,14 +110,6 @@ impl<'r> Lines<'r> {
         self.line_no
     }
 
-    /// What [`ReadAhead`] made of the line last returned: its tag (never 0) and the values it
-    /// appended. None when the line was not read ahead (a small input read on one thread, the
-    /// first chunk of a large one, or a tag of 0), so that the parser reads the line itself.
-    #[inline]
-    pub fn ahead(&self) -> Option<(u32, &[f64])> {
-        self.chunk.ahead_of(self.next.checked_sub(1)?)
-    }
-
     /// Makes the next call to [`Lines::next_line`] return the current line again.
     pub fn push_back(&mut self) {
         self.pushed_back = true;
@@ -157,79 +151,73 @@ impl<'r> Lines<'r> {
     /// it while it holds the line).
     #[inline(always)]
     pub fn next_numbered(&mut self) -> Result<Option<(u64, &str)>, ParseError> {
-        // The common case, inlined into the parser's loop: the next line of the chunk.
-        if !self.pushed_back && self.next < self.chunk.ends.len() {
-            self.take_line();
-            return Ok(Some((
-                self.line_no,
-                &self.chunk.text[self.start..self.stop],
-            )));
+        if !self.advance()? {
+            return Ok(None);
         }
-        self.next_slow()
+        Ok(Some((
+            self.line_no,
+            &self.chunk.text[self.start..self.stop],
+        )))
     }
 
     /// [`Lines::next_numbered`] with the line stripped ([`strip_line`]), most often already
     /// by the thread that cut it.
     #[inline]
     pub fn next_stripped(&mut self) -> Result<Option<(u64, &str)>, ParseError> {
-        if !self.pushed_back && self.next < self.chunk.ends.len() {
-            let i = self.next;
-            self.take_line();
-            return Ok(Some((self.line_no, self.stripped(i))));
+        if !self.advance()? {
+            return Ok(None);
         }
-        Ok(self.next_slow()?.map(|(no, line)| (no, strip_line(line))))
+        Ok(Some((self.line_no, self.stripped())))
     }
 
-    /// [`Lines::next_stripped`] and [`Lines::ahead`] of the line in one call.
+    /// [`Lines::next_stripped`] with what [`ReadAhead`] made of the line: its tag (never 0)
+    /// and the values it appended. None when the line was not read ahead (a small input read
+    /// on one thread, the first chunk of a large one, or a tag of 0), so that the parser reads
+    /// the line itself.
     #[inline]
     pub fn next_stripped_ahead(&mut self) -> Result<Option<StrippedAhead<'_>>, ParseError> {
-        // The common case as in `next_stripped`, the tag found by the line's index: no second
-        // lookup of the line.
-        if !self.pushed_back && self.next < self.chunk.ends.len() {
-            let i = self.next;
-            self.take_line();
-            return Ok(Some((
-                self.line_no,
-                self.stripped(i),
-                self.chunk.ahead_of(i),
-            )));
+        if !self.advance()? {
+            return Ok(None);
         }
-        // The line is a slice of the chunk's text wherever it came from: found again by its
-        // place, so that the borrow taken to advance ends before the tag is read.
-        let (no, at, len) = match self.next_stripped()? {
-            Some((no, line)) => (no, line.as_ptr() as usize, line.len()),
-            None => return Ok(None),
-        };
-        let at = at - self.chunk.text.as_ptr() as usize;
-        Ok(Some((no, &self.chunk.text[at..at + len], self.ahead())))
+        let ahead = self.chunk.ahead_of(self.next - 1);
+        Ok(Some((self.line_no, self.stripped(), ahead)))
     }
 
-    /// Line `i` of the chunk, the line last taken, stripped: as the cutting thread found it,
-    /// else here.
+    /// The line last taken, stripped: as the cutting thread found it, else here.
     #[inline(always)]
-    fn stripped(&self, i: usize) -> &str {
+    fn stripped(&self) -> &str {
         let text = &self.chunk.text;
-        match self.chunk.stripped.get(i) {
+        match self.chunk.stripped.get(self.next - 1) {
             Some(&(start, stop)) => &text[start as usize..stop as usize],
             None => strip_line(&text[self.start..self.stop]),
         }
     }
 
+    /// Moves to the next line (the same one again after [`Lines::push_back`]), whose place is
+    /// then `start..stop` and whose index in the chunk is `next - 1`; false at the end of the
+    /// input.
+    #[inline(always)]
+    fn advance(&mut self) -> Result<bool, ParseError> {
+        // The common case, inlined into the parser's loop: the next line of the chunk.
+        if !self.pushed_back && self.next < self.chunk.ends.len() {
+            self.take_line();
+            return Ok(true);
+        }
+        self.advance_slow()
+    }
+
     #[inline(never)]
-    fn next_slow(&mut self) -> Result<Option<(u64, &str)>, ParseError> {
+    fn advance_slow(&mut self) -> Result<bool, ParseError> {
         if self.pushed_back {
             self.pushed_back = false;
         } else {
             // A chunk is never empty, so one refill is enough.
             if self.next == self.chunk.ends.len() && !self.refill()? {
-                return Ok(None);
+                return Ok(false);
             }
             self.take_line();
         }
-        Ok(Some((
-            self.line_no,
-            &self.chunk.text[self.start..self.stop],
-        )))
+        Ok(true)
     }
 
     /// Moves to the next line of the chunk, which has one.

@@ -47,7 +47,7 @@ pub trait Format: Sync + Send {
     }
 
     /// What the thread that cuts a large input reads of each stripped line ahead of
-    /// [`Format::parse`], which finds it with [`Lines::ahead`]: None for nothing.
+    /// [`Format::parse`], which finds it with [`Lines::next_stripped_ahead`]: None for nothing.
     fn read_ahead(&self) -> Option<crate::lines::ReadAhead> {
         None
     }
