@@ -18,6 +18,8 @@ pub struct AppState {
     pub spool_dir: std::path::PathBuf,
     /// Uploads waiting for their history pass (see `history::passes`).
     pub history_passes: Arc<crate::history::passes::Passes>,
+    /// Upload tokens looked up lately (see `tokens::authenticate_upload`).
+    pub upload_tokens: Arc<crate::tokens::TokenCache>,
 }
 
 impl AppState {
@@ -28,6 +30,7 @@ impl AppState {
             history_passes: Arc::new(crate::history::passes::Passes::new(&store)),
             store,
             cache: Arc::default(),
+            upload_tokens: Arc::default(),
             upload_budget: Arc::new(crate::web::limits::UploadBudget::new(
                 config.upload_budget_mib,
                 config.upload_wait_secs,

@@ -113,6 +113,10 @@ impl Store {
             Ok(tx) => tx,
             Err(e) => return fail_all(group, &e),
         };
+        let group = match refuse_revoked(&mut tx, group).await {
+            Ok(group) => group,
+            Err((group, e)) => return fail_all(group, &e),
+        };
         self.queue.groups.fetch_add(1, Ordering::Relaxed);
         match write_together(&mut tx, &group).await {
             Together::Written(runs) => {
@@ -184,6 +188,44 @@ impl Store {
         }
         drop(turn);
     }
+}
+
+/// Answers the imports whose upload token is revoked by now with [`Error::Revoked`], storing
+/// nothing of them, and returns the others. The server lets a token it has looked up lately
+/// through without asking the database again (`quiescent::tokens`); this check, one statement
+/// per group in the transaction that would store the runs, is what keeps an upload of a token
+/// revoked before that transaction from being stored.
+async fn refuse_revoked(
+    tx: &mut Tx,
+    group: Vec<Pending>,
+) -> Result<Vec<Pending>, (Vec<Pending>, Error)> {
+    let mut ids: Vec<i64> = group.iter().filter_map(|p| p.job.meta.token_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let revoked = match crate::tokens::revoked_among(tx, &ids).await {
+        Ok(revoked) => revoked,
+        Err(e) => return Err((group, e)),
+    };
+    if revoked.is_empty() {
+        return Ok(group);
+    }
+    let mut kept = Vec::with_capacity(group.len());
+    for p in group {
+        let name = p
+            .job
+            .meta
+            .token_id
+            .and_then(|id| revoked.iter().find(|(r, _)| *r == id));
+        match name {
+            Some((_, name)) => {
+                let _ = p.reply.send(Err(Error::Revoked(format!(
+                    "token {name:?} was revoked; ask for a new one (`quiescent token create`)"
+                ))));
+            }
+            None => kept.push(p),
+        }
+    }
+    Ok(kept)
 }
 
 /// What [`write_together`] did.

@@ -144,3 +144,25 @@ impl Store {
         })
     }
 }
+
+/// The tokens among `ids` that are revoked, with their names, read inside the write
+/// transaction `tx`: what a group commit checks before it stores the uploads of those tokens.
+pub(crate) async fn revoked_among(
+    tx: &mut crate::Tx,
+    ids: &[i64],
+) -> Result<Vec<(i64, String)>, Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT id, name FROM tokens WHERE revoked_at IS NOT NULL AND id IN ({})",
+        crate::engine::placeholders(1, ids.len())
+    );
+    Ok(crate::with_tx!(tx, |t| {
+        let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+        for id in ids {
+            q = q.bind(*id);
+        }
+        q.fetch_all(&mut **t).await?
+    }))
+}

@@ -26,7 +26,8 @@ pub(super) struct Admitted {
 /// The checks made on the headers alone, before any of the body is read.
 pub(super) async fn admit(state: &AppState, headers: &HeaderMap) -> Result<Admitted, AppError> {
     let limit = state.config.max_upload_mib.saturating_mul(1 << 20);
-    let token = tokens::authenticate(
+    let token = tokens::authenticate_upload(
+        &state.upload_tokens,
         &state.store,
         headers
             .get(header::AUTHORIZATION)

@@ -377,3 +377,63 @@ both!(
         assert_eq!(st.total_samples().await.unwrap(), samples + 3);
     }
 );
+
+both!(
+    a_revoked_tokens_uploads_are_refused_in_the_group_and_the_others_stored,
+    |st| {
+        // The server takes a token it looked up lately without asking again: the group's
+        // transaction is what refuses the uploads of a token revoked meanwhile.
+        let mut ids = Vec::new();
+        for name in ["rig-a", "rig-b"] {
+            assert!(
+                st.insert_token(name, &format!("hash-{name}"))
+                    .await
+                    .unwrap()
+            );
+            let t = st.token_by_hash(&format!("hash-{name}")).await.unwrap();
+            ids.push(t.expect("the token just stored").id);
+        }
+        // Revoked after the server let its uploads in: they reach the store all the same.
+        assert_eq!(st.revoke_token("rig-a").await.unwrap(), store::Revoked::Now);
+        let turn = st.hold_write_turn().await;
+        let mut jobs = Vec::new();
+        for i in 0..4u32 {
+            let st = st.clone();
+            let mut m = meta("g", "hackbench");
+            m.token_id = Some(ids[i as usize % 2]);
+            jobs.push(tokio::spawn(async move {
+                let f = hb(&format!("up{i}.txt"), &[10.0 + f64::from(i)]);
+                (i, st.import_upload(&m, &[f], None).await)
+            }));
+        }
+        // One group, both tokens' uploads in it.
+        wait_queued(&st, 4).await;
+        drop(turn);
+        for j in jobs {
+            let (i, out) = j.await.unwrap();
+            if i % 2 == 0 {
+                match out {
+                    Err(Error::Revoked(m)) => {
+                        assert!(m.contains("\"rig-a\" was revoked"), "upload {i}: {m}")
+                    }
+                    other => panic!("upload {i} of the revoked token: {other:?}"),
+                }
+            } else {
+                assert!(out.unwrap().created, "upload {i} of the other token");
+            }
+        }
+        assert_eq!(st.runs(&RunQuery::default()).await.unwrap().len(), 2);
+        assert_eq!(st.total_samples().await.unwrap(), 2);
+        for i in [0u32, 2] {
+            let store::Source::Bytes(refused) =
+                &hb(&format!("up{i}.txt"), &[10.0 + f64::from(i)]).source
+            else {
+                unreachable!()
+            };
+            assert!(
+                !st.has_artifact(refused).await.unwrap(),
+                "upload {i}'s file"
+            );
+        }
+    }
+);
