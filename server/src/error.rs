@@ -122,7 +122,7 @@ impl From<store::Error> for AppError {
         match e {
             store::Error::Parse(e) => e.into(),
             store::Error::Invalid(msg) => AppError::BadRequest(msg),
-            store::Error::Revoked(msg) => AppError::Forbidden(msg),
+            e @ store::Error::Revoked { .. } => AppError::Forbidden(e.to_string()),
             e @ (store::Error::Db(_)
             | store::Error::Write(_)
             | store::Error::Io { .. }

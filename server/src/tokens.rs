@@ -238,15 +238,12 @@ async fn look_up(store: &Store, given: &str) -> Result<Token, AppError> {
     if !constant_time_eq(row.hash.as_bytes(), given.as_bytes()) {
         return Err(AppError::Unauthorized("unknown token".into()));
     }
-    let name = row.name;
     if row.revoked_at.is_some() {
-        return Err(AppError::Forbidden(format!(
-            "token {name:?} was revoked; ask for a new one (`quiescent token create`)"
-        )));
+        return Err(store::Error::Revoked { token: row.name }.into());
     }
     Ok(Token {
         id: row.id,
-        name,
+        name: row.name,
         scopes: row.scopes,
     })
 }

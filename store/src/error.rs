@@ -27,10 +27,10 @@ pub enum Error {
     /// A write shared with other imports failed (see `group`); the database error as text.
     #[error("database: {0}")]
     Write(String),
-    /// The upload's token was revoked before its run could be stored (checked in the
-    /// transaction that would store it, see `group`); says which token.
-    #[error("{0}")]
-    Revoked(String),
+    /// The upload token named `token` is revoked: the server's check before a body is read
+    /// and the group commit's in the transaction that would store it (see `group`) say so alike.
+    #[error("token {token:?} was revoked; ask for a new one (`quiescent token create`)")]
+    Revoked { token: String },
     #[error("database migration: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
 }

@@ -218,9 +218,9 @@ async fn refuse_revoked(
             .and_then(|id| revoked.iter().find(|(r, _)| *r == id));
         match name {
             Some((_, name)) => {
-                let _ = p.reply.send(Err(Error::Revoked(format!(
-                    "token {name:?} was revoked; ask for a new one (`quiescent token create`)"
-                ))));
+                let _ = p.reply.send(Err(Error::Revoked {
+                    token: name.clone(),
+                }));
             }
             None => kept.push(p),
         }

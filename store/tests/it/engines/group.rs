@@ -413,7 +413,8 @@ both!(
             let (i, out) = j.await.unwrap();
             if i % 2 == 0 {
                 match out {
-                    Err(Error::Revoked(m)) => {
+                    Err(e @ Error::Revoked { .. }) => {
+                        let m = e.to_string();
                         assert!(m.contains("\"rig-a\" was revoked"), "upload {i}: {m}")
                     }
                     other => panic!("upload {i} of the revoked token: {other:?}"),
