@@ -341,10 +341,40 @@ impl<R: Read> Source for Chunker<R> {
     }
 }
 
-/// Appends the offset of every `\n` of `b` from `from` on to `ends`, reading eight bytes at a
-/// time: for lines as short as most here (30-50 bytes), cheaper than a search started at each
-/// line.
+/// Appends the offset of every `\n` of `b` from `from` on to `ends`, 32 bytes at a time: two
+/// vector comparisons give a block's newlines as a mask of bits, one push per bit. Eight bytes
+/// at a time (below) took two and a half times the instructions on 20 MB of perf_stat output.
+#[cfg(target_feature = "sse2")]
 fn line_ends(b: &[u8], from: usize, ends: &mut Vec<u32>) {
+    use safe_arch::{
+        cmp_eq_mask_i8_m128i, load_unaligned_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
+    };
+    let nl = set_splat_i8_m128i(b'\n' as i8);
+    let newlines = |half: &[u8]| {
+        let half: &[u8; 16] = half.try_into().unwrap_or(&[0; 16]);
+        move_mask_i8_m128i(cmp_eq_mask_i8_m128i(load_unaligned_m128i(half), nl)) as u32
+    };
+    let mut blocks = b[from..].chunks_exact(32);
+    let mut at = from as u32;
+    for block in &mut blocks {
+        let mut found = newlines(&block[..16]) | newlines(&block[16..]) << 16;
+        while found != 0 {
+            ends.push(at + found.trailing_zeros());
+            found &= found - 1;
+        }
+        at += 32;
+    }
+    line_ends_by_words(b, b.len() - blocks.remainder().len(), ends);
+}
+
+#[cfg(not(target_feature = "sse2"))]
+fn line_ends(b: &[u8], from: usize, ends: &mut Vec<u32>) {
+    line_ends_by_words(b, from, ends);
+}
+
+/// [`line_ends`] eight bytes at a time, where no vector comparison is at hand (and for the
+/// last bytes).
+fn line_ends_by_words(b: &[u8], from: usize, ends: &mut Vec<u32>) {
     const NL: u64 = u64::from_le_bytes([b'\n'; 8]);
     const LOW7: u64 = u64::from_le_bytes([0x7f; 8]);
     let mut words = b[from..].chunks_exact(8);
@@ -430,19 +460,25 @@ mod tests {
 
     #[test]
     fn line_ends_are_every_newline_whatever_the_alignment() {
-        // Runs of newlines, lines of every length around a word, and tails of 0-7 bytes.
+        // Runs of newlines, lines of every length around a word, and tails of 0-31 bytes.
         let mut text = Vec::new();
         for n in 0..40 {
             text.extend(std::iter::repeat_n(b'x', n % 19));
             text.extend(std::iter::repeat_n(b'\n', 1 + n % 3));
             text.push(0x8a); // `\n` with the top bit set is not a newline
         }
-        for len in text.len() - 8..=text.len() {
+        for len in text.len() - 32..=text.len() {
             let b = &text[..len];
-            let mut ends = Vec::new();
-            line_ends(b, 0, &mut ends);
             let expected: Vec<u32> = memchr::memchr_iter(b'\n', b).map(|i| i as u32).collect();
-            assert_eq!(ends, expected, "{len} bytes");
+            for from in [0, 1, 7, 31, 33] {
+                let want: Vec<u32> = expected.iter().copied().filter(|&i| i >= from).collect();
+                let mut ends = Vec::new();
+                line_ends(b, from as usize, &mut ends);
+                assert_eq!(ends, want, "{len} bytes from {from}");
+                ends.clear();
+                line_ends_by_words(b, from as usize, &mut ends);
+                assert_eq!(ends, want, "{len} bytes from {from}, by words");
+            }
         }
     }
 
