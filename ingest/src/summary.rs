@@ -244,6 +244,27 @@ impl SeriesTable {
         self.samples
     }
 
+    /// [`Sink::sample`] where the short way does not apply: a series' first or second
+    /// sample, or a full batch to hand over.
+    #[inline(never)]
+    fn sample_elsewise(&mut self, id: SeriesId, value: f64) {
+        self.samples += 1;
+        let slot = &mut self.first[id];
+        let bits = *slot;
+        let n = if !marked(bits) {
+            self.more.make(&[f64::from_bits(bits), value])
+        } else if bits != EMPTY {
+            self.more.push(bits as u32, value);
+            return;
+        } else if marked(value.to_bits()) {
+            self.more.make(&[value])
+        } else {
+            *slot = value.to_bits();
+            return;
+        };
+        self.first[id] = MARK << 32 | u64::from(n);
+    }
+
     /// The run that holds series `id`.
     fn run_of(&self, id: SeriesId) -> Run {
         let s = &self.segments[self.segments.partition_point(|s| s.start as usize <= id) - 1];
@@ -684,21 +705,18 @@ impl Sink for SeriesTable {
     }
 
     fn sample(&mut self, id: SeriesId, value: f64) {
-        self.samples += 1;
-        let slot = &mut self.first[id];
-        let bits = *slot;
-        let n = if !marked(bits) {
-            self.more.make(&[f64::from_bits(bits), value])
-        } else if bits != EMPTY {
-            self.more.push(bits as u32, value);
+        // Nearly every sample of a large input: a series past its first sample, its vector
+        // appended elsewhere through a batch with room. Kept apart from the rest so that the
+        // call, made for every value through `dyn Sink`, saves and restores few registers.
+        if let Some(&bits) = self.first.get(id)
+            && marked(bits)
+            && bits != EMPTY
+            && self.more.pass_with_room(bits as u32, value)
+        {
+            self.samples += 1;
             return;
-        } else if marked(value.to_bits()) {
-            self.more.make(&[value])
-        } else {
-            *slot = value.to_bits();
-            return;
-        };
-        self.first[id] = MARK << 32 | u64::from(n);
+        }
+        self.sample_elsewise(id, value);
     }
 
     fn meta(&mut self, key: &str, value: String) {

@@ -207,12 +207,25 @@ impl Parser {
         // once, and the common writer-duration line is read without the rest.
         let lead = raw.bytes().take_while(|&c| c == b' ' || c == b'\t').count();
         let body = &raw[lead..];
-        if !body
-            .as_bytes()
-            .first()
-            .is_some_and(u8::is_ascii_alphanumeric)
-        {
-            return self.general(raw, body, None, ctx);
+        match body.as_bytes().first() {
+            Some(c) if c.is_ascii_alphanumeric() => {}
+            // Spaces and tabs alone: what `general` does with a blank line, without its
+            // stripping of mail quotes and dmesg stamps.
+            None => {
+                self.blank();
+                return Ok(());
+            }
+            // A line of dots (an elision in posted logs, a tenth of some mails' lines) outside
+            // the states that read the next line their own way: prose, as `general` takes it.
+            Some(b'.')
+                if !(self.in_histogram || self.after_params || self.in_kvm_cmd)
+                    && body.bytes().all(|b| b == b'.') =>
+            {
+                self.prose.text(body);
+                self.last_prose.set(body);
+                return Ok(());
+            }
+            Some(_) => return self.general(raw, body, None, ctx),
         }
         let console = self.console_prefix(body);
         if let Some((ty, rest)) = console {
@@ -263,10 +276,7 @@ impl Parser {
             let d = strip_dmesg(s);
             let from_log = d.len() != s.len();
             if trim(d).is_empty() {
-                self.prose.blank();
-                self.in_histogram = false;
-                self.after_params = false;
-                self.in_kvm_cmd = false;
+                self.blank();
                 return Ok(());
             }
             (trim_end(d), from_log)
@@ -414,6 +424,14 @@ impl Parser {
         }
         self.other_line(d, from_log, ctx);
         Ok(())
+    }
+
+    /// A blank line: ends the paragraph and the states that read the lines after theirs.
+    fn blank(&mut self) {
+        self.prose.blank();
+        self.in_histogram = false;
+        self.after_params = false;
+        self.in_kvm_cmd = false;
     }
 
     /// A line that is no measurement: a kvm.sh command, another subsystem's console message
@@ -732,33 +750,4 @@ impl Parser {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefixes() {
-        assert_eq!(split_prefix("rcu-scale: x"), Some(("rcu", " x")));
-        assert_eq!(split_prefix("srcu-perf:--- a"), Some(("srcu", "--- a")));
-        assert_eq!(split_prefix("rcu-ref-scale: x"), None);
-        assert_eq!(split_prefix("see the rcu-scale: x"), None);
-    }
-
-    #[test]
-    fn wrapped_label_is_joined() {
-        let mut p = Prose::default();
-        p.text("shazptr (skip_synchronize_self_scan=1, i.e. always let scan kthread to");
-        p.text("wakeup):");
-        p.blank();
-        assert!(p.data());
-        assert_eq!(
-            p.label(),
-            Some("shazptr (skip_synchronize_self_scan=1, i.e. always let scan kthread to wakeup)")
-        );
-        p.text("a remark without a colon");
-        assert!(!p.data());
-        assert_eq!(
-            p.label(),
-            Some("shazptr (skip_synchronize_self_scan=1, i.e. always let scan kthread to wakeup)")
-        );
-    }
-}
+mod tests;

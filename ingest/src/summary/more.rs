@@ -162,6 +162,19 @@ impl More {
         }
     }
 
+    /// [`More::push`] when the batch being filled has room for more than this value, which
+    /// is all it does then; false (nothing done) otherwise.
+    #[inline]
+    pub(super) fn pass_with_room(&mut self, n: u32, value: f64) -> bool {
+        match &mut self.handed {
+            Some(h) if h.batch.len() + 1 < BATCH => {
+                h.batch.push((n, value));
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Whether some samples were written out to a file.
     #[cfg(test)]
     pub(super) fn written_out(&self) -> bool {
@@ -247,7 +260,7 @@ mod tests {
     }
 
     /// Vectors built in place and elsewhere from the same calls, over several batches, with
-    /// and without some of them written out.
+    /// and without some of them written out, the values passed on both ways.
     #[test]
     fn vectors_built_elsewhere_are_those_built_in_place() {
         for limit in [spill::LIMIT, BATCH / 2] {
@@ -269,9 +282,15 @@ mod tests {
                         // Mostly the first few vectors, so that some grow long enough to go.
                         let n = (x >> 32) as u32 % (here.len() as u32).min(1 + (x as u32 % 8));
                         here.push(n, v);
-                        there.push(n, v);
+                        // As `SeriesTable::sample` passes a value on.
+                        if x.is_multiple_of(3) || !there.pass_with_room(n, v) {
+                            there.push(n, v);
+                        }
                     }
                     assert_eq!(here.len(), there.len());
+                    // A full batch is handed over at once: the batches bound the memory.
+                    let batch = there.handed.as_ref().map_or(0, |h| h.batch.len());
+                    assert!(batch < BATCH, "{batch} values in a batch");
                 }
                 there.finish();
                 assert!(there.handed.is_none());
