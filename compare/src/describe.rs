@@ -211,40 +211,84 @@ const RUN_FROM: usize = 1 << 16;
 const RUN_SAMPLE: usize = 1024;
 const RUN_SPREAD: usize = 48;
 
-/// [`min_median_max`] of a series whose middle ranks hold one value, as a timer's few
-/// readings do (`user 0m0.004s` in most runs of a `time` log): that value, seen in `sample`
-/// values spread over the series, `spread` on each side of the sample's middle, then one pass
-/// that counts the values below it and equal to it and finds the least and the greatest. No
-/// selection, which costs several times that pass. None when the sample shows no such value
-/// or the counts put a middle rank outside it (the caller selects then).
+/// [`min_median_max`] of a series whose middle ranks hold one of a few values, as a timer's
+/// few readings do (`user 0m0.004s` in most runs of a `time` log, or two readings alternating):
+/// those values, seen `spread` on each side of the middle of `sample` values spread over the
+/// series, then one pass that counts, for each, the values below it and equal to it, and
+/// finds the least and the greatest. No selection, which costs several times that pass. None
+/// when the sample's middle shows more than [`RUN_VALUES`] values or the counts put a middle
+/// rank outside them (the caller selects then).
 fn middle_run(xs: &[f64], sample: usize, spread: usize) -> Option<(f64, f64, f64)> {
     let n = xs.len();
-    let step = n / sample;
-    let mut keys: Vec<u64> = (0..sample).map(|i| key(xs[i * step])).collect();
+    let mut keys: Vec<u64> = sample_places(n, sample).map(|i| key(xs[i])).collect();
     keys.sort_unstable();
-    let v = keys[sample / 2 - spread];
-    if keys[sample / 2 + spread] != v {
-        return None;
+    // The distinct values of the window, ascending (the places past `k` are not read).
+    let mut vs = [u64::MAX; RUN_VALUES];
+    let mut k = 0;
+    for &w in &keys[sample / 2 - spread..=sample / 2 + spread] {
+        if k == 0 || vs[k - 1] != w {
+            if k == RUN_VALUES {
+                return None;
+            }
+            vs[k] = w;
+            k += 1;
+        }
     }
-    let (mut below, mut at, mut least, mut most) = (0, 0, u64::MAX, 0);
+    let (below, at, least, most) = if k == 1 {
+        count_around::<1>(xs, &vs)
+    } else {
+        count_around::<RUN_VALUES>(xs, &vs)
+    };
+    // The value of rank `r` when it is one of the window's.
+    let value = |r: usize| (0..k).find(|&i| below[i] <= r && r < below[i] + at[i]);
+    // The middle ranks, (n-1)/2 and n/2 (one rank for an odd n): the median as the
+    // selection's midpoint computes it.
+    let lower = unkey(vs[value((n - 1) / 2)?]);
+    let upper = unkey(vs[value(n / 2)?]);
+    let median = if n.is_multiple_of(2) {
+        midpoint(lower, upper)
+    } else {
+        upper
+    };
+    Some((unkey(least), median, unkey(most)))
+}
+
+/// Where [`middle_run`] samples a series of `n`: one place in each of `sample` equal strides,
+/// at an offset that varies from stride to stride. At the same offset in each, a series that
+/// repeats a few readings (a log's block of lines copied many times) with a period dividing
+/// the stride would show one of them only.
+fn sample_places(n: usize, sample: usize) -> impl Iterator<Item = usize> {
+    let step = n / sample;
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..sample).map(move |i| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        i * step + (x % step.max(1) as u64) as usize
+    })
+}
+
+/// Distinct values the middle of [`middle_run`]'s sample may show.
+const RUN_VALUES: usize = 4;
+
+/// For each of the first `N` of `vs`, how many keys of `xs` are below it and equal to it;
+/// and the least and the greatest key. `N` fixed so that the pass is unrolled, and one value
+/// costs one comparison pair, not four.
+fn count_around<const N: usize>(
+    xs: &[f64],
+    vs: &[u64; RUN_VALUES],
+) -> ([usize; RUN_VALUES], [usize; RUN_VALUES], u64, u64) {
+    let (mut below, mut at, mut least, mut most) = ([0; RUN_VALUES], [0; RUN_VALUES], u64::MAX, 0);
     for &x in xs {
         let k = key(x);
-        below += usize::from(k < v);
-        at += usize::from(k == v);
+        for i in 0..N {
+            below[i] += usize::from(k < vs[i]);
+            at[i] += usize::from(k == vs[i]);
+        }
         least = least.min(k);
         most = most.max(k);
     }
-    // The middle ranks, (n-1)/2 and n/2 (one rank for an odd n), both among the values equal
-    // to v: the median is v, computed as the selection's midpoint computes it.
-    (below <= (n - 1) / 2 && n / 2 < below + at).then(|| {
-        let m = unkey(v);
-        let median = if n.is_multiple_of(2) {
-            midpoint(m, m)
-        } else {
-            m
-        };
-        (unkey(least), median, unkey(most))
-    })
+    (below, at, least, most)
 }
 
 /// (a + b) / 2 as numpy's mean of two values computes it, without overflow for huge values.
@@ -345,7 +389,7 @@ mod unit {
         // Every sampled place holds 5, the series' middle does not: declined, and the
         // selection gives the figures.
         let mut xs: Vec<f64> = (0..64).map(f64::from).collect();
-        for i in (0..64).step_by(8) {
+        for i in sample_places(64, 8) {
             xs[i] = 5.0;
         }
         assert_eq!(middle_run(&xs, 8, 2), None);
@@ -359,7 +403,7 @@ mod unit {
                 for above in 0..=n - below - 8 {
                     let at = n - below - above;
                     let mut xs = vec![f64::NAN; n];
-                    for i in (0..n).step_by(n / 8).take(8) {
+                    for i in sample_places(n, 8) {
                         xs[i] = 5.0;
                     }
                     let (mut lo, mut hi) = (below, above);
@@ -386,6 +430,31 @@ mod unit {
         // Distinct values: declined from the sample alone.
         let xs: Vec<f64> = (0..RUN_FROM).map(|i| i as f64).collect();
         assert_eq!(middle_run(&xs, RUN_SAMPLE, RUN_SPREAD), None);
+        // Two to four readings in turn (a log's few lines repeated): the middle ranks fall on
+        // two of them, or on one; taken, with the selection's figures.
+        for cycle in [
+            &[0.044, 0.032][..],
+            &[0.044, 0.032, 0.028],
+            &[0.044, 0.032, 0.028, 0.027],
+        ] {
+            for n in [RUN_FROM, RUN_FROM + 1, RUN_FROM + 2] {
+                let xs: Vec<f64> = (0..n).map(|i| cycle[i % cycle.len()]).collect();
+                let got = middle_run(&xs, RUN_SAMPLE, RUN_SPREAD);
+                assert!(got.is_some(), "{cycle:?} {n}");
+                assert_eq!(bits(got), by_sorting(&xs), "{cycle:?} {n}");
+            }
+        }
+        // A hundred readings in turn: more values around the middle than the run counts;
+        // declined.
+        let xs: Vec<f64> = (0..RUN_FROM).map(|i| (i % 100) as f64).collect();
+        assert_eq!(middle_run(&xs, RUN_SAMPLE, RUN_SPREAD), None);
+        // The sample shows 5 and 7, the middle ranks hold 6, which it missed: declined.
+        let mut xs = vec![6.0; 64];
+        for (j, i) in sample_places(64, 8).enumerate() {
+            xs[i] = if j % 2 == 0 { 5.0 } else { 7.0 };
+        }
+        assert_eq!(middle_run(&xs, 8, 2), None);
+        assert_eq!(bits(min_median_max(&mut xs.clone())), by_sorting(&xs));
     }
 
     proptest! {
