@@ -234,10 +234,10 @@ fn middle_run(xs: &[f64], sample: usize, spread: usize) -> Option<(f64, f64, f64
             k += 1;
         }
     }
-    let (below, at, least, most) = if k == 1 {
-        count_around::<1>(xs, &vs)
-    } else {
-        count_around::<RUN_VALUES>(xs, &vs)
+    let (below, at, least, most) = match k {
+        1 => count_around::<1>(xs, &vs),
+        2 => count_around::<2>(xs, &vs),
+        _ => count_around::<RUN_VALUES>(xs, &vs),
     };
     // The value of rank `r` when it is one of the window's.
     let value = |r: usize| (0..k).find(|&i| below[i] <= r && r < below[i] + at[i]);
@@ -272,8 +272,8 @@ fn sample_places(n: usize, sample: usize) -> impl Iterator<Item = usize> {
 const RUN_VALUES: usize = 4;
 
 /// For each of the first `N` of `vs`, how many keys of `xs` are below it and equal to it;
-/// and the least and the greatest key. `N` fixed so that the pass is unrolled, and one value
-/// costs one comparison pair, not four.
+/// and the least and the greatest key. `N` fixed so that the pass is unrolled, and one or
+/// two values cost one or two comparison pairs, not four.
 fn count_around<const N: usize>(
     xs: &[f64],
     vs: &[u64; RUN_VALUES],
