@@ -173,7 +173,8 @@ fn heading(para: &Para) -> Option<&str> {
     }
     let mut first = para.len() - 1;
     let mut balance = 0i32;
-    for i in (0..para.len()).rev() {
+    // A paragraph of one line is its heading whatever its parentheses: nothing to join.
+    for i in (0..para.len()).rev().take_while(|_| para.len() > 1) {
         first = i;
         let l = para.line(i).as_bytes();
         if balance == 0 && find_byte(l, b')').is_none() {
