@@ -245,7 +245,7 @@ impl SeriesTable {
     }
 
     /// [`Sink::sample`] where the short way does not apply: a series' first or second
-    /// sample, or a full batch to hand over.
+    /// sample, a full batch to hand over, or a table that appends its vectors in place.
     #[inline(never)]
     fn sample_elsewise(&mut self, id: SeriesId, value: f64) {
         self.samples += 1;

@@ -172,21 +172,23 @@ fn heading(para: &Para) -> Option<&str> {
         return None;
     }
     let mut first = para.len() - 1;
-    let mut balance = 0i32;
     // A paragraph of one line is its heading whatever its parentheses: nothing to join.
-    for i in (0..para.len()).rev().take_while(|_| para.len() > 1) {
-        first = i;
-        let l = para.line(i).as_bytes();
-        if balance == 0 && find_byte(l, b')').is_none() {
-            // Nothing to close: the heading is this line alone.
-            break;
-        }
-        balance += l
-            .iter()
-            .map(|&b| i32::from(b == b')') - i32::from(b == b'('))
-            .sum::<i32>();
-        if balance <= 0 {
-            break;
+    if para.len() > 1 {
+        let mut balance = 0i32;
+        for i in (0..para.len()).rev() {
+            first = i;
+            let l = para.line(i).as_bytes();
+            if balance == 0 && find_byte(l, b')').is_none() {
+                // Nothing to close: the heading is this line alone.
+                break;
+            }
+            balance += l
+                .iter()
+                .map(|&b| i32::from(b == b')') - i32::from(b == b'('))
+                .sum::<i32>();
+            if balance <= 0 {
+                break;
+            }
         }
     }
     let label = trim(para.from(first));

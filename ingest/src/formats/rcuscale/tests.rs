@@ -20,8 +20,7 @@ fn line_by_line(text: &str, reference: bool) -> (crate::Dataset, Vec<String>) {
     for (i, raw) in text.lines().enumerate() {
         ctx.line = i as u64 + 1;
         let r = if reference {
-            let lead = raw.bytes().take_while(|&c| c == b' ' || c == b'\t').count();
-            p.general(raw, &raw[lead..], None, &mut ctx)
+            p.general(raw, &raw[indentation(raw)..], None, &mut ctx)
         } else {
             p.line(raw, &mut ctx)
         };
