@@ -227,7 +227,7 @@ impl Parser {
                 if !(self.in_histogram || self.after_params || self.in_kvm_cmd)
                     && body.bytes().all(|b| b == b'.') =>
             {
-                self.prose.text(body);
+                self.prose.text_dots(body);
                 self.last_prose.set(body);
                 return Ok(());
             }

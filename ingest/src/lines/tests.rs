@@ -487,3 +487,14 @@ fn lines_read_ahead_carry_their_own_values_across_chunks_and_a_push_back() {
     // Every third line but the first chunk's, and the lines pushed back, twice.
     assert!(ahead > 45_000, "{ahead}");
 }
+
+#[test]
+fn space_table_is_char_whitespace() {
+    for c in 0..=255u8 {
+        assert_eq!(
+            is_space(c),
+            c.is_ascii() && char::from(c).is_whitespace(),
+            "{c}"
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! The `gp_duration` series that writer-duration lines feed, found by writer number and
 //! label instead of by building and hashing a series key for every line.
 
+use crate::lines::is_space;
 use crate::model::{Ctx, FastMap, SeriesId, SeriesKey, SeriesSpec};
 
 const NONE: SeriesId = SeriesId::MAX;
@@ -120,7 +121,7 @@ pub(super) fn writer_duration(rest: &str) -> Option<(u64, f64)> {
         return None;
     }
     let i = i + FIELD.len();
-    if !b.get(i).is_some_and(|&c| SPACE[usize::from(c)]) {
+    if !b.get(i).is_some_and(|&c| is_space(c)) {
         return None;
     }
     let (_, i) = integer(b, skip_spaces(b, i))?;
@@ -223,7 +224,7 @@ fn integer(b: &[u8], i: usize) -> Option<(u64, usize)> {
         j += n;
         if n < 8 {
             // The byte that ended the digits is in the word read.
-            return SPACE[usize::from(b[j])].then_some((v, j));
+            return is_space(b[j]).then_some((v, j));
         }
     }
     while let Some(&c) = b.get(j) {
@@ -234,7 +235,7 @@ fn integer(b: &[u8], i: usize) -> Option<(u64, usize)> {
         v = v.wrapping_mul(10).wrapping_add(u64::from(d));
         j += 1;
     }
-    if j == i || j - i > 19 || b.get(j).is_some_and(|&c| !SPACE[usize::from(c)]) {
+    if j == i || j - i > 19 || b.get(j).is_some_and(|&c| !is_space(c)) {
         return None;
     }
     Some((v, j))
@@ -279,33 +280,21 @@ fn skip_spaces(b: &[u8], mut i: usize) -> usize {
         let n = ((x ^ 0x2020_2020_2020_2020).trailing_zeros() / 8) as usize;
         i += n;
         if n < 8 {
-            if !SPACE[usize::from(b[i])] {
+            if !is_space(b[i]) {
                 return i;
             }
             break;
         }
     }
-    while b.get(i).is_some_and(|&c| SPACE[usize::from(c)]) {
+    while b.get(i).is_some_and(|&c| is_space(c)) {
         i += 1;
     }
     i
 }
 
-/// [`is_space`] as a table: one load per byte on the runs of padding between fields.
-static SPACE: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 256 {
-        t[c] = matches!(c as u8, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
-        c += 1;
-    }
-    t
-};
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lines::is_space;
 
     #[test]
     fn plain_writer_duration_lines() {
@@ -405,11 +394,7 @@ mod tests {
             let mut line = *b"1234567 ";
             line[3] = b;
             let digit = b.is_ascii_digit();
-            assert_eq!(
-                integer(&line, 0).is_some(),
-                digit || SPACE[usize::from(b)],
-                "{b}"
-            );
+            assert_eq!(integer(&line, 0).is_some(), digit || is_space(b), "{b}");
         }
     }
 
@@ -426,13 +411,6 @@ mod tests {
         ] {
             let want = line.bytes().take_while(|&c| is_space(c)).count();
             assert_eq!(skip_spaces(line.as_bytes(), 0), want, "{line:?}");
-        }
-    }
-
-    #[test]
-    fn space_table_is_is_space() {
-        for c in 0..=255u8 {
-            assert_eq!(SPACE[usize::from(c)], is_space(c), "{c}");
         }
     }
 
