@@ -108,12 +108,20 @@ fn key(label: Option<&str>) -> SeriesKey {
 /// `<w> writer-duration: <gp> <ns>` (the text after the console prefix) when every field is a
 /// plain decimal integer and the spaces are ASCII: writer and nanoseconds. Anything else goes
 /// the general way, which also reports the errors.
+#[inline(always)]
 pub(super) fn writer_duration(rest: &str) -> Option<(u64, f64)> {
-    const FIELD: &[u8] = b"writer-duration:";
+    // Inlined into the parser's loop, the scan not: most lines are in the kernel's layout.
     let b = rest.as_bytes();
-    if let Some(found) = kernel_layout(b) {
-        return Some(found);
+    match kernel_layout(b) {
+        Some(found) => Some(found),
+        None => scanned(b),
     }
+}
+
+/// [`writer_duration`] by finding each field's ends.
+#[inline(never)]
+fn scanned(b: &[u8]) -> Option<(u64, f64)> {
+    const FIELD: &[u8] = b"writer-duration:";
     let (w, i) = integer(b, skip_spaces(b, 0))?;
     // `integer` ends at a space or the end, where the field cannot start.
     let i = skip_spaces(b, i);
@@ -147,21 +155,40 @@ fn kernel_layout(b: &[u8]) -> Option<(u64, f64)> {
         u64::from_le_bytes(w)
     }
     // The writer in 0..5, MID in 5..23, the grace period in 23..28, a space, the nanoseconds
-    // to the end; 32 bytes or more lets every word below be read.
-    if b.len() < 32 {
+    // to the end. The first 32 bytes as one array: the words below are read from it at fixed
+    // places, with no bounds check between them.
+    let head: &[u8; 32] = b.get(..32)?.try_into().ok()?;
+    let at = |i: usize| u64::from_le_bytes(*head[i..].first_chunk::<8>().expect("in the head"));
+    if at(5) != word(0) || at(13) != word(8) || at(15) != word(10) {
         return None;
     }
-    let x = load8(b, 0)?;
-    if load8(b, 5)? != word(0) || load8(b, 13)? != word(8) || load8(b, 15)? != word(10) {
+    let w = padded5(at(0))?;
+    padded5(at(23))?;
+    if head[28] != b' ' {
         return None;
     }
-    let w = padded5(x)?;
-    padded5(load8(b, 23)?)?;
-    if b[28] != b' ' {
+    let ns = digits_to_end(b, 29)?;
+    Some((w, ns as f64))
+}
+
+/// The digits from `i` to the end of `b`, at least one, as a u64 (at most 19 digits); `b`
+/// holds eight bytes or more before `i`. Up to eight digits are read from the line's last
+/// eight bytes at once: nanoseconds of a grace period are mostly seven to nine digits.
+#[inline(always)]
+fn digits_to_end(b: &[u8], i: usize) -> Option<u64> {
+    let n = b.len() - i;
+    if n == 0 || n > 8 {
+        let (v, end) = integer(b, i)?;
+        return (end == b.len()).then_some(v);
+    }
+    let last = b.last_chunk::<8>()?;
+    // The number in the top `n` bytes; the bytes shifted in above read as digits (zero), so
+    // only the number's own bytes can end the run early.
+    let t = (u64::from_le_bytes(*last) ^ 0x3030_3030_3030_3030) >> (8 * (8 - n));
+    if leading_digits(t) < n {
         return None;
     }
-    let (ns, end) = integer(b, 29)?;
-    (end == b.len()).then_some((w, ns as f64))
+    Some(eight_digits(t << (8 * (8 - n))))
 }
 
 /// The five-byte field that starts `x` (first byte lowest): spaces, then at least one digit
@@ -347,6 +374,51 @@ mod tests {
         ] {
             assert_eq!(writer_duration(other), None, "{other}");
         }
+    }
+
+    /// Where the kernel's layout reads a line, it reads what the scan reads; and it reads the
+    /// lines the kernel prints of 32 bytes or more, whatever the lengths of the numbers.
+    #[test]
+    fn kernel_layout_as_the_scan() {
+        let mut taken = 0;
+        for w in ["    0", "   17", " 4095", "12345", "  x 1", "     "] {
+            for gp in ["    0", "  133", "12345", "  1 2", "   -1"] {
+                for ns in [
+                    "",
+                    "0",
+                    "7",
+                    "1234567",
+                    "44003961",
+                    "123456789",
+                    "1234567890123456789",
+                    "99999999999999999999",
+                    "12a45678",
+                    "1234567x",
+                    "x",
+                    "1.5",
+                ] {
+                    for tail in ["", " ", "\t", " 9", "x", "\u{e9}"] {
+                        let line = format!("{w} writer-duration: {gp} {ns}{tail}");
+                        let b = line.as_bytes();
+                        let fast = kernel_layout(b);
+                        if fast.is_some() {
+                            taken += 1;
+                            assert_eq!(fast, scanned(b), "{line:?}");
+                        }
+                        let plain = !w.contains('x') && w.trim() != "" && !gp.contains([' ', '-']);
+                        let number = !ns.is_empty()
+                            && ns.len() <= 19
+                            && ns.bytes().all(|c| c.is_ascii_digit());
+                        // Shorter lines are left to the scan: the head is read whole.
+                        if plain && number && tail.is_empty() && b.len() >= 32 {
+                            assert!(fast.is_some(), "{line:?}");
+                        }
+                        assert_eq!(writer_duration(&line), fast.or_else(|| scanned(b)));
+                    }
+                }
+            }
+        }
+        assert!(taken > 40, "{taken}");
     }
 
     #[test]
