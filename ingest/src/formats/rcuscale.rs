@@ -22,6 +22,7 @@
 //! Blocks are labelled by the prose line(s) before them that end with `:` (`RCU:`,
 //! `with a patch:`), without the colon.
 
+mod prose_memo;
 mod rows;
 mod scan;
 mod sniff;
@@ -37,6 +38,7 @@ use crate::lines::{
     Lines, find_str, is_space, parse_number, strip_dmesg, strip_mail, trim, trim_end, words,
 };
 use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
+use prose_memo::ProseMemo;
 use rows::{
     gp_summary, kv_tokens, param_name, parse_column_row, parse_stat_row, parse_u64, time_unit,
 };
@@ -140,6 +142,8 @@ struct Parser {
     key_buf: String,
     /// The `<type>-scale:` prefix of the last console line that had one.
     prefix: String,
+    /// Lines the general reading took for plain prose lately.
+    prose_seen: ProseMemo,
 }
 
 /// The previous line when it was prose, in a buffer kept across lines.
@@ -288,6 +292,18 @@ impl Parser {
             (trim_end(d), from_log)
         };
 
+        // A line read as plain prose before, in a state where nothing reads lines its own
+        // way: the checks below would find nothing else in it again (each is a function of
+        // the line alone once those states are off), so it is prose, at a comparison's cost.
+        // Console logs repeat their headings (`Sample of new console output:`).
+        if !(from_log || self.in_histogram || self.after_params || self.in_kvm_cmd)
+            && self.prose_seen.holds(d)
+        {
+            self.prose.text(d);
+            self.last_prose.set(d);
+            return Ok(());
+        }
+
         if self.in_histogram {
             let mut t = words(d);
             if let (Some(a), Some(b), None) = (t.next(), t.next(), t.next())
@@ -428,7 +444,11 @@ impl Parser {
             self.last_prose.clear();
             return Ok(());
         }
-        self.other_line(d, from_log, ctx);
+        // Remembered only when the table-row check, which the state may have skipped, would
+        // not take it either.
+        if self.other_line(d, from_log, ctx) && parse_stat_row(d).is_none() {
+            self.prose_seen.remember(d);
+        }
         Ok(())
     }
 
@@ -442,20 +462,25 @@ impl Parser {
 
     /// A line that is no measurement: a kvm.sh command, another subsystem's console message
     /// or prose.
-    fn other_line(&mut self, d: &str, from_log: bool, ctx: &mut Ctx<'_>) {
+    /// Whether the line was plain prose (no `k = v` in it).
+    fn other_line(&mut self, d: &str, from_log: bool, ctx: &mut Ctx<'_>) -> bool {
         if self.in_kvm_cmd || first_word_is_kvm_sh(d) {
             self.kvm_cmd(d, ctx);
+            false
         } else if !from_log {
-            self.prose_line(d, ctx);
+            !self.prose_line(d, ctx)
+        } else {
+            false
         }
     }
 
-    fn prose_line(&mut self, d: &str, ctx: &mut Ctx<'_>) {
+    /// Whether the line stated parameters.
+    fn prose_line(&mut self, d: &str, ctx: &mut Ctx<'_>) -> bool {
         // `nreaders = nwriters = 10.`: parameters stated in prose.
         let t = &d[..d.len() - d.bytes().rev().take_while(|&b| b == b'.').count()];
         // No `=`, no ` = `: most prose is refused without a search.
-        if find_byte(t.as_bytes(), b'=').is_some()
-            && find_str(t, " = ").is_some()
+        let params = find_byte(t.as_bytes(), b'=').is_some() && find_str(t, " = ").is_some();
+        if params
             && let parts = t.split(" = ").map(str::trim).collect::<Vec<&str>>()
             && parts.len() >= 2
             && let Some(v) = parts.last().filter(|v| parse_number(v).is_some())
@@ -470,6 +495,7 @@ impl Parser {
         self.prose.text(d);
         // `d` is trimmed already.
         self.last_prose.set(d);
+        params
     }
 
     fn kvm_cmd(&mut self, d: &str, ctx: &mut Ctx<'_>) {
