@@ -42,7 +42,7 @@ use prose_memo::ProseMemo;
 use rows::{
     gp_summary, kv_tokens, param_name, parse_column_row, parse_stat_row, parse_u64, time_unit,
 };
-use scan::{Colons, first_word_is_kvm_sh, push_decimal, starts_with};
+use scan::{Colons, SCALE, first_word_is_kvm_sh, push_decimal, split_prefix, starts_with};
 use writers::{WriterSeries, writer_duration, writer_gps};
 
 pub struct RcuScale;
@@ -81,45 +81,6 @@ impl Format for RcuScale {
 fn indentation(raw: &str) -> usize {
     raw.bytes().take_while(|&c| c == b' ' || c == b'\t').count()
 }
-
-/// Splits `<type>-scale:` / `<type>-perf:` off a console line, returning the type and the rest.
-/// refscale's `<type>-ref-scale:` is not ours.
-fn split_prefix(line: &str) -> Option<(&str, &str)> {
-    // A prefix is a run of type characters ending in `-scale` or `-perf` and then `:`: most
-    // lines are refused by their first few bytes, without a search for either flag.
-    let b = line.as_bytes();
-    let end = b
-        .iter()
-        .position(|&c| !TYPE_CHAR[usize::from(c)])
-        .unwrap_or(b.len());
-    if b.get(end) != Some(&b':') {
-        return None;
-    }
-    let run = &line[..end];
-    if let Some(ty) = run.strip_suffix("-scale") {
-        // No `:` comes before this one, so it is the first `-scale:` of the line.
-        return (!ty.is_empty() && !ty.ends_with("-ref")).then(|| (ty, &line[end + 1..]));
-    }
-    if !run.ends_with("-perf") {
-        return None;
-    }
-    // A `-scale:` further on decides first.
-    crate::lines::split_console_prefix(line, &["-scale:", "-perf:"])
-        .filter(|(ty, _)| !ty.ends_with("-ref"))
-}
-
-/// The characters of a scale type (`rcu`, `srcu`, `rcu_tasks`, `tasks-tracing`), as a table:
-/// one load per byte of the first word of every line that starts with a letter.
-static TYPE_CHAR: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 256 {
-        let b = c as u8;
-        t[c] = b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
-        c += 1;
-    }
-    t
-};
 
 #[derive(Default)]
 struct Parser {
@@ -237,7 +198,13 @@ impl Parser {
             }
             Some(_) => return self.general(raw, body, None, ctx),
         }
-        let console = self.console_prefix(body);
+        let console = match self.known_prefix(body) {
+            Some(found) => Some(found),
+            // A heading read as prose before is prose again (see `general`), without the
+            // search for another prefix: it has none.
+            None if self.prose_again(trim_end(body)) => return Ok(()),
+            None => self.new_prefix(body),
+        };
         if let Some((ty, rest)) = console {
             // Neither a histogram row nor `k=v` tokens: the states those read end here.
             if let Some((w, ns)) = writer_duration(rest) {
@@ -292,15 +259,7 @@ impl Parser {
             (trim_end(d), from_log)
         };
 
-        // A line read as plain prose before, in a state where nothing reads lines its own
-        // way: the checks below would find nothing else in it again (each is a function of
-        // the line alone once those states are off), so it is prose, at a comparison's cost.
-        // Console logs repeat their headings (`Sample of new console output:`).
-        if !(from_log || self.in_histogram || self.after_params || self.in_kvm_cmd)
-            && self.prose_seen.holds(d)
-        {
-            self.prose.text(d);
-            self.last_prose.set(d);
+        if !from_log && self.prose_again(d) {
             return Ok(());
         }
 
@@ -522,18 +481,37 @@ impl Parser {
         }
     }
 
-    /// [`split_prefix`], answered by a comparison when the line starts as the last console
-    /// line did (`rcu-scale:`): the `-scale:` prefix alone decides.
-    fn console_prefix<'a>(&mut self, line: &'a str) -> Option<(&'a str, &'a str)> {
-        const FLAG: &str = "-scale:";
-        let n = self.prefix.len();
-        if n > 0 && starts_with(line.as_bytes(), self.prefix.as_bytes()) {
-            return Some((&line[..n - FLAG.len()], &line[n..]));
+    /// A line read as plain prose before, in a state where nothing reads lines its own way:
+    /// the checks of `general` would find nothing else in it again (each is a function of
+    /// the line alone once those states are off), so it is prose, at a comparison's cost.
+    /// Console logs repeat their headings (`Sample of new console output:`). `d` is the line
+    /// as `general` strips it.
+    #[inline]
+    fn prose_again(&mut self, d: &str) -> bool {
+        if self.in_histogram || self.after_params || self.in_kvm_cmd || !self.prose_seen.holds(d) {
+            return false;
         }
+        self.prose.text(d);
+        self.last_prose.set(d);
+        true
+    }
+
+    /// [`split_prefix`] when the line starts as the last console line did (`rcu-scale:`):
+    /// the `-scale:` prefix alone decides, by one comparison.
+    #[inline]
+    fn known_prefix<'a>(&self, line: &'a str) -> Option<(&'a str, &'a str)> {
+        let n = self.prefix.len();
+        (n > 0 && starts_with(line.as_bytes(), self.prefix.as_bytes()))
+            .then(|| (&line[..n - SCALE.len()], &line[n..]))
+    }
+
+    /// [`split_prefix`] of a line without the known prefix; a `-scale:` prefix found becomes
+    /// the known one.
+    fn new_prefix<'a>(&mut self, line: &'a str) -> Option<(&'a str, &'a str)> {
         let (ty, rest) = split_prefix(line)?;
-        if line[ty.len()..].starts_with(FLAG) {
+        if line[ty.len()..].starts_with(SCALE) {
             self.prefix.clear();
-            self.prefix.push_str(&line[..ty.len() + FLAG.len()]);
+            self.prefix.push_str(&line[..ty.len() + SCALE.len()]);
         }
         Some((ty, rest))
     }

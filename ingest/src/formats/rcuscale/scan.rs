@@ -96,6 +96,48 @@ impl Colons {
     }
 }
 
+/// Splits `<type>-scale:` / `<type>-perf:` off a console line, returning the type and the rest.
+/// refscale's `<type>-ref-scale:` is not ours.
+pub(super) fn split_prefix(line: &str) -> Option<(&str, &str)> {
+    // A prefix is a run of type characters ending in `-scale` or `-perf` and then `:`: most
+    // lines are refused by their first few bytes, without a search for either flag.
+    let b = line.as_bytes();
+    let end = b
+        .iter()
+        .position(|&c| !TYPE_CHAR[usize::from(c)])
+        .unwrap_or(b.len());
+    if b.get(end) != Some(&b':') {
+        return None;
+    }
+    let run = &line[..end];
+    if let Some(ty) = run.strip_suffix("-scale") {
+        // No `:` comes before this one, so it is the first `-scale:` of the line.
+        return (!ty.is_empty() && !ty.ends_with("-ref")).then(|| (ty, &line[end + 1..]));
+    }
+    if !run.ends_with("-perf") {
+        return None;
+    }
+    // A `-scale:` further on decides first.
+    crate::lines::split_console_prefix(line, &["-scale:", "-perf:"])
+        .filter(|(ty, _)| !ty.ends_with("-ref"))
+}
+
+/// What ends the console prefix the parser remembers (`rcu-scale:`).
+pub(super) const SCALE: &str = "-scale:";
+
+/// The characters of a scale type (`rcu`, `srcu`, `rcu_tasks`, `tasks-tracing`), as a table:
+/// one load per byte of the first word of every line that starts with a letter.
+static TYPE_CHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+        c += 1;
+    }
+    t
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
