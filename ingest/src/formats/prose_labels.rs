@@ -26,6 +26,55 @@ pub(crate) struct Prose {
     dots: bool,
     label: Option<String>,
     section: Option<String>,
+    /// Paragraphs of one line read lately, with what they gave.
+    read: Readings,
+}
+
+/// Paragraphs of one line remembered, with the label each gave: a log repeats its headings,
+/// and reading one costs more than comparing it.
+const READINGS: usize = 4;
+
+/// Paragraphs of one line as read (text and whether a section was in force), each with
+/// where in the text its label lies, if it gave one; a ring of buffers kept across blocks.
+#[derive(Debug, Default)]
+struct Readings {
+    read: [Reading; READINGS],
+    next: usize,
+    /// Nothing remembered (to test the readings against reading again).
+    #[cfg(test)]
+    off: bool,
+}
+
+/// A paragraph of one line, whether a section was in force when it was read, and where its
+/// label lies in it.
+#[derive(Debug, Default)]
+struct Reading {
+    text: String,
+    in_section: bool,
+    label: Option<(usize, usize)>,
+}
+
+impl Readings {
+    /// What `text` gave when read with a section in force or not: Some(None) for no label.
+    fn find(&self, text: &str, in_section: bool) -> Option<Option<(usize, usize)>> {
+        #[cfg(test)]
+        if self.off {
+            return None;
+        }
+        self.read
+            .iter()
+            .find(|r| r.in_section == in_section && !r.text.is_empty() && r.text == text)
+            .map(|r| r.label)
+    }
+
+    fn remember(&mut self, text: &str, in_section: bool, label: Option<(usize, usize)>) {
+        let slot = &mut self.read[self.next];
+        slot.text.clear();
+        slot.text.push_str(text);
+        slot.in_section = in_section;
+        slot.label = label;
+        self.next = (self.next + 1) % READINGS;
+    }
 }
 
 /// Lines of a paragraph kept for a label: labels are short, prose can be long.
@@ -144,7 +193,26 @@ impl Prose {
             set_str(&mut self.section, section);
         }
         self.prev.clear();
-        let Some(l) = candidate(&self.para, self.section.is_some()) else {
+        let in_section = self.section.is_some();
+        let l = if self.para.len() == 1 {
+            // A label is a function of the paragraph and whether a section is in force.
+            let text = self.para.text.as_str();
+            match self.read.find(text, in_section) {
+                Some(span) => span.map(|(a, b)| &text[a..b]),
+                None => {
+                    let l = candidate(&self.para, in_section);
+                    let span = l.map(|l| {
+                        let a = l.as_ptr() as usize - text.as_ptr() as usize;
+                        (a, a + l.len())
+                    });
+                    self.read.remember(text, in_section, span);
+                    l
+                }
+            }
+        } else {
+            candidate(&self.para, in_section)
+        };
+        let Some(l) = l else {
             return false;
         };
         let section = self.section.as_deref();
@@ -357,6 +425,57 @@ mod tests {
             }
         }
         assert_eq!(runs, 3 * n.pow(5));
+    }
+
+    /// Paragraphs of one line read again give what the readings remembered: every sequence
+    /// of up to five lines drawn from headings, short lines, sentences, blanks and data
+    /// lines, ended by a data line, read five times over, with the readings on and off.
+    #[test]
+    fn remembered_readings_give_what_reading_gives() {
+        let pool = [
+            "with SLAB:",
+            "with patch:",
+            "with patch",
+            "== base ==",
+            "(wrapped",
+            "heading):",
+            "A sentence.",
+            "",
+            "DATA",
+        ];
+        let n = pool.len();
+        let mut hits = 0;
+        for seq in 0..n.pow(5) {
+            let lines: Vec<&str> = (0..5).map(|k| pool[seq / n.pow(k) % n]).collect();
+            let mut on = Prose::default();
+            let mut off = Prose::default();
+            off.read.off = true;
+            for round in 0..5 {
+                for l in &lines {
+                    if *l == "DATA" {
+                        assert_eq!(on.data(), off.data(), "{lines:?} round {round}");
+                        continue;
+                    }
+                    for p in [&mut on, &mut off] {
+                        if l.is_empty() {
+                            p.blank();
+                        } else {
+                            p.text(l);
+                        }
+                    }
+                }
+                // A reading taken from the memo, at the data line below.
+                let para = on.para.len();
+                let in_section = on.section.is_some();
+                hits += usize::from(
+                    on.fresh && para == 1 && on.read.find(&on.para.text, in_section).is_some(),
+                );
+                assert_eq!(on.data(), off.data(), "{lines:?} round {round}");
+                assert_eq!(on.label(), off.label(), "{lines:?} round {round}");
+                assert_eq!(on.section, off.section, "{lines:?} round {round}");
+            }
+        }
+        assert!(hits > 10_000, "{hits}");
     }
 
     #[test]
