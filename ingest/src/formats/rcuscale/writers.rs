@@ -114,6 +114,8 @@ pub(super) fn writer_duration(rest: &str) -> Option<(u64, f64)> {
     let b = rest.as_bytes();
     match kernel_layout(b) {
         Some(found) => Some(found),
+        // The scan's first field is a number: ` writer 0 gps: 133` is refused here.
+        None if !b.get(skip_spaces(b, 0)).is_some_and(u8::is_ascii_digit) => None,
         None => scanned(b),
     }
 }
