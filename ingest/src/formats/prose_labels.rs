@@ -383,39 +383,48 @@ mod tests {
         assert_eq!(l.as_deref(), Some("with SLUB: with patch"));
     }
 
+    /// Headings, short lines and a wrapped heading: what the sequences below are drawn from,
+    /// with the lines each test is about.
+    const LINES: [&str; 6] = [
+        "with SLAB:",
+        "with patch:",
+        "with patch",
+        "== base ==",
+        "(wrapped",
+        "heading):",
+    ];
+
+    /// Every sequence of five lines drawn from `pool` (`""` is a blank line).
+    fn sequences<'a>(pool: &'a [&'a str]) -> impl Iterator<Item = Vec<&'a str>> + 'a {
+        let n = pool.len();
+        (0..n.pow(5)).map(move |seq| (0..5).map(|k| pool[seq / n.pow(k) % n]).collect())
+    }
+
+    /// A line of prose, or a blank.
+    fn give(p: &mut Prose, line: &str) {
+        if line.is_empty() {
+            p.blank();
+        } else {
+            p.text(line);
+        }
+    }
+
     /// A line of dots given as such reads as the same line given as prose: every sequence of
-    /// up to five lines drawn from headings, short lines, dots and blanks, each ended by a data
+    /// five lines drawn from headings, short lines, dots and blanks, each ended by a data
     /// line, repeated so that what a block leaves behind meets the next.
     #[test]
     fn dots_read_as_prose_does() {
-        let pool = [
-            "with SLAB:",
-            "with patch:",
-            "with patch",
-            "== base ==",
-            "(wrapped",
-            "heading):",
-            "......",
-            ".",
-            "",
-        ];
-        let n = pool.len();
+        let pool = [&LINES[..], &["......", ".", ""]].concat();
         let mut runs = 0;
-        for seq in 0..n.pow(5) {
-            let lines: Vec<&str> = (0..5).map(|k| pool[seq / n.pow(k) % n]).collect();
+        for lines in sequences(&pool) {
             let (mut plain, mut dots) = (Prose::default(), Prose::default());
             for round in 0..3 {
                 for l in &lines {
-                    if l.is_empty() {
-                        plain.blank();
-                        dots.blank();
-                        continue;
-                    }
-                    plain.text(l);
-                    if l.bytes().all(|b| b == b'.') {
+                    give(&mut plain, l);
+                    if !l.is_empty() && l.bytes().all(|b| b == b'.') {
                         dots.text_dots(l);
                     } else {
-                        dots.text(l);
+                        give(&mut dots, l);
                     }
                 }
                 assert_eq!(plain.data(), dots.data(), "{lines:?} round {round}");
@@ -424,29 +433,17 @@ mod tests {
                 runs += 1;
             }
         }
-        assert_eq!(runs, 3 * n.pow(5));
+        assert_eq!(runs, 3 * pool.len().pow(5));
     }
 
     /// Paragraphs of one line read again give what the readings remembered: every sequence
-    /// of up to five lines drawn from headings, short lines, sentences, blanks and data
-    /// lines, ended by a data line, read five times over, with the readings on and off.
+    /// of five lines drawn from headings, short lines, sentences, blanks and data lines,
+    /// ended by a data line, read five times over, with the readings on and off.
     #[test]
     fn remembered_readings_give_what_reading_gives() {
-        let pool = [
-            "with SLAB:",
-            "with patch:",
-            "with patch",
-            "== base ==",
-            "(wrapped",
-            "heading):",
-            "A sentence.",
-            "",
-            "DATA",
-        ];
-        let n = pool.len();
+        let pool = [&LINES[..], &["A sentence.", "", "DATA"]].concat();
         let mut hits = 0;
-        for seq in 0..n.pow(5) {
-            let lines: Vec<&str> = (0..5).map(|k| pool[seq / n.pow(k) % n]).collect();
+        for lines in sequences(&pool) {
             let mut on = Prose::default();
             let mut off = Prose::default();
             off.read.off = true;
@@ -456,13 +453,8 @@ mod tests {
                         assert_eq!(on.data(), off.data(), "{lines:?} round {round}");
                         continue;
                     }
-                    for p in [&mut on, &mut off] {
-                        if l.is_empty() {
-                            p.blank();
-                        } else {
-                            p.text(l);
-                        }
-                    }
+                    give(&mut on, l);
+                    give(&mut off, l);
                 }
                 // A reading taken from the memo, at the data line below.
                 let para = on.para.len();
