@@ -420,8 +420,7 @@ impl Parser {
     }
 
     /// A line that is no measurement: a kvm.sh command, another subsystem's console message
-    /// or prose.
-    /// Whether the line was plain prose (no `k = v` in it).
+    /// or prose. True when it was read as plain prose (no ` = ` in it).
     fn other_line(&mut self, d: &str, from_log: bool, ctx: &mut Ctx<'_>) -> bool {
         if self.in_kvm_cmd || first_word_is_kvm_sh(d) {
             self.kvm_cmd(d, ctx);
@@ -433,7 +432,7 @@ impl Parser {
         }
     }
 
-    /// Whether the line stated parameters.
+    /// True when the line has ` = `, whether or not it stated parameters.
     fn prose_line(&mut self, d: &str, ctx: &mut Ctx<'_>) -> bool {
         // `nreaders = nwriters = 10.`: parameters stated in prose.
         let t = &d[..d.len() - d.bytes().rev().take_while(|&b| b == b'.').count()];
