@@ -629,7 +629,7 @@ impl Parser {
     }
 
     /// One `writer-duration` sample: in the writer's series and in scope `all`.
-    #[inline]
+    #[inline(always)]
     fn writer_sample(&mut self, w: u64, ns: f64, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
         self.data();
         let v = ns / 1e9;

@@ -114,8 +114,6 @@ pub(super) fn writer_duration(rest: &str) -> Option<(u64, f64)> {
     let b = rest.as_bytes();
     match kernel_layout(b) {
         Some(found) => Some(found),
-        // The scan's first field is a number: ` writer 0 gps: 133` is refused here.
-        None if !b.get(skip_spaces(b, 0)).is_some_and(u8::is_ascii_digit) => None,
         None => scanned(b),
     }
 }
@@ -124,7 +122,12 @@ pub(super) fn writer_duration(rest: &str) -> Option<(u64, f64)> {
 #[inline(never)]
 fn scanned(b: &[u8]) -> Option<(u64, f64)> {
     const FIELD: &[u8] = b"writer-duration:";
-    let (w, i) = integer(b, skip_spaces(b, 0))?;
+    let i = skip_spaces(b, 0);
+    // The first field is a number: ` writer 0 gps: 133` is refused here.
+    if !b.get(i).is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    let (w, i) = integer(b, i)?;
     // `integer` ends at a space or the end, where the field cannot start.
     let i = skip_spaces(b, i);
     if !b[i..].starts_with(FIELD) {
