@@ -381,7 +381,7 @@ pub(crate) fn is_space(b: u8) -> bool {
 }
 
 /// [`is_space`] of every byte.
-pub(crate) static SPACE: [bool; 256] = {
+static SPACE: [bool; 256] = {
     let mut t = [false; 256];
     let mut c = 0;
     while c < 256 {

@@ -15,6 +15,7 @@ pub mod other;
 pub mod perf_stat;
 mod prose_labels;
 pub mod rcuscale;
+mod recent;
 pub mod refscale;
 pub mod samples;
 pub mod time;

@@ -2,6 +2,7 @@
 //! heading before a run of data lines, and the section a pair of headings opens.
 
 use super::blocks::set_str;
+use super::recent::Recent;
 use crate::lines::words;
 
 /// Tracks prose between blocks so that a block can be labelled by the author's words before it.
@@ -26,55 +27,9 @@ pub(crate) struct Prose {
     dots: bool,
     label: Option<String>,
     section: Option<String>,
-    /// Paragraphs of one line read lately, with what they gave.
-    read: Readings,
-}
-
-/// Paragraphs of one line remembered, with the label each gave: a log repeats its headings,
-/// and reading one costs more than comparing it.
-const READINGS: usize = 4;
-
-/// Paragraphs of one line as read (text and whether a section was in force), each with
-/// where in the text its label lies, if it gave one; a ring of buffers kept across blocks.
-#[derive(Debug, Default)]
-struct Readings {
-    read: [Reading; READINGS],
-    next: usize,
-    /// Nothing remembered (to test the readings against reading again).
-    #[cfg(test)]
-    off: bool,
-}
-
-/// A paragraph of one line, whether a section was in force when it was read, and where its
-/// label lies in it.
-#[derive(Debug, Default)]
-struct Reading {
-    text: String,
-    in_section: bool,
-    label: Option<(usize, usize)>,
-}
-
-impl Readings {
-    /// What `text` gave when read with a section in force or not: Some(None) for no label.
-    fn find(&self, text: &str, in_section: bool) -> Option<Option<(usize, usize)>> {
-        #[cfg(test)]
-        if self.off {
-            return None;
-        }
-        self.read
-            .iter()
-            .find(|r| r.in_section == in_section && !r.text.is_empty() && r.text == text)
-            .map(|r| r.label)
-    }
-
-    fn remember(&mut self, text: &str, in_section: bool, label: Option<(usize, usize)>) {
-        let slot = &mut self.read[self.next];
-        slot.text.clear();
-        slot.text.push_str(text);
-        slot.in_section = in_section;
-        slot.label = label;
-        self.next = (self.next + 1) % READINGS;
-    }
+    /// Paragraphs of one line read lately: whether a section was in force, and where in the
+    /// text the label they gave lies, if they gave one.
+    read: Recent<(bool, Option<(usize, usize)>)>,
 }
 
 /// Lines of a paragraph kept for a label: labels are short, prose can be long.
@@ -197,15 +152,15 @@ impl Prose {
         let l = if self.para.len() == 1 {
             // A label is a function of the paragraph and whether a section is in force.
             let text = self.para.text.as_str();
-            match self.read.find(text, in_section) {
-                Some(span) => span.map(|(a, b)| &text[a..b]),
+            match self.read.find(text, |&(s, _)| s == in_section) {
+                Some((_, span)) => span.map(|(a, b)| &text[a..b]),
                 None => {
                     let l = candidate(&self.para, in_section);
                     let span = l.map(|l| {
                         let a = l.as_ptr() as usize - text.as_ptr() as usize;
                         (a, a + l.len())
                     });
-                    self.read.remember(text, in_section, span);
+                    self.read.remember(text, (in_section, span));
                     l
                 }
             }
@@ -460,7 +415,12 @@ mod tests {
                 let para = on.para.len();
                 let in_section = on.section.is_some();
                 hits += usize::from(
-                    on.fresh && para == 1 && on.read.find(&on.para.text, in_section).is_some(),
+                    on.fresh
+                        && para == 1
+                        && on
+                            .read
+                            .find(&on.para.text, |&(s, _)| s == in_section)
+                            .is_some(),
                 );
                 assert_eq!(on.data(), off.data(), "{lines:?} round {round}");
                 assert_eq!(on.label(), off.label(), "{lines:?} round {round}");

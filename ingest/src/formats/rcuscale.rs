@@ -22,7 +22,6 @@
 //! Blocks are labelled by the prose line(s) before them that end with `:` (`RCU:`,
 //! `with a patch:`), without the colon.
 
-mod prose_memo;
 mod rows;
 mod scan;
 mod sniff;
@@ -33,12 +32,12 @@ use std::collections::BTreeMap;
 use super::Format;
 pub(crate) use super::prose_labels::Prose;
 use super::prose_labels::find_byte;
+use super::recent::Recent;
 use crate::error::ParseError;
 use crate::lines::{
     Lines, find_str, is_space, parse_number, strip_dmesg, strip_mail, trim, trim_end, words,
 };
 use crate::model::{Ctx, Direction, SeriesKey, SeriesSpec, Unit};
-use prose_memo::ProseMemo;
 use rows::{
     gp_summary, kv_tokens, param_name, parse_column_row, parse_stat_row, parse_u64, time_unit,
 };
@@ -103,8 +102,9 @@ struct Parser {
     key_buf: String,
     /// The `<type>-scale:` prefix of the last console line that had one.
     prefix: String,
-    /// Lines the general reading took for plain prose lately.
-    prose_seen: ProseMemo,
+    /// Lines the general reading took for plain prose lately (no console prefix, no
+    /// measurement, no `k = v`, no kvm.sh command).
+    prose_seen: Recent<()>,
 }
 
 /// The previous line when it was prose, in a buffer kept across lines.
@@ -188,10 +188,7 @@ impl Parser {
             // the states that read the next line their own way: prose, as `general` takes it.
             // `prose_line` without its search for `k = v`, which dots cannot hold (the call
             // and the search cost a thirtieth of this parse).
-            Some(b'.')
-                if !(self.in_histogram || self.after_params || self.in_kvm_cmd)
-                    && body.bytes().all(|b| b == b'.') =>
-            {
+            Some(b'.') if !self.reads_own_way() && body.bytes().all(|b| b == b'.') => {
                 self.prose.text_dots(body);
                 self.last_prose.set(body);
                 return Ok(());
@@ -406,9 +403,15 @@ impl Parser {
         // Remembered only when the table-row check, which the state may have skipped, would
         // not take it either.
         if self.other_line(d, from_log, ctx) && parse_stat_row(d).is_none() {
-            self.prose_seen.remember(d);
+            self.prose_seen.remember(d, ());
         }
         Ok(())
+    }
+
+    /// Whether a state is on that reads the next line its own way: a histogram, a wrapped
+    /// Start-of-test line, a kvm.sh command.
+    fn reads_own_way(&self) -> bool {
+        self.in_histogram || self.after_params || self.in_kvm_cmd
     }
 
     /// A blank line: ends the paragraph and the states that read the lines after theirs.
@@ -487,7 +490,7 @@ impl Parser {
     /// as `general` strips it.
     #[inline]
     fn prose_again(&mut self, d: &str) -> bool {
-        if self.in_histogram || self.after_params || self.in_kvm_cmd || !self.prose_seen.holds(d) {
+        if self.reads_own_way() || self.prose_seen.find(d, |_| true).is_none() {
             return false;
         }
         self.prose.text(d);
