@@ -13,6 +13,7 @@ mod meta;
 
 use std::ops::Range;
 
+use crate::intern::Interner;
 use crate::lines::{find_str, words};
 pub(crate) use meta::BlockMeta;
 
@@ -32,7 +33,7 @@ const MAX_PARAGRAPH: usize = 4 * 1024;
 /// Words that open a paragraph continuing the previous label.
 const CONTINUATIONS: [&str; 6] = ["and ", "or ", "but ", "vs ", "vs. ", "versus "];
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Labeler {
     /// Closed paragraphs since the last block, raw (lines joined by one space).
     pending: Vec<String>,
@@ -41,13 +42,17 @@ pub(crate) struct Labeler {
     /// Emptied paragraph buffers, reused so that reading prose does not allocate per
     /// paragraph.
     spare: Vec<String>,
+    /// Every label given or read so far, once each: the labels below are ids into it, so
+    /// that a block's label is set and compared as a number, and a parser can key its series
+    /// by [`Labeler::label_id`] without hashing the text.
+    names: Interner,
     /// The label in force.
-    current: Option<String>,
+    current: Option<u32>,
     /// The label in force as read, before a section was put in front of it: the section a
     /// heading that comes back is read in, so that sections do not nest without end.
-    base: Option<String>,
+    base: Option<u32>,
     /// The last label that was not a continuation.
-    anchor: Option<String>,
+    anchor: Option<u32>,
     /// Labels found in the prose so far (bounded), each with the label in force before its
     /// first use, to tell a heading that comes back in a new section.
     seen: Vec<(String, Option<String>)>,
@@ -134,9 +139,8 @@ impl Labeler {
     pub(crate) fn set(&mut self, label: Option<String>) {
         self.blank();
         self.clear_pending();
-        self.anchor.clone_from(&label);
-        self.base.clone_from(&label);
-        self.current = label;
+        let id = label.map(|l| self.names.id(&l));
+        (self.anchor, self.base, self.current) = (id, id, id);
     }
 
     fn clear_pending(&mut self) {
@@ -164,6 +168,13 @@ impl Labeler {
     /// [`Labeler::label`], borrowed: a block's label costs no allocation once its prose has
     /// been read before.
     pub(crate) fn label_ref(&mut self) -> Option<&str> {
+        let id = self.label_id()?;
+        Some(self.names.get(id))
+    }
+
+    /// The label of a block starting now as an id, the same for the same text throughout the
+    /// file: [`Labeler::name`] gives its text.
+    pub(crate) fn label_id(&mut self) -> Option<u32> {
         self.blank();
         // The cached reading of the last paragraph that gives a label.
         let mut found = None;
@@ -183,9 +194,11 @@ impl Labeler {
                         self.recycle(old.paragraph);
                     }
                     let paragraph = std::mem::take(&mut self.pending[j]);
+                    let label_id = label.as_deref().map(|l| self.names.id(l));
                     self.read.push(Reading {
                         paragraph,
                         label,
+                        label_id,
                         continuation,
                         memo: Vec::new(),
                     });
@@ -202,63 +215,66 @@ impl Labeler {
             let r = &self.read[i];
             // The same paragraph read in the same state as last time gives the same label.
             let state = match r.continuation {
-                Some(_) => self.anchor.as_deref(),
-                None => self.base.as_deref(),
+                Some(_) => self.anchor,
+                None => self.base,
             };
-            if let Some(m) = r.memo.iter().find(|m| m.state.as_deref() == state)
+            if let Some(m) = r.memo.iter().find(|m| m.state == state)
                 && self.memo_on()
             {
                 // As read below: a continuation's label is also the base; a heading is the
                 // base, and its label the anchor.
                 match r.continuation {
-                    Some(_) => set_str(&mut self.base, &m.out),
-                    None => {
-                        set_str(&mut self.base, r.label.as_deref().unwrap_or_default());
-                        set_str(&mut self.anchor, &m.out);
-                    }
+                    Some(_) => self.base = Some(m.out),
+                    None => (self.base, self.anchor) = (r.label_id, Some(m.out)),
                 }
-                set_str(&mut self.current, &m.out);
-                return self.current.as_deref();
+                self.current = Some(m.out);
+                return self.current;
             }
             let label = r.label.as_deref().unwrap_or_default();
+            let out = &mut self.scratch;
+            out.clear();
             match &r.continuation {
                 Some((phrase, first)) => {
                     let phrase = &label[phrase.clone()];
-                    let out = self.current.get_or_insert_with(String::new);
-                    out.clear();
-                    match &self.anchor {
-                        Some(anchor) => {
-                            join_continuation(anchor, phrase, &label[first.clone()], out)
-                        }
+                    match self.anchor {
+                        Some(anchor) => join_continuation(
+                            self.names.get(anchor),
+                            phrase,
+                            &label[first.clone()],
+                            out,
+                        ),
                         None => out.push_str(phrase),
                     }
                     if out.len() > MAX_BUILT {
                         out.clear();
                         out.push_str(phrase);
                     }
-                    set_str(&mut self.base, out);
+                    let id = self.names.id(out);
                     // A continuation's label is a function of the anchor alone.
-                    remember(&mut self.read[i].memo, self.anchor.as_deref(), out);
+                    remember(&mut self.read[i].memo, self.anchor, id);
+                    self.base = Some(id);
+                    self.current = Some(id);
                 }
                 None => {
-                    qualify(
-                        &mut self.seen,
-                        self.base.as_deref(),
-                        label,
-                        &mut self.scratch,
-                    );
+                    let section = self.base.map(|b| self.names.get(b));
+                    qualify(&mut self.seen, section, label, out);
+                    let id = self.names.id(out);
                     // A heading's label is a function of the section it comes in: the entry of
                     // `seen` it is read against is written once, at its first reading, with
                     // that reading's section, which gives the same label.
-                    remember(&mut self.read[i].memo, self.base.as_deref(), &self.scratch);
-                    let label = self.read[i].label.as_deref().unwrap_or_default();
-                    set_str(&mut self.base, label);
-                    set_str(&mut self.anchor, &self.scratch);
-                    set_str(&mut self.current, &self.scratch);
+                    remember(&mut self.read[i].memo, self.base, id);
+                    self.base = self.read[i].label_id;
+                    self.anchor = Some(id);
+                    self.current = Some(id);
                 }
             }
         }
-        self.current.as_deref()
+        self.current
+    }
+
+    /// The text of a label id given by [`Labeler::label_id`].
+    pub(crate) fn name(&self, id: u32) -> &str {
+        self.names.get(id)
     }
 }
 
@@ -267,6 +283,8 @@ impl Labeler {
 struct Reading {
     paragraph: String,
     label: Option<String>,
+    /// The label's id in [`Labeler::names`].
+    label_id: Option<u32>,
     /// For a continuation, where in the label its phrase and the phrase's first word lie.
     continuation: Option<(Range<usize>, Range<usize>)>,
     /// Labels it gave in the last few states it was read in (the anchor for a continuation,
@@ -278,31 +296,20 @@ struct Reading {
 /// A state a paragraph was read in and the label it gave then.
 #[derive(Debug)]
 struct Memo {
-    state: Option<String>,
-    out: String,
+    state: Option<u32>,
+    out: u32,
 }
 
 /// States remembered for each paragraph.
 const MEMOS: usize = 4;
 
 /// Remembers that a paragraph read in `state` gave `out`, in place of the oldest state when
-/// [`MEMOS`] are remembered, reusing its buffers.
-fn remember(memo: &mut Vec<Memo>, state: Option<&str>, out: &str) {
-    let mut m = if memo.len() == MEMOS {
-        memo.remove(0)
-    } else {
-        Memo {
-            state: None,
-            out: String::new(),
-        }
-    };
-    match state {
-        Some(s) => set_str(&mut m.state, s),
-        None => m.state = None,
+/// [`MEMOS`] are remembered.
+fn remember(memo: &mut Vec<Memo>, state: Option<u32>, out: u32) {
+    if memo.len() == MEMOS {
+        memo.remove(0);
     }
-    m.out.clear();
-    m.out.push_str(out);
-    memo.push(m);
+    memo.push(Memo { state, out });
 }
 
 /// Where `part`, a slice of `whole`, lies in it.
@@ -617,6 +624,8 @@ mod tests {
         for _ in 0..200 {
             let (mut memo, mut fresh) = (Labeler::default(), Labeler::default());
             fresh.memo_off = true;
+            let mut texts = std::collections::HashMap::new();
+            let mut ids = std::collections::HashMap::new();
             for step in 0..60 {
                 x ^= x << 13;
                 x ^= x >> 7;
@@ -634,7 +643,13 @@ mod tests {
                 }
                 if (x >> 20).is_multiple_of(2) {
                     let want = fresh.label();
-                    assert_eq!(memo.label(), want, "step {step}");
+                    let id = memo.label_id();
+                    assert_eq!(id.map(|i| memo.name(i).to_string()), want, "step {step}");
+                    // An id stands for one text throughout, and a text for one id.
+                    if let (Some(i), Some(t)) = (id, &want) {
+                        assert_eq!(texts.entry(i).or_insert_with(|| t.clone()), t);
+                        assert_eq!(*ids.entry(t.clone()).or_insert(i), i);
+                    }
                 }
             }
         }

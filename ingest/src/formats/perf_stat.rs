@@ -348,9 +348,10 @@ impl Parser {
         runs: Option<u32>,
         ctx: &mut Ctx<'_>,
     ) -> Result<(), ParseError> {
-        let label = self.labels.label_ref();
-        let label_id = self.ids.label(label);
-        self.meta.start_ref(label, ctx.line);
+        let label = self.labels.label_id();
+        let label_id = Ids::label(label);
+        let text = label.map(|l| self.labels.name(l));
+        self.meta.start_ref(text, ctx.line);
         if let Some(c) = command {
             self.meta.set("command", c);
         }
@@ -446,7 +447,7 @@ impl Parser {
             unit: it.unit,
             direction: it.direction,
         };
-        let id = self.ids.series(key, ctx);
+        let id = self.ids.series(key, &self.labels, ctx);
         // Errors name the value's own line, which for held-back items is an earlier one.
         let current = ctx.line;
         ctx.line = it.line;

@@ -242,7 +242,8 @@ struct Parser {
     /// The timed command last seen; it applies to the blocks that follow.
     command: Option<String>,
     block: Option<Kind>,
-    label: Option<String>,
+    /// The block's label, an id of `labels`.
+    label: Option<u32>,
     /// Samples per metric in the current bash block, to spot ragged rows.
     counts: [usize; 3],
     /// The labels of a side-by-side table's columns (`\t\tUnpatched:\t\tPatched:`), in force
@@ -253,7 +254,7 @@ struct Parser {
     bash_ids: [Option<SeriesId>; 3],
     /// The `real`/`user`/`sys` series of each label seen (bounded): blocks under a label
     /// that comes back find their series without declaring them again.
-    ids: Vec<(Option<String>, [Option<SeriesId>; 3])>,
+    ids: Vec<(Option<u32>, [Option<SeriesId>; 3])>,
     /// Where the current block's label is in `ids`.
     slot: Option<usize>,
     /// Reused for every declaration, so that declaring a series allocates nothing.
@@ -308,21 +309,19 @@ impl Parser {
 
     fn start_block(&mut self, kind: Kind, ctx: &mut Ctx<'_>) {
         self.end_block(ctx);
-        match self.labels.label_ref() {
-            Some(l) => set_str(&mut self.label, l),
-            None => self.label = None,
-        }
-        let label = self.label.as_deref();
-        self.slot = match self.ids.iter().position(|(l, _)| l.as_deref() == label) {
+        let label = self.labels.label_id();
+        self.label = label;
+        self.slot = match self.ids.iter().position(|(l, _)| *l == label) {
             Some(i) => Some(i),
             None if self.ids.len() < MAX_IDS => {
-                self.ids.push((self.label.clone(), [None; 3]));
+                self.ids.push((label, [None; 3]));
                 Some(self.ids.len() - 1)
             }
             None => None,
         };
         self.bash_ids = self.slot.map_or([None; 3], |i| self.ids[i].1);
-        self.meta.start_ref(self.label.as_deref(), ctx.line);
+        let text = label.map(|l| self.labels.name(l));
+        self.meta.start_ref(text, ctx.line);
         if let Some(cmd) = &self.command {
             self.meta.set("command", cmd);
         }
@@ -357,7 +356,7 @@ impl Parser {
         v: f64,
         ctx: &mut Ctx<'_>,
     ) -> Result<(), ParseError> {
-        let label = self.label.as_deref();
+        let label = self.label.map(|l| self.labels.name(l));
         let id = declare(&mut self.spec, ctx, metric, label, unit, direction);
         ctx.sample(id, v)
     }
@@ -461,7 +460,7 @@ impl Parser {
             let id = match self.bash_ids[idx] {
                 Some(id) => id,
                 None => {
-                    let label = self.label.as_deref();
+                    let label = self.label.map(|l| self.labels.name(l));
                     let (unit, dir) = (Unit::Seconds, Direction::LowerIsBetter);
                     let id = declare(&mut self.spec, ctx, metric, label, unit, dir);
                     self.bash_ids[idx] = Some(id);

@@ -2,6 +2,7 @@
 //! so that a value reaches its series id by hashing a few integers, and the spec (strings, a
 //! params map) is built only for a series not seen before.
 
+use crate::formats::blocks::Labeler;
 use crate::intern::Interner;
 use crate::model::{Ctx, Direction, FastMap, SeriesId, SeriesKey, SeriesSpec, Unit};
 
@@ -58,7 +59,7 @@ pub(super) enum UnitId {
 /// Everything a series spec is made of, as ids.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Key {
-    /// 0 for none, else an id of [`Ids::labels`] plus one.
+    /// 0 for none, else the block label's [`Labeler::label_id`] plus one.
     pub label: u32,
     /// The `command` param (an id of [`Ids::commands`]).
     pub command: Option<u32>,
@@ -95,7 +96,6 @@ impl Key {
 pub(super) struct Ids {
     /// Metric names, scopes and units.
     pub names: Interner,
-    pub labels: Interner,
     pub commands: Interner,
     /// Series by [`Key::packed`].
     series: FastMap<Packed, SeriesId>,
@@ -109,7 +109,6 @@ impl Default for Ids {
         }
         Ids {
             names,
-            labels: Interner::default(),
             commands: Interner::default(),
             series: FastMap::default(),
         }
@@ -118,21 +117,18 @@ impl Default for Ids {
 
 impl Ids {
     /// The [`Key::label`] of a block label.
-    pub fn label(&mut self, label: Option<&str>) -> u32 {
-        label.map_or(0, |l| self.labels.id(l) + 1)
+    pub fn label(label: Option<u32>) -> u32 {
+        label.map_or(0, |l| l + 1)
     }
 
-    /// The series of `key`, declared through `ctx` the first time.
-    pub fn series(&mut self, key: Key, ctx: &mut Ctx<'_>) -> SeriesId {
+    /// The series of `key`, declared through `ctx` the first time; `labels` gave its label.
+    pub fn series(&mut self, key: Key, labels: &Labeler, ctx: &mut Ctx<'_>) -> SeriesId {
         let packed = key.packed();
         if let Some(&id) = self.series.get(&packed) {
             return id;
         }
         let mut k = SeriesKey::new(self.names.get(key.metric)).scope(self.names.get(key.scope));
-        k.label = key
-            .label
-            .checked_sub(1)
-            .map(|l| self.labels.get(l).to_string());
+        k.label = key.label.checked_sub(1).map(|l| labels.name(l).to_string());
         k.statistic = key.stat.as_str().map(str::to_string);
         if let Some(c) = key.command {
             k = k.param("command", self.commands.get(c));
