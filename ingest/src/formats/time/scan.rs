@@ -4,7 +4,7 @@
 
 use super::values::bash_token_at;
 use crate::error::ParseError;
-use crate::lines::is_space;
+use crate::lines::{is_space, skip_spaces};
 
 /// Reads the values of a row as long as they are common `XmY.YYYs` tokens apart by ASCII
 /// spaces, handing each to `each`. Returns None when the row is done (its end or a `(` note
@@ -18,12 +18,14 @@ pub(super) fn fast_values(
     let b = row.as_bytes();
     let mut i = 0;
     loop {
-        // Values are mostly apart by runs of spaces: four at a time first.
-        while b.get(i..i + 4) == Some(b"    ") {
-            i += 4;
-        }
-        while i < b.len() && is_space(b[i]) {
-            i += 1;
+        // Values are apart by runs of plain spaces, read eight at a time, and now and then a
+        // TAB (`0m0.000s\t  0m0.004s`) between them.
+        loop {
+            i = skip_spaces(b, i);
+            match b.get(i) {
+                Some(&c) if is_space(c) => i += 1,
+                _ => break,
+            }
         }
         if i == b.len() || b[i] == b'(' {
             return Ok(None);
@@ -75,6 +77,67 @@ fn digit(c: u8) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reading byte by byte that the runs of spaces are skipped for: each blank byte
+    /// skipped alone, each token read by [`bash_token_at`].
+    fn values_byte_by_byte(row: &str) -> (Vec<u64>, Option<usize>) {
+        let (b, mut i, mut out) = (row.as_bytes(), 0, Vec::new());
+        loop {
+            while i < b.len() && is_space(b[i]) {
+                i += 1;
+            }
+            if i == b.len() || b[i] == b'(' {
+                return (out, None);
+            }
+            match bash_token_at(b, i) {
+                Some((v, end)) => {
+                    out.push(v.to_bits());
+                    i = end;
+                }
+                None => return (out, Some(i)),
+            }
+        }
+    }
+
+    /// Rows whose values are apart by every mix of spaces, TABs and other blank bytes, short
+    /// and long runs, read to their end, to a note or to a token of another kind: the same
+    /// values and the same place as skipping each blank byte alone.
+    #[test]
+    fn blanks_skip_as_byte_by_byte() {
+        let gaps = [
+            " ",
+            "    ",
+            "     ",
+            "\t",
+            "\t  ",
+            "  \t",
+            " \t \t ",
+            "        ",
+            "         ",
+            "                 ",
+            "\r",
+            " \x0b\x0c ",
+            "\n ",
+        ];
+        let ends = ["", " ", "\t", "(3 runs)", "x", "1.03", "        ", " 0m1.5"];
+        let mut n = 0;
+        for a in gaps {
+            for b in gaps {
+                for end in ends {
+                    let row = format!("0m49.393s{a}0m0.004s{b}12m5.1s{a}{end}");
+                    let mut got = Vec::new();
+                    let at = fast_values(&row, |v| {
+                        got.push(v.to_bits());
+                        Ok(())
+                    })
+                    .unwrap();
+                    assert_eq!((got, at), values_byte_by_byte(&row), "{row:?}");
+                    n += 1;
+                }
+            }
+        }
+        assert!(n > 1000, "{n}");
+    }
 
     /// Every token read at fixed places reads as the byte-by-byte reading reads it (the same
     /// value to the bit, the same end), alone, before blanks, other bytes or more tokens, and
