@@ -69,7 +69,15 @@ pub(crate) struct Labeler {
 impl Labeler {
     /// A line of prose (already stripped of mail quoting).
     pub(crate) fn prose(&mut self, line: &str) {
-        let line = crate::lines::trim(line);
+        self.prose_stripped(crate::lines::trim(line));
+    }
+
+    /// [`Labeler::prose`] of a line already trimmed at both ends, as [`strip_line`] leaves
+    /// it: a parser that reads its lines stripped saves trimming each one again.
+    ///
+    /// [`strip_line`]: crate::lines::strip_line
+    pub(crate) fn prose_stripped(&mut self, line: &str) {
+        debug_assert_eq!(line, crate::lines::trim(line));
         if line.is_empty() {
             return self.blank();
         }
@@ -651,6 +659,35 @@ mod tests {
                         assert_eq!(*ids.entry(t.clone()).or_insert(i), i);
                     }
                 }
+            }
+        }
+    }
+
+    /// A line as the parsers strip it is already trimmed, whatever blanks (ASCII or not) and
+    /// quoting it came with, so that both ways in (the line without its quoting, trimmed
+    /// here, or stripped) read the same labels.
+    #[test]
+    fn stripped_lines_read_as_trimmed_ones() {
+        let lines = [
+            "> With this commit:",
+            ">\t== original, no patched ==  ",
+            "\u{a0}\u{2003}(without the patchset)\u{3000}",
+            "  > >  Patched:\r",
+            "and with reverted X \u{85}",
+            ">",
+            "  ",
+            "---",
+            "This is a sentence.",
+            "\u{2003}",
+        ];
+        let (mut plain, mut stripped) = (Labeler::default(), Labeler::default());
+        for (i, line) in lines.iter().cycle().take(40).enumerate() {
+            let s = crate::lines::strip_line(line);
+            assert_eq!(crate::lines::trim(s), s, "{line:?}");
+            plain.prose(crate::lines::strip_mail(line));
+            stripped.prose_stripped(s);
+            if i % 3 == 2 {
+                assert_eq!(plain.label(), stripped.label(), "{i}");
             }
         }
     }

@@ -288,7 +288,7 @@ impl Parser {
         }
         self.in_block = false;
         self.in_table = false;
-        self.labels.prose(line);
+        self.labels.prose_stripped(line);
         Ok(())
     }
 

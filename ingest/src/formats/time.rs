@@ -219,7 +219,7 @@ impl Format for Time {
                 p.labels.command();
                 continue;
             }
-            p.labels.prose(line);
+            p.labels.prose_stripped(line);
         }
         p.end_block(ctx);
         if p.meta.len() == 0 {
