@@ -37,7 +37,8 @@ use std::sync::LazyLock;
 use memchr::memmem::Finder;
 use regex::Regex;
 
-use self::summary_lines::{ELAPSED_READ, NOT_ELAPSED, elapsed, read_elapsed, runs};
+use self::header::{Header, Headers};
+use self::summary_lines::{ELAPSED_READ, NOT_ELAPSED, elapsed, read_elapsed};
 
 use super::Format;
 use super::blocks::{BlockMeta, Labeler};
@@ -51,6 +52,7 @@ use self::ids::{Ids, Key, Stat, UnitId};
 use self::key_value::key_value;
 use self::numbers::{decimal, number};
 
+mod header;
 mod ids;
 mod key_value;
 mod numbers;
@@ -172,6 +174,8 @@ struct Parser {
     /// Workload output read before the `perf stat` summary it belongs to.
     pending: Vec<Item>,
     ids: Ids,
+    /// Headers read lately.
+    headers: Headers,
     /// Names built from parts (`cycles.stddev_pct`), reused.
     scratch: String,
     /// Between a header and the prose that follows the block.
@@ -323,23 +327,11 @@ impl Parser {
     }
 
     fn header(&mut self, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let runs_match = runs(rest);
-        let runs = runs_match.and_then(|(_, n)| n.parse::<u32>().ok());
-        let target = match runs_match {
-            Some((start, _)) => &rest[..start],
-            None => rest,
-        };
-        let target = trim(trim(target).trim_end_matches(':'));
-        // `'make'` names the command; `'system wide'`, `CPU(s) 0-3`, `process id '42'` a target.
-        let quoted = target
-            .strip_prefix('\'')
-            .and_then(|t| t.strip_suffix('\''))
-            .filter(|t| !t.is_empty());
-        let command = quoted.filter(|t| *t != "system wide");
-        if command.is_none() && !target.is_empty() {
-            self.meta.next("target", quoted.unwrap_or(target));
+        let h = self.headers.read(rest);
+        if let Some(target) = Header::part(rest, h.target) {
+            self.meta.next("target", target);
         }
-        self.start(command, runs, ctx)
+        self.start(Header::part(rest, h.command), h.runs, ctx)
     }
 
     fn start(
