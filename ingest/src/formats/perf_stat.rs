@@ -42,6 +42,7 @@ use self::summary_lines::{ELAPSED_READ, NOT_ELAPSED, elapsed, read_elapsed};
 
 use super::Format;
 use super::blocks::{BlockMeta, Labeler};
+use super::recent::Recent;
 use crate::error::ParseError;
 use crate::lines::{
     Lines, ReadAhead, find_str, is_space, parse_number, strip_mail, trim, trim_end, words,
@@ -176,6 +177,8 @@ struct Parser {
     ids: Ids,
     /// Headers read lately.
     headers: Headers,
+    /// Lines lately read as prose in any state.
+    prose_seen: Recent<()>,
     /// Names built from parts (`cycles.stddev_pct`), reused.
     scratch: String,
     /// Between a header and the prose that follows the block.
@@ -205,6 +208,12 @@ impl Parser {
         // a short line's search, only for the rest, and only on lines with a `P` to start one.
         if let Some(rest) = line.strip_prefix(HEADER) {
             return self.header(rest, ctx);
+        }
+        // A line read as prose before is prose again, whatever the state: mails repeat their
+        // headings (`== original, no patched`) between blocks.
+        if self.prose_seen.find(line, |_| true).is_some() {
+            self.prose(line);
+            return Ok(());
         }
         if line.len() >= HEADER.len()
             && memchr::memchr(b'P', line.as_bytes()).is_some()
@@ -290,10 +299,24 @@ impl Parser {
             self.meta.next(key.trim(), value.trim());
             return Ok(());
         }
+        // Remembered only when the checks made in a block or a table would refuse it too: every
+        // other check above is a function of the line alone.
+        if !(line.starts_with('#')
+            || line.starts_with(char::is_numeric)
+            || line.ends_with("seconds user")
+            || line.ends_with("seconds sys")
+            || starts_like_counter(line))
+        {
+            self.prose_seen.remember(line, ());
+        }
+        self.prose(line);
+        Ok(())
+    }
+
+    fn prose(&mut self, line: &str) {
         self.in_block = false;
         self.in_table = false;
         self.labels.prose_stripped(line);
-        Ok(())
     }
 
     /// The items of a summary line: `value(k, line)` reads the elapsed time (k = 0), its
@@ -727,26 +750,4 @@ fn perf_command(line: &str) -> Option<&str> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn box_borders() {
-        assert_eq!(strip_box("|  Patched kernel:"), "Patched kernel:");
-        assert_eq!(strip_box("| a | b |"), "| a | b |");
-        assert_eq!(strip_box("1,2 cycles"), "1,2 cycles");
-    }
-
-    #[test]
-    fn commands() {
-        assert_eq!(
-            perf_command("$ perf stat -- make"),
-            Some("perf stat -- make")
-        );
-        assert_eq!(
-            perf_command("2) perf stat --null --repeat 10 -- hackbench 32 thread 20000"),
-            Some("perf stat --null --repeat 10 -- hackbench 32 thread 20000")
-        );
-        assert_eq!(perf_command("I ran perf stat on it"), None);
-    }
-}
+mod tests;
