@@ -51,6 +51,7 @@ pub type StrippedAhead<'a> = (u64, &'a str, Option<(u32, &'a [f64])>);
 /// A format's reading of one stripped line done ahead of its parser, on the thread that cuts
 /// the input (see [`with_lines_ahead`]): a function of the line alone, it appends what it read
 /// to the values and returns a tag for the parser, 0 for "nothing read ahead: read it all".
+/// A line stripped to nothing is not given to it (its tag is 0).
 pub type ReadAhead = fn(&str, &mut Vec<f64>) -> u32;
 
 /// [`with_lines`], and when the input is cut on a thread of its own and `ahead` is given, that

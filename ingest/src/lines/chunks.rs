@@ -284,7 +284,13 @@ impl<R: Read> Chunker<R> {
             if let Some(f) = self.ahead {
                 for &(start, stop) in &stripped {
                     let at = values.len();
-                    let tag = f(&text[start as usize..stop as usize], &mut values);
+                    // A blank line holds nothing to read ahead (many do: blocks are set apart
+                    // by them), and is left to the parser without a call.
+                    let tag = if start == stop {
+                        0
+                    } else {
+                        f(&text[start as usize..stop as usize], &mut values)
+                    };
                     if tag == 0 {
                         values.truncate(at);
                     }

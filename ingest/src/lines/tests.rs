@@ -448,10 +448,15 @@ fn every_third(line: &str, values: &mut Vec<f64>) -> u32 {
 
 #[test]
 fn lines_read_ahead_carry_their_own_values_across_chunks_and_a_push_back() {
-    // Quoted rows, so that the cutting thread strips them too.
+    // Quoted rows, so that the cutting thread strips them too, and every fifth line blank
+    // once stripped, which is not read ahead.
     let mut data = Vec::new();
     for i in 0..150_000 {
-        data.extend_from_slice(format!("> row {i} {}\n", "v".repeat(i % 29)).as_bytes());
+        let line = match i % 5 {
+            4 => "> \t".to_string(),
+            _ => format!("> row {i} {}", "v".repeat(i % 29)),
+        };
+        data.extend_from_slice(format!("{line}\n").as_bytes());
     }
     assert!(data.len() > 4 * chunks::READ_CHUNK);
     let f: ReadAhead = every_third;
@@ -460,7 +465,10 @@ fn lines_read_ahead_carry_their_own_values_across_chunks_and_a_push_back() {
         let mut pushed = false;
         while let Some((no, line, got)) = lines.next_stripped_ahead().unwrap() {
             let i = no - 1;
-            let row = format!("row {i} {}", "v".repeat(i as usize % 29));
+            let row = match i % 5 {
+                4 => String::new(),
+                _ => format!("row {i} {}", "v".repeat(i as usize % 29)),
+            };
             assert_eq!(line, row.trim_end());
             let mut expected = Vec::new();
             let tag = every_third(line, &mut expected);
@@ -484,8 +492,9 @@ fn lines_read_ahead_carry_their_own_values_across_chunks_and_a_push_back() {
         (read, ahead)
     });
     assert_eq!(read, 150_000);
-    // Every third line but the first chunk's, and the lines pushed back, twice.
-    assert!(ahead > 45_000, "{ahead}");
+    // Every third line but the blank ones and the first chunk's, and the lines pushed back,
+    // twice.
+    assert!(ahead > 36_000, "{ahead}");
 }
 
 #[test]
