@@ -545,6 +545,19 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// [`Ctx::sample`] of a value a parser read from digits (an integer below 2^53 over a
+    /// power of ten), finite by construction: only its sign is checked.
+    #[inline]
+    pub fn sample_read(&mut self, id: SeriesId, value: f64) -> Result<(), ParseError> {
+        debug_assert!(value.is_finite());
+        if value < 0.0 && self.nonnegative(id) {
+            return Err(self.bad_sample(id, value));
+        }
+        self.samples += 1;
+        self.sink.sample(id, value);
+        Ok(())
+    }
+
     #[cold]
     #[inline(never)]
     fn bad_sample(&self, id: SeriesId, value: f64) -> ParseError {

@@ -409,7 +409,7 @@ impl Parser {
         {
             let count = &mut self.counts[idx];
             let sampled = fast_values(rest, |v| {
-                ctx.sample(id, v)?;
+                ctx.sample_read(id, v)?;
                 *count += 1;
                 Ok(())
             })?;

@@ -385,6 +385,13 @@ fn negative_time_is_an_error_with_its_line() {
     assert_eq!(e.line(), Some(3), "{e}");
     assert!(e.to_string().starts_with("bad.txt: line 3:"), "{e}");
     assert!(e.to_string().contains("not negative"), "{e}");
+    // In a later block, where the row's series is known and its values read in place.
+    let e = parse_err(
+        b"real\t0m1.0s\nuser\t0m0.1s\nsys\t0m0.0s\n\nreal\t0m1.0s -0m1.0s\n",
+        Some("time"),
+    );
+    assert_eq!(e.line(), Some(5), "{e}");
+    assert!(e.to_string().contains("not negative"), "{e}");
 }
 
 #[test]
