@@ -350,16 +350,17 @@ impl Parser {
     }
 
     fn header(&mut self, rest: &str, ctx: &mut Ctx<'_>) -> Result<(), ParseError> {
-        let h = self.headers.read(rest);
+        let h = self.headers.read(rest, &mut self.ids.commands);
         if let Some(target) = Header::part(rest, h.target) {
             self.meta.next("target", target);
         }
-        self.start(Header::part(rest, h.command), h.runs, ctx)
+        let command = Header::part(rest, h.command).zip(h.command_id);
+        self.start(command, h.runs, ctx)
     }
 
     fn start(
         &mut self,
-        command: Option<&str>,
+        command: Option<(&str, u32)>,
         runs: Option<u32>,
         ctx: &mut Ctx<'_>,
     ) -> Result<(), ParseError> {
@@ -367,7 +368,7 @@ impl Parser {
         let label_id = Ids::label(label);
         let text = label.map(|l| self.labels.name(l));
         self.meta.start_ref(text, ctx.line);
-        if let Some(c) = command {
+        if let Some((c, _)) = command {
             self.meta.set("command", c);
         }
         if let Some(r) = runs
@@ -379,7 +380,7 @@ impl Parser {
         if self.by_command.is_some() {
             self.blocks.clear();
         }
-        let command = command.map(|c| self.ids.commands.id(c));
+        let command = command.map(|(_, id)| id);
         let differs =
             command.is_some() && self.first_command.is_some() && command != self.first_command;
         if self.first_command.is_none() {

@@ -5,6 +5,7 @@
 
 use super::summary_lines::runs;
 use crate::formats::recent::Recent;
+use crate::intern::Interner;
 use crate::lines::trim;
 
 /// The reading of a header's text, as places in that text (so that the same text read again
@@ -14,6 +15,8 @@ pub(super) struct Header {
     pub runs: Option<u32>,
     /// `'make'`: the command, unquoted.
     pub command: Option<(u32, u32)>,
+    /// The command's id among the file's commands.
+    pub command_id: Option<u32>,
     /// `'system wide'`, `CPU(s) 0-3`, `process id '42'`: a target other than a command.
     pub target: Option<(u32, u32)>,
 }
@@ -32,12 +35,14 @@ pub(super) struct Headers {
 }
 
 impl Headers {
-    /// The reading of `text`, the rest of a header line after its fixed words.
-    pub fn read(&mut self, text: &str) -> Header {
+    /// The reading of `text`, the rest of a header line after its fixed words; a command is
+    /// given its id in `commands`.
+    pub fn read(&mut self, text: &str, commands: &mut Interner) -> Header {
         if let Some(h) = self.recent.find(text, |_| true) {
             return h;
         }
-        let h = read(text);
+        let mut h = read(text);
+        h.command_id = Header::part(text, h.command).map(|c| commands.id(c));
         self.recent.remember(text, h);
         h
     }
@@ -64,6 +69,7 @@ fn read(text: &str) -> Header {
     Header {
         runs,
         command: command.map(place),
+        command_id: None,
         target,
     }
 }
