@@ -24,9 +24,28 @@ fn read_lines(text: &str, memo: bool) -> (crate::Dataset, Vec<String>) {
     (ds, results)
 }
 
+/// `crafted`, and each fixture three times over, read with the memos and without: the same
+/// dataset and the same result for every line, and samples read.
+fn memos_change_nothing(crafted: String) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/perf_stat");
+    let mut texts = vec![crafted];
+    for e in std::fs::read_dir(dir).expect("the fixtures") {
+        let path = e.expect("an entry").path();
+        if path.extension().is_some_and(|x| x == "txt") {
+            texts.push(std::fs::read_to_string(&path).expect("a fixture").repeat(3));
+        }
+    }
+    for text in &texts {
+        let with = read_lines(text, true);
+        let head = &text[..text.len().min(200)];
+        assert_eq!(with, read_lines(text, false), "{head}");
+        assert!(with.0.sample_count() > 0, "{head}");
+    }
+}
+
 /// Headers of every kind (runs or none, a command, a target, quoted or not, spaces that
 /// are not ASCII), each coming back after others and after itself: remembered, they give
-/// what reading them again gives. So do the fixtures, each read three times over.
+/// what reading them again gives. So do the fixtures.
 #[test]
 fn remembered_headers_read_as_read_again() {
     let headers = [
@@ -57,33 +76,12 @@ fn remembered_headers_read_as_read_again() {
             }
         }
     }
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/perf_stat");
-    let mut texts = vec![text];
-    for e in std::fs::read_dir(dir).expect("the fixtures") {
-        let path = e.expect("an entry").path();
-        if path.extension().is_some_and(|x| x == "txt") {
-            texts.push(std::fs::read_to_string(&path).expect("a fixture").repeat(3));
-        }
-    }
-    for text in &texts {
-        let with = read_lines(text, true);
-        assert_eq!(
-            with,
-            read_lines(text, false),
-            "{}",
-            &text[..text.len().min(200)]
-        );
-        assert!(
-            with.0.sample_count() > 0,
-            "{}",
-            &text[..text.len().min(200)]
-        );
-    }
+    memos_change_nothing(text);
 }
 
 /// Lines read as prose in one state that are something else in another (in a block, in a
 /// `--table`), and prose, each coming back at once in every other state: remembered, each
-/// reads as reading it again reads it. So do the fixtures, each read three times over.
+/// reads as reading it again reads it. So do the fixtures.
 #[test]
 fn remembered_prose_reads_as_read_again() {
     let lines = [
@@ -127,23 +125,7 @@ fn remembered_prose_reads_as_read_again() {
             }
         }
     }
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/perf_stat");
-    let mut texts = vec![text];
-    for e in std::fs::read_dir(dir).expect("the fixtures") {
-        let path = e.expect("an entry").path();
-        if path.extension().is_some_and(|x| x == "txt") {
-            texts.push(std::fs::read_to_string(&path).expect("a fixture").repeat(3));
-        }
-    }
-    for text in &texts {
-        let with = read_lines(text, true);
-        assert_eq!(
-            with,
-            read_lines(text, false),
-            "{}",
-            &text[..text.len().min(200)]
-        );
-    }
+    memos_change_nothing(text);
 }
 
 #[test]
