@@ -44,7 +44,8 @@ pub(crate) struct Labeler {
     spare: Vec<String>,
     /// Every label given or read so far, once each: the labels below are ids into it, so
     /// that a block's label is set and compared as a number, and a parser can key its series
-    /// by [`Labeler::label_id`] without hashing the text.
+    /// by [`Labeler::label_id`] without hashing the text. It grows with the labels of the
+    /// file's blocks, as the series they name do.
     names: Interner,
     /// The label in force.
     current: Option<u32>,
