@@ -35,13 +35,13 @@ const CONTINUATIONS: [&str; 6] = ["and ", "or ", "but ", "vs ", "vs. ", "versus 
 
 #[derive(Default)]
 pub(crate) struct Labeler {
-    /// Closed paragraphs since the last block, raw (lines joined by one space).
+    /// Closed paragraphs since the last block, raw (lines joined by one space): the first
+    /// `pending_len`; the buffers after them are kept for the next paragraphs, so that reading
+    /// prose allocates nothing per paragraph and moves no buffer between lists.
     pending: Vec<String>,
+    pending_len: usize,
     /// The paragraph being read.
     building: String,
-    /// Emptied paragraph buffers, reused so that reading prose does not allocate per
-    /// paragraph.
-    spare: Vec<String>,
     /// Every label given or read so far, once each: the labels below are ids into it, so
     /// that a block's label is set and compared as a number, and a parser can key its series
     /// by [`Labeler::label_id`] without hashing the text. It grows with the labels of the
@@ -112,21 +112,17 @@ impl Labeler {
     }
 
     fn close_paragraph(&mut self) {
-        let next = self.spare.pop().unwrap_or_default();
-        let para = std::mem::replace(&mut self.building, next);
-        if self.pending.len() >= MAX_PENDING {
-            let old = self.pending.remove(0);
-            self.recycle(old);
+        if self.pending_len == MAX_PENDING {
+            // The oldest paragraph goes; its buffer takes the next one.
+            self.pending[..MAX_PENDING].rotate_left(1);
+            self.pending_len -= 1;
         }
-        self.pending.push(para);
-    }
-
-    /// Keeps an emptied buffer for the next paragraph (a bounded number of them).
-    fn recycle(&mut self, mut s: String) {
-        if self.spare.len() <= MAX_PENDING {
-            s.clear();
-            self.spare.push(s);
+        if self.pending_len == self.pending.len() {
+            self.pending.push(String::new());
         }
+        std::mem::swap(&mut self.building, &mut self.pending[self.pending_len]);
+        self.building.clear();
+        self.pending_len += 1;
     }
 
     /// A command line (`$ time make`): ends a paragraph, is never a label.
@@ -138,9 +134,8 @@ impl Labeler {
     /// above it titles that data, not the block.
     pub(crate) fn side_data(&mut self) {
         self.blank();
-        if self.pending.last().is_some_and(|p| p.ends_with(':')) {
-            let old = self.pending.pop().unwrap_or_default();
-            self.recycle(old);
+        if self.pending_len > 0 && self.pending[self.pending_len - 1].ends_with(':') {
+            self.pending_len -= 1;
         }
     }
 
@@ -153,9 +148,7 @@ impl Labeler {
     }
 
     fn clear_pending(&mut self) {
-        while let Some(p) = self.pending.pop() {
-            self.recycle(p);
-        }
+        self.pending_len = 0;
     }
 
     #[cfg(not(test))]
@@ -187,7 +180,7 @@ impl Labeler {
         self.blank();
         // The cached reading of the last paragraph that gives a label.
         let mut found = None;
-        for j in (0..self.pending.len()).rev() {
+        for j in (0..self.pending_len).rev() {
             let p = &self.pending[j];
             let i = match self.read.iter().position(|r| r.paragraph == *p) {
                 Some(i) => i,
@@ -198,11 +191,16 @@ impl Labeler {
                         let first = words(phrase).next().unwrap_or(phrase);
                         Some((span(l, phrase), span(l, first)))
                     });
-                    if self.read.len() == MAX_PENDING {
-                        let old = self.read.remove(0);
-                        self.recycle(old.paragraph);
-                    }
-                    let paragraph = std::mem::take(&mut self.pending[j]);
+                    // The paragraph is kept with its reading; the reading it replaces gives
+                    // its buffer to the pending ones.
+                    let spare = if self.read.len() == MAX_PENDING {
+                        let mut old = self.read.remove(0).paragraph;
+                        old.clear();
+                        old
+                    } else {
+                        String::new()
+                    };
+                    let paragraph = std::mem::replace(&mut self.pending[j], spare);
                     let label_id = label.as_deref().map(|l| self.names.id(l));
                     self.read.push(Reading {
                         paragraph,
@@ -690,6 +688,30 @@ mod tests {
             if i % 3 == 2 {
                 assert_eq!(plain.label(), stripped.label(), "{i}");
             }
+        }
+    }
+
+    /// Only the last [`MAX_PENDING`] paragraphs before a block are read for its label, the
+    /// buffers of older ones taking the newer ones', again and again.
+    #[test]
+    fn only_the_last_paragraphs_are_read() {
+        let mut l = Labeler::default();
+        let mut in_force = None;
+        for round in 0..3 {
+            l.prose("Old heading:");
+            for i in 0..MAX_PENDING {
+                l.prose(&format!("Sentence number {i} of round {round}."));
+                l.blank();
+            }
+            // The old heading is gone: the label in force stays.
+            assert_eq!(l.label(), in_force, "{round}");
+            l.prose(&format!("Kept heading {round}:"));
+            for i in 0..MAX_PENDING - 1 {
+                l.prose(&format!("Sentence number {i}."));
+                l.blank();
+            }
+            in_force = Some(format!("Kept heading {round}"));
+            assert_eq!(l.label(), in_force);
         }
     }
 
