@@ -201,11 +201,9 @@ impl Labeler {
                         String::new()
                     };
                     let paragraph = std::mem::replace(&mut self.pending[j], spare);
-                    let label_id = label.as_deref().map(|l| self.names.id(l));
                     self.read.push(Reading {
                         paragraph,
-                        label,
-                        label_id,
+                        label: label.as_deref().map(|l| self.names.id(l)),
                         continuation,
                         memo: Vec::new(),
                     });
@@ -232,12 +230,12 @@ impl Labeler {
                 // base, and its label the anchor.
                 match r.continuation {
                     Some(_) => self.base = Some(m.out),
-                    None => (self.base, self.anchor) = (r.label_id, Some(m.out)),
+                    None => (self.base, self.anchor) = (r.label, Some(m.out)),
                 }
                 self.current = Some(m.out);
                 return self.current;
             }
-            let label = r.label.as_deref().unwrap_or_default();
+            let label = r.label.map_or("", |l| self.names.get(l));
             let out = &mut self.scratch;
             out.clear();
             match &r.continuation {
@@ -270,7 +268,7 @@ impl Labeler {
                     // `seen` it is read against is written once, at its first reading, with
                     // that reading's section, which gives the same label.
                     remember(&mut self.read[i].memo, self.base, id);
-                    self.base = self.read[i].label_id;
+                    self.base = self.read[i].label;
                     self.anchor = Some(id);
                     self.current = Some(id);
                 }
@@ -289,9 +287,8 @@ impl Labeler {
 #[derive(Debug)]
 struct Reading {
     paragraph: String,
-    label: Option<String>,
-    /// The label's id in [`Labeler::names`].
-    label_id: Option<u32>,
+    /// The label it gives as read, an id of [`Labeler::names`].
+    label: Option<u32>,
     /// For a continuation, where in the label its phrase and the phrase's first word lie.
     continuation: Option<(Range<usize>, Range<usize>)>,
     /// Labels it gave in the last few states it was read in (the anchor for a continuation,

@@ -366,11 +366,7 @@ impl Parser {
     ) -> Result<(), ParseError> {
         let label = self.labels.label_id();
         let label_id = Ids::label(label);
-        // Past the blocks whose metadata is kept, the label's text would go unread.
-        let text = label
-            .filter(|_| self.meta.keeps_blocks())
-            .map(|l| self.labels.name(l));
-        self.meta.start_ref(text, ctx.line);
+        self.meta.start_labelled(label, &self.labels, ctx.line);
         if let Some((c, _)) = command {
             self.meta.set("command", c);
         }

@@ -320,11 +320,7 @@ impl Parser {
             None => None,
         };
         self.bash_ids = self.slot.map_or([None; 3], |i| self.ids[i].1);
-        // Past the blocks whose metadata is kept, the label's text would go unread.
-        let text = label
-            .filter(|_| self.meta.keeps_blocks())
-            .map(|l| self.labels.name(l));
-        self.meta.start_ref(text, ctx.line);
+        self.meta.start_labelled(label, &self.labels, ctx.line);
         if let Some(cmd) = &self.command {
             self.meta.set("command", cmd);
         }

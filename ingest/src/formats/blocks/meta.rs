@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::Labeler;
 use crate::model::Ctx;
 
 /// Metadata per block. Values set before a block starts belong to the next block. At the end,
@@ -85,6 +86,16 @@ impl BlockMeta {
     /// Starts a block; values recorded with [`BlockMeta::next`] move into it.
     pub(crate) fn start(&mut self, label: Option<String>, line: u64) {
         self.start_ref(label.as_deref(), line);
+    }
+
+    /// [`BlockMeta::start`] with the label as a [`Labeler`] id: its text is looked up only
+    /// while blocks' metadata is kept (past that, blocks are only counted).
+    #[inline]
+    pub(crate) fn start_labelled(&mut self, label: Option<u32>, labels: &Labeler, line: u64) {
+        let text = label
+            .filter(|_| self.keeps_blocks())
+            .map(|l| labels.name(l));
+        self.start_ref(text, line);
     }
 
     /// [`BlockMeta::start`] with a borrowed label.
