@@ -7,7 +7,9 @@
 //! takes the vectors and every later batch, in the order they were written, so every vector
 //! ends up as it would in place. A smaller input never starts the thread, which would only
 //! compete for the CPUs with the reading and the parsing. The vectors of a threaded table
-//! are written out to a [`Spill`] as they grow past its limit, so its memory stays flat.
+//! are written out to a [`Spill`] as they fill, so its memory stays flat; the batches and
+//! the vectors written out keep their memory, so that what follows fills pages already in
+//! memory.
 
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
@@ -23,8 +25,15 @@ const HERE: usize = 4;
 
 /// `(vector, value)`: a vector number equal to the count made so far makes that vector.
 type Batch = Vec<(u32, f64)>;
-/// The way to the appending thread, and the thread, which gives the vectors back.
-type Appender = (SyncSender<Batch>, JoinHandle<Vectors>);
+
+/// The appending thread: the way to it, the way back of the batches it emptied, and the
+/// thread, which gives the vectors back.
+#[derive(Debug)]
+struct Appender {
+    tx: SyncSender<Batch>,
+    spent: Receiver<Batch>,
+    thread: JoinHandle<Vectors>,
+}
 
 /// The vectors, and what of them went to the file.
 #[derive(Debug, Default)]
@@ -37,6 +46,11 @@ struct Vectors {
     spill_at: usize,
     /// The capacity vectors may hold: [`spill::LIMIT`] but in tests.
     limit: usize,
+    /// Samples the vectors hold, counted by batch.
+    held: usize,
+    /// Samples held at which the vectors are written out next, before they outgrow the room
+    /// kept from the last write.
+    held_at: usize,
     spill: Option<Spill>,
 }
 
@@ -55,9 +69,10 @@ impl Vectors {
         self.vecs.push(v);
     }
 
-    /// Writes the vectors out once they hold enough.
+    /// Writes the vectors out once they hold enough: a quarter of the limit in samples, so
+    /// that the samples after a write fit in the room kept, or the limit in capacity.
     fn check(&mut self) {
-        if self.spill_at == 0 || self.capacity < self.spill_at {
+        if self.spill_at == 0 || (self.capacity < self.spill_at && self.held < self.held_at) {
             return;
         }
         let spill = match self.spill.take().map_or_else(Spill::new, Ok) {
@@ -67,19 +82,22 @@ impl Vectors {
                 return;
             }
         };
-        match spill.write(&mut self.vecs) {
+        match spill.write(&mut self.vecs, self.limit / 2) {
             Ok(left) => {
                 self.capacity = left;
+                self.held = self.vecs.iter().map(Vec::len).sum();
                 // Many short vectors may hold most of the limit; they are not rewritten at
                 // every batch.
                 self.spill_at = left.max(self.limit / 2) + self.limit / 2;
+                self.held_at = self.held + self.limit / 4;
             }
             Err(_) => self.spill_at = 0,
         }
     }
 
     /// Applies a batch: a vector number one past the last makes that vector.
-    fn append(&mut self, batch: impl IntoIterator<Item = (u32, f64)>) {
+    fn append(&mut self, batch: impl ExactSizeIterator<Item = (u32, f64)>) {
+        self.held += batch.len();
         for (n, v) in batch {
             if (n as usize) < self.vecs.len() {
                 self.push(n, v);
@@ -122,6 +140,7 @@ impl More {
         if self.vecs.vecs.is_empty() && self.handed.is_none() {
             self.vecs.limit = limit;
             self.vecs.spill_at = limit;
+            self.vecs.held_at = limit / 4;
             self.handed = Some(Handed {
                 made: 0,
                 batch: Vec::with_capacity(BATCH),
@@ -197,8 +216,8 @@ impl More {
         };
         let rest = std::mem::take(&mut h.batch);
         match h.thread.take() {
-            None => self.vecs.append(rest),
-            Some((tx, thread)) => {
+            None => self.vecs.append(rest.into_iter()),
+            Some(Appender { tx, thread, .. }) => {
                 // The thread ends when the channel does, after the batches before this one. A
                 // send fails only when the thread ended early, by a panic, which `join` passes on.
                 let _ = tx.send(rest);
@@ -229,20 +248,33 @@ impl Handed {
             vecs.append(self.batch.drain(..));
             return;
         }
-        let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
-        let (tx, _) = self.thread.get_or_insert_with(|| {
+        let appender = self.thread.get_or_insert_with(|| {
             let (tx, rx) = sync_channel::<Batch>(QUEUED);
+            let (back, spent) = sync_channel::<Batch>(QUEUED + 1);
             let start = std::mem::take(vecs);
-            (tx, std::thread::spawn(move || receive(start, rx)))
+            Appender {
+                tx,
+                spent,
+                thread: std::thread::spawn(move || receive(start, rx, back)),
+            }
         });
+        // A batch the thread emptied, when one is back: its pages are in memory, where a new
+        // batch costs this thread a page fault every 4 KiB it fills.
+        let next = appender
+            .spent
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let full = std::mem::replace(&mut self.batch, next);
         // The thread only stops on a panic, which `finish` passes on.
-        let _ = tx.send(full);
+        let _ = appender.tx.send(full);
     }
 }
 
-fn receive(mut vecs: Vectors, rx: Receiver<Batch>) -> Vectors {
-    for batch in rx {
-        vecs.append(batch);
+fn receive(mut vecs: Vectors, rx: Receiver<Batch>, back: SyncSender<Batch>) -> Vectors {
+    for mut batch in rx {
+        vecs.append(batch.drain(..));
+        // Dropped instead when enough are on their way back.
+        let _ = back.try_send(batch);
     }
     vecs
 }
@@ -294,8 +326,10 @@ mod tests {
                 }
                 there.finish();
                 assert!(there.handed.is_none());
+                // Written out once a quarter of the limit is held (the capacity stays below
+                // the limit in these cases).
                 let spilled = there.vecs.spill.is_some();
-                assert_eq!(spilled, limit < calls, "{calls} calls, limit {limit}");
+                assert_eq!(spilled, calls >= limit / 4, "{calls} calls, limit {limit}");
                 assert!(there.vecs.spill_at > 0, "the file failed");
                 for n in 0..here.len() as u32 {
                     assert_eq!(
@@ -305,6 +339,91 @@ mod tests {
                     assert_eq!(contents(&here, n), contents(&there, n), "vector {n}");
                 }
             }
+        }
+    }
+
+    /// Samples of vector 0 and 1 in turn, `(vector, value)`.
+    fn pairs(n: usize, vectors: u32) -> impl ExactSizeIterator<Item = (u32, f64)> {
+        (0..n).map(move |i| (i as u32 % vectors, i as f64))
+    }
+
+    /// A write keeps the room of the vectors written, within half the limit, so that the
+    /// samples that follow fill it without growing them; a vector unused since the write
+    /// before gives its room back.
+    #[test]
+    fn written_vectors_keep_their_room() {
+        let limit = 4096;
+        let mut v = Vectors {
+            limit,
+            spill_at: limit,
+            held_at: limit / 4,
+            ..Vectors::default()
+        };
+        // Makes vectors 0 and 1, then holds 1,001 samples each: written out (2,002 >= 1,024).
+        v.append([(0, 0.0), (1, 1.0)].into_iter());
+        v.append(pairs(2000, 2));
+        assert!(v.spill.is_some());
+        assert_eq!(v.held, 0);
+        let room = v.vecs[0].capacity();
+        assert!(v.vecs.iter().all(|x| x.is_empty() && x.capacity() >= 1001));
+        assert_eq!(v.capacity, room + v.vecs[1].capacity());
+        assert!(v.capacity <= limit / 2);
+        // Vector 0 alone: 1,000 samples fit in its room, nothing written.
+        v.append(pairs(1000, 1));
+        assert_eq!((v.vecs[0].len(), v.vecs[0].capacity()), (1000, room));
+        assert_eq!(v.held, 1000);
+        // Past a quarter of the limit again: vector 0 written and kept, vector 1 (unused
+        // since the last write) given back.
+        v.append(pairs(100, 1));
+        assert!(v.vecs[0].is_empty() && v.vecs[0].capacity() >= 1100);
+        assert_eq!(v.vecs[1].capacity(), 0);
+        assert_eq!(v.capacity, v.vecs[0].capacity());
+        let spill = v.spill.as_ref().unwrap();
+        assert_eq!(spill.segments(0).len(), 2);
+        assert_eq!(spill.segments(1).len(), 1);
+    }
+
+    /// Whatever the vectors' sizes, the room kept stays within half the limit, and the
+    /// samples held and the capacity below the points at which the vectors are written out.
+    #[test]
+    fn room_kept_is_bounded() {
+        let limit = 1 << 14;
+        let mut v = Vectors {
+            limit,
+            spill_at: limit,
+            held_at: limit / 4,
+            ..Vectors::default()
+        };
+        v.append((0..400).map(|n| (n, 0.0)));
+        let mut x: u64 = 88172645463325252;
+        for round in 0..400 {
+            // A few vectors take most samples, changing from round to round; or samples
+            // spread over all, so that vectors grow without being written out.
+            let batch: Vec<(u32, f64)> = (0..1000)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let n = if round % 100 >= 50 || x.is_multiple_of(4) {
+                        x as u32 % 400
+                    } else {
+                        (round / 10 + i % 3) % 400
+                    };
+                    (n, i as f64)
+                })
+                .collect();
+            v.append(batch.into_iter());
+            let room: usize = v
+                .vecs
+                .iter()
+                .filter(|x| x.is_empty())
+                .map(Vec::capacity)
+                .sum();
+            assert!(room <= limit / 2, "round {round}: room {room}");
+            assert!(v.capacity < v.spill_at, "round {round}: {}", v.capacity);
+            assert!(v.held < v.held_at, "round {round}: {}", v.held);
+            assert_eq!(v.capacity, v.vecs.iter().map(Vec::capacity).sum::<usize>());
+            assert_eq!(v.held, v.vecs.iter().map(Vec::len).sum::<usize>());
         }
     }
 }
