@@ -55,6 +55,17 @@ struct Vectors {
 }
 
 impl Vectors {
+    /// Vectors written out to a file once they hold a quarter of `limit` samples or their
+    /// capacity reaches it.
+    fn within(limit: usize) -> Self {
+        Vectors {
+            limit,
+            spill_at: limit,
+            held_at: limit / 4,
+            ..Vectors::default()
+        }
+    }
+
     #[inline]
     fn push(&mut self, n: u32, value: f64) {
         let v = &mut self.vecs[n as usize];
@@ -138,9 +149,7 @@ impl More {
     /// [`More::threaded`], writing out from `limit` samples of capacity.
     pub(super) fn threaded_within(&mut self, limit: usize) {
         if self.vecs.vecs.is_empty() && self.handed.is_none() {
-            self.vecs.limit = limit;
-            self.vecs.spill_at = limit;
-            self.vecs.held_at = limit / 4;
+            self.vecs = Vectors::within(limit);
             self.handed = Some(Handed {
                 made: 0,
                 batch: Vec::with_capacity(BATCH),
@@ -302,9 +311,7 @@ mod tests {
                 there.threaded_within(limit);
                 let mut x: u64 = 88172645463325252;
                 for i in 0..calls {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
+                    xorshift(&mut x);
                     let v = (x % 1000) as f64 + i as f64 * 1e-6;
                     if here.len() == 0 || x.is_multiple_of(97) {
                         let values = [v, v + 1.0];
@@ -342,7 +349,14 @@ mod tests {
         }
     }
 
-    /// Samples of vector 0 and 1 in turn, `(vector, value)`.
+    /// The next of a xorshift sequence: the tests' choices, the same from run to run.
+    fn xorshift(x: &mut u64) {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+    }
+
+    /// `n` samples of vectors `0..vectors` in turn, `(vector, value)`.
     fn pairs(n: usize, vectors: u32) -> impl ExactSizeIterator<Item = (u32, f64)> {
         (0..n).map(move |i| (i as u32 % vectors, i as f64))
     }
@@ -353,12 +367,7 @@ mod tests {
     #[test]
     fn written_vectors_keep_their_room() {
         let limit = 4096;
-        let mut v = Vectors {
-            limit,
-            spill_at: limit,
-            held_at: limit / 4,
-            ..Vectors::default()
-        };
+        let mut v = Vectors::within(limit);
         // Makes vectors 0 and 1, then holds 1,001 samples each: written out (2,002 >= 1,024).
         v.append([(0, 0.0), (1, 1.0)].into_iter());
         v.append(pairs(2000, 2));
@@ -388,12 +397,7 @@ mod tests {
     #[test]
     fn room_kept_is_bounded() {
         let limit = 1 << 14;
-        let mut v = Vectors {
-            limit,
-            spill_at: limit,
-            held_at: limit / 4,
-            ..Vectors::default()
-        };
+        let mut v = Vectors::within(limit);
         v.append((0..400).map(|n| (n, 0.0)));
         let mut x: u64 = 88172645463325252;
         for round in 0..400 {
@@ -401,9 +405,7 @@ mod tests {
             // spread over all, so that vectors grow without being written out.
             let batch: Vec<(u32, f64)> = (0..1000)
                 .map(|i| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
+                    xorshift(&mut x);
                     let n = if round % 100 >= 50 || x.is_multiple_of(4) {
                         x as u32 % 400
                     } else {
