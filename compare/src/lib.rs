@@ -17,6 +17,7 @@ pub mod bisect;
 pub mod changepoint;
 mod describe;
 mod effect;
+mod middle;
 mod passes;
 pub mod pool;
 mod sketch;
@@ -26,6 +27,7 @@ mod types;
 mod verdict;
 
 pub use describe::min_median_max;
+pub use middle::middle_run_by_pass;
 pub use passes::min_median_max_by_passes;
 pub use pool::median;
 pub use sketch::text_sketch;

@@ -194,6 +194,22 @@ impl SeriesView<'_> {
         self.more.each_chunk(f)
     }
 
+    /// Pushes onto `out` the samples at `places` (ascending, each below [`SeriesView::len`]),
+    /// in the order they arrived: a sample of a series without reading it all.
+    pub fn values_at(&self, places: &[usize], out: &mut Vec<f64>) -> std::io::Result<()> {
+        let mut places = places;
+        if let Some(x) = self.first {
+            if places.first() == Some(&0) {
+                out.push(x);
+                places = &places[1..];
+            }
+            // The samples after the first are numbered from it.
+            let rest: Vec<usize> = places.iter().map(|p| p - 1).collect();
+            return self.more.values_at(&rest, out);
+        }
+        self.more.values_at(places, out)
+    }
+
     /// Replaces the contents of `out` with the samples in the order they arrived: one copy of
     /// each chunk where [`SeriesView::samples`] goes value by value.
     pub fn copy_samples(&self, out: &mut Vec<f64>) -> std::io::Result<()> {

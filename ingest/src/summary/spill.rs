@@ -122,6 +122,34 @@ impl Spill {
         }
         Ok(())
     }
+
+    /// Pushes onto `out` the samples at `places` (ascending, each below the samples
+    /// `segments` hold) of `segments`, one read for each run of consecutive places within a
+    /// segment: for a few places spread over many samples, less than reading them all.
+    fn read_at(
+        &self,
+        segments: &[Segment],
+        places: &[usize],
+        out: &mut Vec<f64>,
+    ) -> io::Result<()> {
+        let mut places = places.iter().map(|&p| p as u64).peekable();
+        let mut start = 0;
+        for s in segments {
+            let end = start + s.len;
+            while let Some(first) = places.next_if(|&p| p < end) {
+                let mut last = first;
+                while let Some(p) = places.next_if(|&p| p == last + 1 && p < end) {
+                    last = p;
+                }
+                let from = out.len();
+                out.resize(from + (last - first + 1) as usize, 0.0);
+                let run = bytemuck::cast_slice_mut(&mut out[from..]);
+                self.file.read_exact_at(run, (s.at + first - start) * 8)?;
+            }
+            start = end;
+        }
+        Ok(())
+    }
 }
 
 /// The samples of one series after its first: segments written out, then what stayed in memory.
@@ -147,6 +175,17 @@ impl<'a> Stored<'a> {
     /// All of them, when none was written out.
     pub(super) fn in_memory(&self) -> Option<&'a [f64]> {
         self.spilled.is_none().then_some(self.held)
+    }
+
+    /// Pushes onto `out` those at `places`, ascending and each below [`Stored::len`].
+    pub(super) fn values_at(&self, places: &[usize], out: &mut Vec<f64>) -> io::Result<()> {
+        let written = self.spilled.map_or(0, |(_, s)| samples_in(s) as usize);
+        let split = places.partition_point(|&p| p < written);
+        if let Some((spill, segments)) = self.spilled {
+            spill.read_at(segments, &places[..split], out)?;
+        }
+        out.extend(places[split..].iter().map(|&p| self.held[p - written]));
+        Ok(())
     }
 
     /// Calls `f` with them in order, a chunk at a time.

@@ -174,3 +174,45 @@ fn a_table_with_a_sample_thread_holds_what_one_without_holds() {
     let json = |t: &SeriesTable| serde_json::to_string(&AllSeries(t)).unwrap();
     assert_eq!(json(&here), json(&spilling));
 }
+
+/// A series' samples at given places are those at the same places of all its samples, in a
+/// table that keeps them and in one that wrote most of them out: runs of places across a
+/// write's segments and into what stayed in memory, single places, the first sample.
+#[test]
+fn values_at_places_are_those_of_the_whole() {
+    let mut here = SeriesTable::new();
+    let mut spilling = SeriesTable::default();
+    spilling.more.threaded_within(20_000);
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 0..300_000u32 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let spec = SeriesSpec::count(SeriesKey::new(format!("m{}", x % 3)));
+        let v = f64::from(i) + (x % 1000) as f64 * 1e-3;
+        here.series_sample(&spec, v);
+        spilling.series_sample(&spec, v);
+    }
+    spilling.finish();
+    assert!(spilling.more.written_out(), "nothing was written out");
+    for (a, b) in here.iter().zip(spilling.iter()) {
+        let all: Vec<f64> = a.samples().collect();
+        let n = all.len();
+        let mut places: Vec<usize> = vec![0, 1, 2];
+        for at in (5..n - 40).step_by(n / 37) {
+            places.extend(at..at + 33);
+        }
+        places.extend(n - 3..n);
+        places.dedup();
+        // And every place: one run across every segment written.
+        for places in [places, (0..n).collect()] {
+            for s in [&a, &b] {
+                let mut got = vec![-1.0];
+                s.values_at(&places, &mut got).unwrap();
+                let want: Vec<f64> = places.iter().map(|&p| all[p]).collect();
+                assert_eq!(got[0], -1.0, "pushed after what was there");
+                assert_eq!(got[1..], want[..]);
+            }
+        }
+    }
+}

@@ -138,8 +138,16 @@ const PARALLEL_SAMPLES: usize = 200_000;
 /// ([`compare::min_median_max_by_passes`]), so memory stays flat however long it is.
 const GATHER: usize = 1 << 20;
 
-/// [`compare::min_median_max`] of one series.
+/// [`compare::min_median_max`] of one series. A long one whose middle is a few values
+/// repeated is counted where it lies ([`compare::middle_run_by_pass`]): copied whole, a series
+/// written out costs its reading and as many fresh pages as its samples fill, several times
+/// the count.
 fn figures(s: &SeriesView<'_>, scratch: &mut Vec<f64>) -> io::Result<Option<(f64, f64, f64)>> {
+    if let Some(figures) =
+        compare::middle_run_by_pass(s.len(), |at, out| s.values_at(at, out), |f| s.each_chunk(f))?
+    {
+        return Ok(Some(figures));
+    }
     if s.len() <= GATHER {
         s.copy_samples(scratch)?;
         return Ok(compare::min_median_max(scratch));
@@ -293,6 +301,44 @@ mod tests {
                 one.iter().filter(|m| m.is_none()).count(),
                 counts.iter().filter(|&&n| n == 0).count()
             );
+        }
+    }
+
+    /// Long series of a few readings in turn (counted where they lie) beside ones of many
+    /// values (selected): the figures of a sorted copy of each, on one thread and on two.
+    #[test]
+    fn figures_of_runs_counted_in_place_are_those_of_a_copy() {
+        let mut t = SeriesTable::with_sample_thread();
+        let readings: [&[f64]; 4] = [&[0.044, 0.032], &[0.004], &[3.0, 1.0, 2.0, -0.0], &[]];
+        for (i, r) in readings.iter().enumerate() {
+            let id = t.series(&SeriesSpec::count(SeriesKey::new(format!("m{i}"))));
+            for j in 0..PARALLEL_SAMPLES / 2 + i {
+                // The last series: many values.
+                let v = r.get(j % r.len().max(1)).copied();
+                t.sample(id, v.unwrap_or((j * 7919 % 10_007) as f64));
+            }
+        }
+        t.finish();
+        let shown: Vec<SeriesView<'_>> = t.iter().collect();
+        let mut copies = Vec::new();
+        let one: Vec<_> = shown
+            .iter()
+            .map(|s| {
+                s.copy_samples(&mut copies).unwrap();
+                copies.sort_by(f64::total_cmp);
+                let n = copies.len();
+                let median = if n % 2 == 1 {
+                    copies[n / 2]
+                } else {
+                    (copies[n / 2 - 1] + copies[n / 2]) / 2.0
+                };
+                Some((copies[0], median, copies[n - 1]))
+            })
+            .collect();
+        assert_eq!(min_median_max_each(&shown).unwrap(), one);
+        let mut scratch = Vec::new();
+        for (s, want) in shown.iter().zip(&one) {
+            assert_eq!(&figures(s, &mut scratch).unwrap(), want);
         }
     }
 }
