@@ -46,9 +46,10 @@ pub fn middle_run_by_pass<E>(
     let mut values = Vec::with_capacity(places.len());
     values_at(&places, &mut values)?;
     // A sample short of its places has no middle to look at.
-    let w = (values.len() == places.len())
-        .then(|| Window::of(values.into_iter().map(key).collect(), RUN_SPREAD));
-    let Some(Some(w)) = w else {
+    if values.len() != places.len() {
+        return Ok(None);
+    }
+    let Some(w) = Window::of(values.into_iter().map(key).collect(), RUN_SPREAD) else {
         return Ok(None);
     };
     let mut c = Counts::new();

@@ -197,17 +197,14 @@ impl SeriesView<'_> {
     /// Pushes onto `out` the samples at `places` (ascending, each below [`SeriesView::len`]),
     /// in the order they arrived: a sample of a series without reading it all.
     pub fn values_at(&self, places: &[usize], out: &mut Vec<f64>) -> std::io::Result<()> {
-        let mut places = places;
-        if let Some(x) = self.first {
-            if places.first() == Some(&0) {
-                out.push(x);
-                places = &places[1..];
+        match self.first {
+            // A series' only sample: every place below its length is 0.
+            Some(x) => {
+                out.extend(places.iter().map(|_| x));
+                Ok(())
             }
-            // The samples after the first are numbered from it.
-            let rest: Vec<usize> = places.iter().map(|p| p - 1).collect();
-            return self.more.values_at(&rest, out);
+            None => self.more.values_at(places, out),
         }
-        self.more.values_at(places, out)
     }
 
     /// Replaces the contents of `out` with the samples in the order they arrived: one copy of

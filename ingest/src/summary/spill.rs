@@ -96,7 +96,6 @@ impl Spill {
                 *v = Vec::new();
             }
         }
-
         Ok(vecs.iter().map(Vec::capacity).sum())
     }
 

@@ -177,7 +177,8 @@ fn a_table_with_a_sample_thread_holds_what_one_without_holds() {
 
 /// A series' samples at given places are those at the same places of all its samples, in a
 /// table that keeps them and in one that wrote most of them out: runs of places across a
-/// write's segments and into what stayed in memory, single places, the first sample.
+/// write's segments and into what stayed in memory, single places, the first sample, and a
+/// series of one sample.
 #[test]
 fn values_at_places_are_those_of_the_whole() {
     let mut here = SeriesTable::new();
@@ -193,11 +194,23 @@ fn values_at_places_are_those_of_the_whole() {
         here.series_sample(&spec, v);
         spilling.series_sample(&spec, v);
     }
+    // And a series of one sample, held apart from the vectors.
+    let one = SeriesSpec::count(SeriesKey::new("one"));
+    here.series_sample(&one, 7.5);
+    spilling.series_sample(&one, 7.5);
     spilling.finish();
     assert!(spilling.more.written_out(), "nothing was written out");
     for (a, b) in here.iter().zip(spilling.iter()) {
         let all: Vec<f64> = a.samples().collect();
         let n = all.len();
+        if n == 1 {
+            for s in [&a, &b] {
+                let mut got = vec![-1.0];
+                s.values_at(&[0], &mut got).unwrap();
+                assert_eq!(got, [-1.0, 7.5]);
+            }
+            continue;
+        }
         let mut places: Vec<usize> = vec![0, 1, 2];
         for at in (5..n - 40).step_by(n / 37) {
             places.extend(at..at + 33);
